@@ -1,0 +1,121 @@
+# GPU Performance Lab — install, test and build.
+#
+#   make book            create .venv, install, build the book WITH execution into _build/html
+#   make test            CPU tests (GPU tests deselected)      make test-gpu   all tests
+#   make record          re-measure on a GPU and write results/ (ARGS="..." passes options)
+#   make sanitize        run the kernels under compute-sanitizer
+#   make compile-report  compile every kernel with NVRTC (no GPU needed) and report resources
+#   make stale           list recorded results whose kernel source has changed
+#   make lab             open the chapters as notebooks in Jupyter Lab
+#   make wheelhouse      download into .whl/ the wheels an offline GPU machine needs
+#   make wheelhouse-install PY=python3   install them there, with no network
+#   make clean           remove _build and caches (distclean also removes .venv and .whl)
+#
+# With an existing interpreter instead of .venv (e.g. an offline machine whose packages
+# came from the wheelhouse):  make book PY=python3
+# Then nothing is created or installed; the package is found through PYTHONPATH=lib.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+# The interpreter that creates .venv (3.11 or newer).
+BOOTSTRAP ?= python3
+VENV ?= .venv
+# auto: install requirements-gpu.txt when `nvidia-smi -L` lists a GPU; 1 or 0 to force.
+GPU ?= auto
+# Extra arguments for pytest or `python -m perflab ...`, e.g. make record ARGS="sgemm".
+ARGS ?=
+# Nitpicky, warnings are errors, but report every warning before failing.
+JB_FLAGS ?= -n -W --keep-going
+
+ifdef PY
+  PYTHON  := $(PY)
+  ENV     :=
+  export PYTHONPATH := $(CURDIR)/lib$(if $(PYTHONPATH),:$(PYTHONPATH))
+else
+  PYTHON  := $(VENV)/bin/python
+  ENV     := $(VENV)/.installed
+endif
+
+# jupyter-book has no `python -m` entry; call its CLI through the chosen interpreter so
+# PY=... works even where the interpreter's scripts are not on PATH.
+JB := $(PYTHON) -c 'import sys; from jupyter_book.cli.main import main; sys.exit(main())'
+
+export PERFLAB_ROOT := $(CURDIR)
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: help venv book test test-gpu record sanitize compile-report stale clean distclean wheelhouse wheelhouse-install lab
+
+help:
+	@awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' $(firstword $(MAKEFILE_LIST))
+
+venv: $(ENV)
+
+# The stamp is rebuilt when a requirements file or pyproject.toml changes.
+$(VENV)/.installed: requirements.txt requirements-gpu.txt pyproject.toml
+	@$(strip $(BOOTSTRAP)) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed, found " + sys.version.split()[0] + "; try make BOOTSTRAP=python3.12")'
+	@if [ ! -x $(VENV)/bin/python ]; then echo "creating $(VENV) with $$($(strip $(BOOTSTRAP)) --version)"; $(strip $(BOOTSTRAP)) -m venv $(VENV); fi
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -r requirements.txt
+	@gpu=$(strip $(GPU)); \
+	if [ "$$gpu" = auto ]; then \
+	  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then gpu=1; else gpu=0; fi; \
+	fi; \
+	if [ "$$gpu" = 1 ]; then \
+	  echo "a GPU is present: installing requirements-gpu.txt (CUDA libraries from pip)"; \
+	  $(VENV)/bin/python -m pip install --quiet -r requirements-gpu.txt; \
+	else \
+	  echo "no GPU here: skipping requirements-gpu.txt (the book replays recorded results)"; \
+	fi
+	$(VENV)/bin/python -m pip install --quiet --no-build-isolation --no-deps -e .
+	@touch $@
+
+book: $(ENV)
+	$(JB) build . $(JB_FLAGS)
+	@echo "book: $(CURDIR)/_build/html/index.html"
+
+test: $(ENV)
+	$(PYTHON) -m pytest -m "not gpu" $(ARGS)
+
+test-gpu: $(ENV)
+	PERFLAB_REQUIRE_GPU=1 $(PYTHON) -m pytest $(ARGS)
+
+record: $(ENV)
+	$(PYTHON) -m perflab record $(ARGS)
+
+sanitize: $(ENV)
+	$(PYTHON) -m perflab sanitize $(ARGS)
+
+compile-report: $(ENV)
+	$(PYTHON) -m perflab compile-report $(ARGS)
+
+# Jupyter Lab with the chapters as notebooks (jupytext opens chapters/*.md directly).
+# JupyterLab is not in requirements.txt (CI never needs it): installed here on first use.
+lab: $(ENV)
+	@$(PYTHON) -c 'import jupyterlab' 2>/dev/null || $(PYTHON) -m pip install --quiet 'jupyterlab>=4'
+	$(PYTHON) -m jupyterlab --notebook-dir=$(CURDIR) $(ARGS)
+
+stale: $(ENV)
+	$(PYTHON) -m perflab stale $(ARGS)
+
+# A Python 3.12 interpreter that resolves the wheels for the offline machine's CPython 3.12.
+PY312 ?= python3.12
+wheelhouse:
+	PY312=$(PY312) bash scripts/wheelhouse.sh
+
+# On an offline machine: install the wheelhouse into the interpreter given as PY.
+WHEEL_DIR ?= /tmp/perflab-wheels
+wheelhouse-install:
+	@test -n "$(PY)" || { echo "usage: make wheelhouse-install PY=python3" >&2; exit 1; }
+	mkdir -p $(WHEEL_DIR) && tar -xJf .whl/wheels.tar.xz -C $(WHEEL_DIR)
+	$(PYTHON) -m pip install --no-index --find-links $(WHEEL_DIR) \
+	  'jupyter-book>=1.0.4,<2' ipykernel ipywidgets jupytext nvtx nvidia-cuda-nvdisasm
+
+clean:
+	rm -rf _build .pytest_cache
+	find . -path ./$(VENV) -prune -o -type d \( -name __pycache__ -o -name .ipynb_checkpoints \) -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) .whl lib/*.egg-info

@@ -1,0 +1,106 @@
+// Rung 07 — split-K: parallelism along K for skinny problems.
+//
+// Every rung so far gives one block per BM x BN tile of C. For M = N = 128, K = 32768
+// that is ONE block: one SM of 132 works while the others idle, however fast the inner
+// loop is. The fix is a change of decomposition, not of the inner loop:
+//
+//   1. sgemm_splitk_partial: grid (tiles_n, tiles_m, S). Block z computes the product of
+//      A[:, z*kslice : (z+1)*kslice] and B[z*kslice : (z+1)*kslice, :] for its tile with
+//      the rung-06 main loop (same warp tiling, same cp.async pipeline), and writes the
+//      partial tile to slice z of a workspace W (S x M x N floats).
+//   2. splitk_reduce: C = W[0] + W[1] + ... + W[S-1], summed in a fixed order, so the
+//      result is bit-for-bit reproducible (no atomics).
+//
+// With 128 x 128 x 32768 and kslice = 128: S = 256 blocks, two per SM. Traffic: A and B
+// are read once (2 * 128 * 32768 * 4 B = 32 MB); the partials add S * M * N * 4 B = 16 MB
+// written and 16 MB read back, mostly from L2 (50 MB). The flops (1.07 GFLOP) are
+// now spread over the whole GPU instead of one SM.
+//
+// When the launch has a single slice (S = 1, e.g. a large square problem) the partial
+// kernel writes C directly and no reduction runs: the rung degrades to rung 06.
+//
+// Launch (partial): NT threads, grid (ceil(N/BN), ceil(M/BM), S), dynamic shared
+// memory as rung 06. Launch (reduce): block (32, RY), grid ceil(M*N / (32*V)) with
+// V = 4 floats per thread when VEC (N % 4 == 0), else 1.
+
+#include "matmul/06_warptiling.cu"
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, bool ALIGNED>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
+                                  (BM / WM) * (BN / WN) * 32 <= 256 ? 2 : 1)
+sgemm_splitk_partial(const float* __restrict__ A, const float* __restrict__ B,
+                     float* __restrict__ W, int M, int N, int K, int kslice) {
+    extern __shared__ __align__(16) float smem[];
+
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    const int kbegin = blockIdx.z * kslice;
+    const int kend = max(kbegin, min(K, kbegin + kslice));   // empty slice -> zeros
+    float* Wz = W + (size_t)blockIdx.z * M * N;              // this slice's partial C
+
+    float acc[TM][TN] = {};
+    if (row0 + BM <= M && col0 + BN <= N)
+        warptile_mainloop<BM, BN, BK, WM, WN, TM, TN, STAGES, ALIGNED, false>(
+            A, B, M, N, K, row0, col0, kbegin, kend, smem, acc);
+    else
+        warptile_mainloop<BM, BN, BK, WM, WN, TM, TN, STAGES, ALIGNED, true>(
+            A, B, M, N, K, row0, col0, kbegin, kend, smem, acc);
+    warptile_store<BM, BN, BK, WM, WN, TM, TN, STAGES, ALIGNED>(Wz, M, N, row0, col0, acc);
+}
+
+template <bool VEC>
+__device__ __forceinline__ void load_slice(const float* w, float (&r)[VEC ? 4 : 1]) {
+    if constexpr (VEC) {
+        const float4 v = *reinterpret_cast<const float4*>(w);
+        r[0] = v.x; r[1] = v.y; r[2] = v.z; r[3] = v.w;
+    } else {
+        r[0] = *w;
+    }
+}
+
+// C[i] = sum over z of W[z][i], z in increasing order. threadIdx.x picks an element (a
+// float4 when VEC), threadIdx.y a residue class of slices; the RY partial sums are then
+// added in a fixed order through shared memory.
+template <int RY, bool VEC>
+__global__ void __launch_bounds__(32 * RY)
+splitk_reduce(const float* __restrict__ W, float* __restrict__ C, int MN, int S) {
+    constexpr int V = VEC ? 4 : 1;                      // floats per thread
+    __shared__ float part[RY][32 * V];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const size_t i = ((size_t)blockIdx.x * 32 + tx) * V;   // first element of this thread
+    const bool in = i < (size_t)MN;                     // VEC: MN % 4 == 0, so i+3 < MN
+
+    // Slices z = ty, ty + RY, ... in increasing order; U loads are issued before their
+    // additions so that U reads per thread are in flight instead of one.
+    constexpr int U = 8;
+    float s[V] = {};
+    if (in) {
+        int z = ty;
+        for (; z + (U - 1) * RY < S; z += U * RY) {
+            float r[U][V];
+#pragma unroll
+            for (int u = 0; u < U; ++u) load_slice<VEC>(W + (size_t)(z + u * RY) * MN + i, r[u]);
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+#pragma unroll
+                for (int v = 0; v < V; ++v) s[v] += r[u][v];
+        }
+        for (; z < S; z += RY) {
+            float r[V];
+            load_slice<VEC>(W + (size_t)z * MN + i, r);
+#pragma unroll
+            for (int v = 0; v < V; ++v) s[v] += r[v];
+        }
+    }
+#pragma unroll
+    for (int v = 0; v < V; ++v) part[ty][tx * V + v] = s[v];
+    __syncthreads();
+    if (ty == 0 && in) {
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+            float t = part[0][tx * V + v];
+#pragma unroll
+            for (int y = 1; y < RY; ++y) t += part[y][tx * V + v];
+            C[i + v] = t;
+        }
+    }
+}

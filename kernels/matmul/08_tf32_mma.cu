@@ -1,0 +1,100 @@
+// Rung 08: TF32 tensor cores through inline PTX (mma.sync.aligned.m16n8k8, tf32 in,
+// fp32 accumulate). C = A @ B, row-major fp32, any M, N, K.
+//
+// The design, and what each piece is predicted to buy:
+// * Block tile BM x BN (default 128 x 256), BK = 32, one warp per WM x WN (64 x 64) warp
+//   tile: 8 warps, 256 threads. A 64 x 64 warp tile issues 4 x 8 = 32 MMAs per k8 step
+//   against 4 ldmatrix.x4 (A) + 16 LDS.32 (B): 4 KB of shared-memory reads per 64 KFLOP.
+//   At the mma.sync ceiling that is ~60% of the SM's shared-memory bandwidth (~80% with
+//   the cp.async writes), so the tensor cores, not shared memory, should set the pace.
+//   128 fp32 accumulators per thread; ~215 registers, one block of 256 threads per SM.
+// * A STAGES-deep cp.async pipeline (default 4): the copies of tiles k+1..k+3 are in
+//   flight while tile k is multiplied, with no registers spent on staging and a single
+//   __syncthreads per k-tile. 4 x 48 KB = 192 KB of shared memory.
+// * XOR-swizzled shared layouts (mma_tf32.cuh): ldmatrix for A, LDS.32 for B and the
+//   16-byte cp.async writes are all free of bank conflicts.
+// * Operands are rounded to TF32 with cvt.rna in registers, after the fragment loads,
+//   once per fragment value and warp: 32 conversions per 32 MMAs. (In SASS a cvt.rna is
+//   an Inf/NaN test plus an integer add, the tensor core ignoring the low 13 bits.)
+// * Grouped block rasterisation for L2 reuse, and an optional split-K over gridDim.z for
+//   problems with too few output tiles to fill the GPU (128 x 128 x 32768 is one tile):
+//   each split writes its partial product to its own slice of a workspace passed as C,
+//   and splitk_reduce adds the slices into the real C.
+#include "matmul/mma_tf32.cuh"
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool ALIGNED>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
+sgemm_tf32_mma(const float* __restrict__ A, const float* __restrict__ B,
+               float* __restrict__ C, int M, int N, int K) {
+    using T = tc::Tiles<BM, BN, BK, WM, WN, STAGES>;
+    extern __shared__ __align__(128) unsigned char smem[];
+    const unsigned As = tc::smem_u32(smem);
+    const unsigned Bs = As + STAGES * T::A_STAGE * 4;
+    const char* Bs_ptr = reinterpret_cast<const char*>(smem) + STAGES * T::A_STAGE * 4;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int warp_m = warp / T::WARPS_N, warp_n = warp % T::WARPS_N;
+
+    int tm, tn;
+    tc::block_tile<8>((M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
+    int kt0, nkt;
+    tc::k_range(K, BK, kt0, nkt);
+    C += (size_t)blockIdx.z * M * N;   // split-K: this split's slice of the workspace
+
+    tc::Loader<T, ALIGNED> loader(A, B, M, N, K, tm, tn, kt0, tid, As, Bs);
+    const tc::FragAddr<T> fa(warp_m, warp_n, lane);
+
+    float acc[T::MT][T::NT][4];
+#pragma unroll
+    for (int i = 0; i < T::MT; ++i)
+#pragma unroll
+        for (int j = 0; j < T::NT; ++j)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.f;
+
+    // Prologue: fill STAGES-1 stages. Every step commits a group, even an empty one, so
+    // that wait_group<STAGES-2> below always means "the tile about to be used is here".
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < nkt) loader.load(s);
+        tc::cp_async_commit();
+    }
+
+    int read = 0, write = STAGES - 1;
+    for (int t = 0; t < nkt; ++t) {
+        tc::cp_async_wait<STAGES - 2>();
+        // One barrier per k-tile: it publishes tile t to all warps and proves every warp
+        // is done with tile t-1, whose stage is the one refilled next.
+        __syncthreads();
+        if (t + STAGES - 1 < nkt) loader.load(write);
+        tc::cp_async_commit();
+
+        const unsigned a_base = As + read * (T::A_STAGE * 4);
+        const char* b_base = Bs_ptr + read * (T::B_STAGE * 4);
+#pragma unroll
+        for (int ks = 0; ks < BK / 8; ++ks) {
+            unsigned a[T::MT][4];
+#pragma unroll
+            for (int mt = 0; mt < T::MT; ++mt) {
+                tc::ldmatrix_x4(a[mt], a_base + fa.a[ks] + mt * 16 * BK * 4);
+#pragma unroll
+                for (int r = 0; r < 4; ++r) a[mt][r] = tc::to_tf32(__uint_as_float(a[mt][r]));
+            }
+#pragma unroll
+            for (int j = 0; j < T::NT; ++j) {
+                // b0 = B[t][g], b1 = B[t+4][g]: two LDS.32 straight into the register pair.
+                const unsigned b0 =
+                    tc::to_tf32(*reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 0, j)));
+                const unsigned b1 =
+                    tc::to_tf32(*reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 1, j)));
+#pragma unroll
+                for (int mt = 0; mt < T::MT; ++mt) tc::mma_tf32(acc[mt][j], a[mt], b0, b1);
+            }
+        }
+        read = (read + 1 == STAGES) ? 0 : read + 1;
+        write = (write + 1 == STAGES) ? 0 : write + 1;
+    }
+    tc::cp_async_wait<0>();   // no copy may outlive the block (empty groups only, by now)
+
+    tc::store_tile<T, ALIGNED>(C, M, N, tm * BM + warp_m * WM, tn * BN + warp_n * WN, acc, lane);
+}

@@ -1,0 +1,382 @@
+// Shared pieces of the tensor-core rungs (08 TF32, 09 3xTF32) of the SGEMM ladder.
+//
+// What lives here, and why it is shared: the inline-PTX wrappers (cp.async, ldmatrix,
+// cvt.rna.tf32, mma.sync m16n8k8), the shared-memory layouts with their XOR swizzles,
+// the global->shared tile loader with zero-fill at the edges, the thread-block
+// rasterisation and the epilogue. The two kernels differ only in their inner step, so a
+// reader can diff 08 against 09 and see exactly what 3xTF32 costs.
+//
+// Everything here is plain CUDA C++17 compiled by NVRTC: no host code, no CUDA headers.
+//
+// ---------------------------------------------------------------------------------------
+// The m16n8k8 TF32 fragments (PTX ISA, "Matrix fragments for mma.m16n8k8", .tf32).
+// A lane is split as   g = lane / 4   (the "groupID")   and   t = lane % 4.
+//   A (16x8, row):  a0 = A[g][t]     a1 = A[g+8][t]     a2 = A[g][t+4]     a3 = A[g+8][t+4]
+//   B (8x8,  col):  b0 = B[t][g]     b1 = B[t+4][g]                       (B is K x N)
+//   C (16x8):       c0 = C[g][2t]    c1 = C[g][2t+1]    c2 = C[g+8][2t]    c3 = C[g+8][2t+1]
+// ---------------------------------------------------------------------------------------
+#pragma once
+
+namespace tc {
+
+// ---- PTX wrappers ----------------------------------------------------------------------
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte asynchronous copy global -> shared, bypassing L1 (.cg). When `pred` is false
+// the source size is 0: nothing is read and the 16 shared bytes are zero-filled, which
+// is how every out-of-range element of a tile becomes a harmless 0 in the dot products.
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool pred) {
+    const int n = pred ? 16 : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+                 :: "r"(dst), "l"(src), "r"(n) : "memory");
+}
+
+// 4-byte form for the unaligned path (rows of A or B that do not start on 16 bytes).
+// Only .ca exists for 4-byte copies.
+__device__ __forceinline__ void cp_async4(unsigned dst, const void* src, bool pred) {
+    const int n = pred ? 4 : 0;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
+                 :: "r"(dst), "l"(src), "r"(n) : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Wait until at most N committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+}
+
+// ldmatrix reads four 8x8 matrices of 16-bit values; lanes 8i..8i+7 give the row
+// addresses of matrix i and lane l receives, of each matrix, row l/4, 16-bit columns
+// 2(l%4), 2(l%4)+1. Seen as 32-bit values, an 8x8 b16 matrix is an 8x4 fp32 block and
+// lane l gets element (l/4, l%4): exactly the (g, t) pattern of the TF32 A fragment.
+// One instruction therefore loads a whole 16x8 A fragment (a0..a3).
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr) : "memory");
+}
+
+// Round an fp32 value to TF32 (10-bit mantissa), to nearest, ties away from zero. Without
+// it the tensor core simply ignores the 13 low mantissa bits (truncation), which biases
+// every product towards zero.
+__device__ __forceinline__ unsigned to_tf32(float x) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+// 3xTF32 split: x = big + small + O(2^-22 |x|). big is x rounded to TF32; small is the
+// rounding error, itself rounded to TF32 (the subtraction is exact in fp32).
+__device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
+    big = to_tf32(x);
+    small = to_tf32(x - __uint_as_float(big));
+}
+
+// D = A * B + D on one 16x8x8 TF32 tile, fp32 accumulate.
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4],
+                                         unsigned b0, unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// ---- The tile configuration ------------------------------------------------------------
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_>
+struct Tiles {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_;
+    static constexpr int STAGES = STAGES_;
+    static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN;
+    static constexpr int THREADS = WARPS_M * WARPS_N * 32;
+    static constexpr int MT = WM / 16;          // m16 tiles per warp
+    static constexpr int NT = WN / 8;           // n8 tiles per warp
+    static constexpr int A_STAGE = BM * BK;     // floats per stage
+    static constexpr int B_STAGE = BK * BN;
+    static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 4;
+    // 16-byte chunks per tile row and the rows one pass of all threads covers
+    static constexpr int A_CPR = BK / 4, B_CPR = BN / 4;
+    static constexpr int A_ROWS_PER_PASS = THREADS / A_CPR;
+    static constexpr int B_ROWS_PER_PASS = THREADS / B_CPR;
+    static constexpr int A_PASSES = BM / A_ROWS_PER_PASS;
+    static constexpr int B_PASSES = BK / B_ROWS_PER_PASS;
+
+    static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide the block tile");
+    static_assert(WM % 16 == 0 && WN % 32 == 0, "WM a multiple of 16, WN of 32");
+    static_assert(BK == 16 || BK == 32, "BK is 16 or 32");
+    static_assert(THREADS % A_CPR == 0 && BM % A_ROWS_PER_PASS == 0, "A tile loads");
+    static_assert(THREADS % B_CPR == 0 && BK % B_ROWS_PER_PASS == 0, "B tile loads");
+    static_assert(STAGES >= 2, "at least double buffering");
+    static_assert(A_PASSES <= 32, "the loader keeps one row-guard bit per A pass");
+};
+
+// ---- Shared-memory layouts -------------------------------------------------------------
+//
+// A stage: BM rows x BK floats, row-major, 16-byte chunks permuted within each row.
+//   With BK = 32 a row is 128 B, i.e. all 32 banks, so the 8 rows an ldmatrix phase reads
+//   at the same logical column would all hit the same 4 banks (8-way conflict). XOR-ing
+//   the chunk index with (row % 8) spreads them over the 8 chunk positions: conflict-free.
+//   With BK = 16 a row is 64 B and two rows share the 32 banks; XOR with (row/2) % 4 does
+//   the same job.
+template <int BK>
+__device__ __forceinline__ int a_swz(int row) {
+    return BK == 32 ? (row & 7) : ((row >> 1) & 3);
+}
+
+// B stage: BK rows x BN floats, row-major (as in global memory), chunks permuted.
+//   The B fragment is b0 = B[t][g], b1 = B[t+4][g]: one LDS.32 per register, a warp
+//   reading 4 k-rows x 8 consecutive columns. In a plain row-major tile the 4 rows
+//   (BN*4 bytes apart, a multiple of 128) land on the same 8 banks: a 4-way conflict.
+//   The 8 columns of an n8-tile are 2 chunks; XOR-ing the chunk index with 2*(k % 4)
+//   sends the 4 rows to 4 different chunk pairs: all 32 banks, conflict-free.
+//   Why LDS.32 and not LDS.128: mma.sync takes b0, b1 in two *adjacent* registers, and
+//   b0, b1 come from two different k-rows. A 128-bit load of a row fills four adjacent
+//   registers with four columns of one row, so every pair would need two register moves
+//   (the compiler emits ~1.4 moves per MMA). Two LDS.32 per n8-tile write the pair
+//   directly; shared-memory wavefronts are the same (a 128-bit warp load is 4 of them).
+__device__ __forceinline__ int b_swz(int k) { return (k & 3) << 1; }
+
+// ---- Thread-block rasterisation --------------------------------------------------------
+// Blocks are numbered along a 1-D grid and walked in groups of GROUP_M block-rows,
+// column by column inside a group: the ~132 blocks resident at once then share a few
+// A row-panels and B column-panels, which stay in the 50 MB L2, instead of streaming
+// all of B per block-row. Predicted effect: DRAM traffic down ~1.6x at 8192^3.
+template <int GROUP_M>
+__device__ __forceinline__ void block_tile(int tiles_m, int tiles_n, int& tm, int& tn) {
+    const int bid = blockIdx.x;
+    const int per_group = GROUP_M * tiles_n;
+    const int group = bid / per_group;
+    const int first_m = group * GROUP_M;
+    const int rows = min(tiles_m - first_m, GROUP_M);
+    const int in_group = bid - group * per_group;
+    tm = first_m + in_group % rows;
+    tn = in_group / rows;
+}
+
+// ---- Global -> shared tile loader ------------------------------------------------------
+// Each thread copies fixed 16-byte chunks of every stage: the chunk column is fixed per
+// thread and its rows step by ROWS_PER_PASS, so per k-tile only two pointers move (A by
+// BK floats, B by BK rows) and the row/column guards are computed once, as bit masks;
+// only the k guard changes from tile to tile.
+// ALIGNED (K % 4 == 0 and N % 4 == 0, 16-byte-aligned bases): one cp.async.cg of 16 B per
+//   chunk; a chunk is then either wholly inside the matrix or wholly outside it.
+// !ALIGNED: the same chunks as four 4-byte cp.async.ca, each element guarded on its own.
+// A chunk outside the matrix reads nothing (src-size 0) and is zero-filled; the address
+// handed to cp.async is then the matrix base anyway, never an out-of-range one.
+template <class T, bool ALIGNED>
+struct Loader {
+    const float* A;
+    const float* B;
+    const float* a_ptr;     // this thread's pass-0 A chunk in the next k-tile
+    const float* b_ptr;     // this thread's pass-0 B chunk in the next k-tile
+    size_t a_pass, b_pass;  // floats between passes: ROWS_PER_PASS rows of A / of B
+    int N, K;
+    int a_k, b_k;           // k of the pass-0 chunk: A column, B row
+    unsigned a_rows_ok;     // bit p: the A row of pass p is < M
+    unsigned b_cols_ok;     // bit e: column b_col + e is < N
+    unsigned a_dst, b_dst;  // shared offsets (bytes) of the pass-0 chunks in stage 0
+
+    __device__ __forceinline__ Loader(const float* A_, const float* B_, int M, int N, int K_,
+                                      int tm, int tn, int kt0, int tid, unsigned As, unsigned Bs)
+        : A(A_), B(B_), N(N), K(K_) {
+        const int ar = tid / T::A_CPR, ac = tid % T::A_CPR;
+        const int br = tid / T::B_CPR, bc = tid % T::B_CPR;
+        const int a_row = tm * T::BM + ar;
+        const int b_col = tn * T::BN + bc * 4;
+        a_k = kt0 * T::BK + ac * 4;
+        b_k = kt0 * T::BK + br;
+        a_pass = (size_t)T::A_ROWS_PER_PASS * K;
+        b_pass = (size_t)T::B_ROWS_PER_PASS * N;
+        a_ptr = A + (size_t)a_row * K + a_k;
+        b_ptr = B + (size_t)b_k * N + b_col;
+        a_rows_ok = 0;
+#pragma unroll
+        for (int p = 0; p < T::A_PASSES; ++p)
+            a_rows_ok |= (a_row + p * T::A_ROWS_PER_PASS < M ? 1u : 0u) << p;
+        b_cols_ok = 0;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) b_cols_ok |= (b_col + e < N ? 1u : 0u) << e;
+        a_dst = As + (ar * T::BK + ((ac ^ a_swz<T::BK>(ar)) * 4)) * 4;
+        b_dst = Bs + (br * T::BN + ((bc ^ b_swz(br)) * 4)) * 4;
+    }
+
+    // Shared offset of pass p relative to pass 0. The swizzles depend on row % 8 (A) and
+    // k % 4 (B) only: when ROWS_PER_PASS is a multiple of that period (every block of 128
+    // threads or more) the chunk position repeats and the offset is a constant; small
+    // blocks recompute the swizzle.
+    __device__ __forceinline__ unsigned a_pass_dst(int p) const {
+        if (T::A_ROWS_PER_PASS % 8 == 0) return p * T::A_ROWS_PER_PASS * T::BK * 4;
+        const int tid = threadIdx.x, ar = tid / T::A_CPR, ac = tid % T::A_CPR;
+        const int r = ar + p * T::A_ROWS_PER_PASS;
+        return (r * T::BK + ((ac ^ a_swz<T::BK>(r)) * 4)) * 4 -
+               (ar * T::BK + ((ac ^ a_swz<T::BK>(ar)) * 4)) * 4;
+    }
+    __device__ __forceinline__ unsigned b_pass_dst(int p) const {
+        if (T::B_ROWS_PER_PASS % 4 == 0) return p * T::B_ROWS_PER_PASS * T::BN * 4;
+        const int tid = threadIdx.x, br = tid / T::B_CPR, bc = tid % T::B_CPR;
+        const int k = br + p * T::B_ROWS_PER_PASS;
+        return (k * T::BN + ((bc ^ b_swz(k)) * 4)) * 4 -
+               (br * T::BN + ((bc ^ b_swz(br)) * 4)) * 4;
+    }
+
+    // Copy the next k-tile into stage `stage`, then step to the following k-tile.
+    __device__ __forceinline__ void load(int stage) {
+        // An opaque copy of the row mask: without it the compiler hoists one predicate per
+        // pass out of the k loop, and with 8 passes that costs ~40 registers (and spills).
+        unsigned rows_ok = a_rows_ok;
+        asm volatile("" : "+r"(rows_ok));
+        const unsigned as = a_dst + stage * (T::A_STAGE * 4);
+        const unsigned bs = b_dst + stage * (T::B_STAGE * 4);
+        // The pass pointers are a running sum (one 64-bit add per pass) rather than
+        // a_ptr + p * a_pass: hoisting p * a_pass for every pass would cost 2 registers each.
+        const float* src = a_ptr;
+#pragma unroll
+        for (int p = 0; p < T::A_PASSES; ++p, src += a_pass) {
+            const unsigned dst = as + a_pass_dst(p);
+            const bool row_ok = (rows_ok >> p) & 1u;
+            if (ALIGNED) {
+                const bool ok = row_ok && a_k < K;
+                cp_async16(dst, ok ? src : A, ok);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const bool ok = row_ok && a_k + e < K;
+                    cp_async4(dst + 4 * e, ok ? src + e : A, ok);
+                }
+            }
+        }
+        src = b_ptr;
+#pragma unroll
+        for (int p = 0; p < T::B_PASSES; ++p, src += b_pass) {
+            const unsigned dst = bs + b_pass_dst(p);
+            const bool k_ok = b_k + p * T::B_ROWS_PER_PASS < K;
+            if (ALIGNED) {
+                const bool ok = k_ok && (b_cols_ok & 1u);
+                cp_async16(dst, ok ? src : B, ok);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const bool ok = k_ok && ((b_cols_ok >> e) & 1u);
+                    cp_async4(dst + 4 * e, ok ? src + e : B, ok);
+                }
+            }
+        }
+        a_ptr += T::BK;
+        a_k += T::BK;
+        b_ptr += (size_t)T::BK * N;
+        b_k += T::BK;
+    }
+};
+
+// ---- Fragment addressing ---------------------------------------------------------------
+// Per-lane shared byte offsets, computed once: fragment loads in the main loop are then a
+// per-lane register plus a compile-time displacement (k step, m-tile, t/t+4 row).
+template <class T>
+struct FragAddr {
+    unsigned a[T::BK / 8];   // ldmatrix row address of m-tile 0, per k8 step
+    unsigned b[4];           // B[t][g] of n8-tile j, for j % 4 = 0..3 (see b_off)
+
+    __device__ __forceinline__ FragAddr(int warp_m, int warp_n, int lane) {
+        // ldmatrix: lanes 0-7 -> rows 0-7 / k 0-3 (a0), 8-15 -> rows 8-15 / k 0-3 (a1),
+        // 16-23 -> rows 0-7 / k 4-7 (a2), 24-31 -> rows 8-15 / k 4-7 (a3).
+        const int row = warp_m * T::WM + (lane & 7) + ((lane >> 3) & 1) * 8;
+        const int half = lane >> 4;
+#pragma unroll
+        for (int ks = 0; ks < T::BK / 8; ++ks) {
+            const int chunk = ks * 2 + half;
+            a[ks] = (row * T::BK + ((chunk ^ a_swz<T::BK>(row)) * 4)) * 4;
+        }
+        // B: n8-tile j of the warp covers chunks c0 + 2j, c0 + 2j + 1 (c0 = warp_n*WN/4);
+        // lane g reads chunk c0 + 2j + g/4, word g % 4, of k-row t. The XOR with 2t only
+        // touches chunk bits 1-2, i.e. j % 4: j = 4q + r reads physical chunk
+        // c0 + 8q + (2(r ^ t) + g/4). Four per-lane offsets (r = 0..3) cover every j,
+        // k step (+8 rows) and t+4 row (+4 rows, same t % 4) with immediates.
+        const int g = lane >> 2, t = lane & 3;
+        const int c0 = warp_n * (T::WN / 4);
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+            b[r] = (t * T::BN + (c0 + 2 * (r ^ t) + (g >> 2)) * 4 + (g & 3)) * 4;
+    }
+};
+
+// Byte offset of B fragment value b_h (h = 0: k-row t, h = 1: k-row t+4) of n8-tile j in
+// k step ks, from the stage base.
+template <class T>
+__device__ __forceinline__ unsigned b_off(const FragAddr<T>& fa, int ks, int h, int j) {
+    return fa.b[j & 3] + ((ks * 8 + 4 * h) * T::BN + (j >> 2) * 32) * 4;
+}
+
+// ---- Epilogue --------------------------------------------------------------------------
+// acc[mt][j] holds, for lane (g, t), C[g][2t], C[g][2t+1] (c0, c1) and the same two
+// columns of row g+8 (c2, c3) of the 16x8 tile (mt, j). A warp's store instruction thus
+// writes 8 rows x 32 contiguous bytes: whole 32-byte sectors. float2 stores when N is
+// even (the aligned path has N % 4 == 0), guarded scalar stores otherwise.
+template <class T, bool ALIGNED>
+__device__ __forceinline__ void store_tile(float* C, int M, int N, int row0, int col0,
+                                           const float (&acc)[T::MT][T::NT][4], int lane) {
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int mt = 0; mt < T::MT; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = row0 + mt * 16 + g + 8 * h;
+            if (row >= M) continue;
+            float* out = C + (size_t)row * N;
+#pragma unroll
+            for (int j = 0; j < T::NT; ++j) {
+                const int col = col0 + j * 8 + 2 * t;
+                if (ALIGNED) {
+                    if (col < N)   // N even: the float2 is all in or all out
+                        *reinterpret_cast<float2*>(out + col) =
+                            make_float2(acc[mt][j][2 * h], acc[mt][j][2 * h + 1]);
+                } else {
+                    if (col < N) out[col] = acc[mt][j][2 * h];
+                    if (col + 1 < N) out[col + 1] = acc[mt][j][2 * h + 1];
+                }
+            }
+        }
+}
+
+// The K range of split `z` of `splits`, in k-tiles. A split may be empty (then its
+// partial sums are zeros, still written).
+__device__ __forceinline__ void k_range(int K, int BK, int& kt0, int& nkt) {
+    const int KT = (K + BK - 1) / BK;
+    const int per = (KT + gridDim.z - 1) / gridDim.z;
+    kt0 = blockIdx.z * per;
+    nkt = max(0, min(KT, kt0 + per) - kt0);
+}
+
+}  // namespace tc
+
+// Split-K reduction: C[i] = sum over s of W[s][i], W holding `splits` partial products of
+// size MN. Run once after a split-K launch; memory-bound and short (splits*MN*4 bytes).
+template <bool VEC4>
+__global__ void __launch_bounds__(256)
+splitk_reduce(const float* __restrict__ W, float* __restrict__ C, long long MN, int splits) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    if (VEC4) {
+        const long long n4 = MN / 4;
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4; i += stride) {
+            float4 s = reinterpret_cast<const float4*>(W)[i];
+            for (int z = 1; z < splits; ++z) {
+                const float4 q = reinterpret_cast<const float4*>(W + z * MN)[i];
+                s.x += q.x; s.y += q.y; s.z += q.z; s.w += q.w;
+            }
+            reinterpret_cast<float4*>(C)[i] = s;
+        }
+    } else {
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < MN; i += stride) {
+            float s = W[i];
+            for (int z = 1; z < splits; ++z) s += W[z * MN + i];
+            C[i] = s;
+        }
+    }
+}

@@ -1,0 +1,14 @@
+"""perflab — the GPU Performance Lab's package.
+
+    import perflab as lab
+    df = lab.run("ceilings.copy")     # live on a GPU, replayed from results/ without one
+    lab.caption(df)                   # where the numbers came from
+"""
+from .device import mode
+from .errors import (ConfigError, KernelCompileError, KernelRuntimeError, LaunchConfigError,
+                     NoGPUError, PerflabError, ResultsError, UnknownExperimentError)
+from .lab import caption, frame, record, replay, run
+
+__all__ = ["run", "replay", "record", "frame", "caption", "mode", "PerflabError",
+           "ConfigError", "KernelCompileError", "KernelRuntimeError", "LaunchConfigError",
+           "NoGPUError", "ResultsError", "UnknownExperimentError"]

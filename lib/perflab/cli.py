@@ -1,0 +1,154 @@
+"""The lab's command line.
+
+  python -m perflab device                   what GPU is here, live or replay, and why
+  python -m perflab list                     the experiments, by chapter
+  python -m perflab record [--chapter C]     measure on the GPU and rewrite results/<device>/
+  python -m perflab show EXP [--device S] [--json]   print recorded rows
+  python -m perflab stale                    list stale recorded rows; exit 1 if any
+  python -m perflab check [--chapter C]      every kernel's correctness check, small sizes
+  python -m perflab sanitize                 `check` under compute-sanitizer memcheck + racecheck
+  python -m perflab compile-report [...]     offline NVRTC resource report (no GPU needed)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+
+from .errors import PerflabError
+
+
+def _device(args) -> int:
+    from . import device
+    m = device.mode()
+    print(f"mode: {m}")
+    if m == "live":
+        for k, v in device.current().as_dict().items():
+            print(f"  {k:22s} {v}")
+        for k, v in device.clocks_now().items():
+            print(f"  {k:22s} {v}")
+    else:
+        print(f"  why: {device.why_replay()}")
+    return 0
+
+
+def _list(args) -> int:
+    from . import registry
+    for name, e in sorted(registry.all_experiments().items(), key=lambda x: (x[1].chapter, x[0])):
+        print(f"{e.chapter:14s} {name:22s} {e.title}")
+    return 0
+
+
+def _record(args) -> int:
+    from . import lab
+    for p in lab.record(args.chapter, args.experiment or None):
+        print(f"wrote {p}")
+    return 0
+
+
+def _show(args) -> int:
+    from . import lab, registry, store
+    import pandas as pd
+
+    exp = registry.get(args.experiment)
+    slug = args.device or lab.replay_device()
+    path = store.find(exp.name, slug)
+    if path is None:
+        raise PerflabError(f"no recorded results of {exp.name!r} for {slug!r}")
+    doc = store.load(path)
+    if args.json:
+        print(json.dumps(doc["rows"], indent=1))
+        return 0
+    df = lab.frame(doc["rows"], "recorded")
+    print(f"# {store._rel(path)} — {lab.caption(df)}")
+    with pd.option_context("display.width", 200, "display.max_columns", 40,
+                           "display.max_rows", 500):
+        print(df.drop(columns=["experiment", "stale"]).to_string(index=False))
+    return 0
+
+
+def _stale(args) -> int:
+    from . import store
+    rows = store.all_stale()
+    if not rows:
+        n = len(list(store.results_dir().glob("*/*/*.json")))
+        print(f"no stale rows ({n} results files checked)")
+        return 0
+    chapters = set()
+    for path, exp, variant, files in rows:
+        chapters.add(path.parent.name)
+        print(f"STALE {store._rel(path)}: {exp}/{variant} (changed: {', '.join(files)})")
+    print("re-record on a machine with an NVIDIA GPU: "
+          + "; ".join(f"python -m perflab record --chapter {c}" for c in sorted(chapters)))
+    return 1
+
+
+def _check(args) -> int:
+    from . import lab
+    rows = lab.check_all(args.chapter)
+    bad = [r for r in rows if r["correct"] is False]
+    for r in rows:
+        status = "ok  " if r["correct"] else ("FAIL" if r["correct"] is False else "-   ")
+        print(f"{status} {r['experiment']:18s} {r['variant']:28s} {r['params']} "
+              f"rel_err={r['rel_err']}")
+    print(f"{len(rows) - len(bad)} passed, {len(bad)} failed")
+    return 1 if bad else 0
+
+
+def _sanitize(args) -> int:
+    tool = shutil.which("compute-sanitizer")
+    if tool is None:
+        raise PerflabError("compute-sanitizer is not on PATH (it ships with the CUDA toolkit)")
+    status = 0
+    for t in ("memcheck", "racecheck"):
+        cmd = [tool, "--tool", t, "--error-exitcode", "3", "--print-limit", "20",
+               sys.executable, "-m", "perflab", "check"]
+        if args.chapter:
+            cmd += ["--chapter", args.chapter]
+        print("$", " ".join(cmd), flush=True)
+        rc = subprocess.call(cmd)
+        print(f"{t}: {'clean' if rc == 0 else f'FAILED (exit {rc})'}", flush=True)
+        status = status or rc
+    return 1 if status else 0
+
+
+def _compile_report(rest: list[str]) -> int:
+    from . import compile_report, registry
+    return compile_report.main(rest, registry.kernel_specs())
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m perflab", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("device").set_defaults(fn=_device)
+    sub.add_parser("list").set_defaults(fn=_list)
+    r = sub.add_parser("record")
+    r.add_argument("--chapter")
+    r.add_argument("--experiment", action="append")
+    r.set_defaults(fn=_record)
+    s = sub.add_parser("show")
+    s.add_argument("experiment")
+    s.add_argument("--device")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=_show)
+    sub.add_parser("stale").set_defaults(fn=_stale)
+    c = sub.add_parser("check")
+    c.add_argument("--chapter")
+    c.set_defaults(fn=_check)
+    z = sub.add_parser("sanitize")
+    z.add_argument("--chapter")
+    z.set_defaults(fn=_sanitize)
+    sub.add_parser("compile-report", add_help=False,
+                   help="offline NVRTC report; `compile-report --help` for its options")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["compile-report"]:      # its own options (see compile_report.main)
+        return _compile_report(argv[1:])
+    args = p.parse_args(argv)
+    try:
+        return args.fn(args)
+    except PerflabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

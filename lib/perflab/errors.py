@@ -1,0 +1,34 @@
+"""The lab's exceptions: every bad input ends in one of these, with a message that says
+what was wrong and what to do about it."""
+
+
+class PerflabError(Exception):
+    """Base class of every error the lab raises on purpose."""
+
+
+class NoGPUError(PerflabError):
+    """Live measurement was asked for on a machine without a usable CUDA GPU."""
+
+
+class KernelCompileError(PerflabError):
+    """NVRTC rejected a kernel source; the message names the file and line."""
+
+
+class ConfigError(PerflabError):
+    """A kernel configuration (tile sizes, threads) that cannot work, caught before launch."""
+
+
+class LaunchConfigError(ConfigError):
+    """A launch the device cannot run (threads, shared memory, registers over a limit)."""
+
+
+class KernelRuntimeError(PerflabError):
+    """A CUDA error raised while a kernel ran; the message names the kernel."""
+
+
+class ResultsError(PerflabError):
+    """A results file that is missing, corrupt, hand-edited or stale."""
+
+
+class UnknownExperimentError(PerflabError):
+    """An experiment name that is not registered; the message lists the known ones."""

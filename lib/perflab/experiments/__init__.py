@@ -1,0 +1,1 @@
+"""The chapters' experiments. Importing a module registers its experiments."""

@@ -1,0 +1,169 @@
+"""Chapter 1, tiled SGEMM: every rung of the ladder checked against a float64 reference and
+timed next to cuBLAS (FP32 and TF32 modes, named) measured in the same run."""
+from __future__ import annotations
+
+import itertools
+
+from ..correctness import compare, poison
+from ..errors import ConfigError
+from ..kernels import capture_launches, checked
+from ..registry import experiment
+from ..sgemm import get as get_variant
+from ..sgemm import variants
+
+CHAPTER = "01-sgemm"
+
+#: (M, N, K): the seed's size, two large squares, a non-square, a size that is a multiple
+#: of no tile, and the skinny problem that leaves all but one SM idle without split-K.
+SIZES = ((3072, 3072, 3072), (4096, 4096, 4096), (8192, 8192, 8192),
+         (4096, 8192, 2048), (3000, 2999, 3001), (128, 128, 32768))
+SMALL_SIZES = ((67, 45, 93), (128, 128, 1024), (257, 130, 511))
+#: The naive rungs take seconds per call at the large sizes; they are timed up to this.
+NAIVE_MAX_FLOP = 2 * 3072 ** 3
+SWEEP_SIZE = (4096, 4096, 4096)
+SWEEP_VARIANTS = ("06-warptiling", "08-tf32-mma")
+
+
+def _all_specs():
+    specs = []
+    for v in variants():
+        for p in configs(v):
+            specs += v.kernels(p)
+    return specs
+
+
+def configs(v, M=4096, N=4096, K=4096) -> list[dict]:
+    """Every valid parameter combination of a variant's param_space (defaults first)."""
+    out = [dict(v.default_params)]
+    keys = list(v.param_space)
+    for combo in itertools.product(*(v.param_space[k] for k in keys)):
+        p = {**v.default_params, **dict(zip(keys, combo))}
+        if p in out:
+            continue
+        try:
+            v.check(p, M, N, K)
+        except ConfigError:
+            continue
+        out.append(p)
+    return out
+
+
+class Problem:
+    """Fresh random inputs for one (M, N, K), a float64 reference, and rotated copies of
+    the inputs so that every timed call reads them from device memory, not L2."""
+
+    def __init__(self, M, N, K, *, timing: bool, reference: str = "gpu"):
+        import cupy as cp
+        from ..device import current
+        from ..timing import rotations
+
+        self.M, self.N, self.K = M, N, K
+        self.seed = int.from_bytes(__import__("os").urandom(4), "little")
+        rng = cp.random.default_rng(self.seed)
+        self.A = rng.uniform(-1, 1, (M, K), dtype=cp.float32)
+        self.B = rng.uniform(-1, 1, (K, N), dtype=cp.float32)
+        self.C = cp.empty((M, N), dtype=cp.float32)
+        if reference == "cpu":       # small sizes: NumPy float64 on the host
+            self.ref = cp.asarray(cp.asnumpy(self.A).astype("f8") @ cp.asnumpy(self.B).astype("f8"))
+        else:                        # cuBLAS DGEMM on float64 copies
+            self.ref = self.A.astype(cp.float64) @ self.B.astype(cp.float64)
+        self.flops = 2.0 * M * N * K
+        nbytes = 4 * (M * K + K * N + M * N)
+        n = rotations(nbytes, current().l2_bytes) if timing else 1
+        self.sets = [(self.A, self.B, self.C)] + [
+            (self.A.copy(), self.B.copy(), cp.empty_like(self.C)) for _ in range(n - 1)]
+
+    @property
+    def params(self) -> dict:
+        return {"M": self.M, "N": self.N, "K": self.K}
+
+
+def measure(ctx, prob: Problem, name: str, precision: str, fn, *, params: dict,
+            specs=(), baseline: dict | None = None, timed: bool = True) -> dict:
+    """Check `fn(A, B, C)` on `prob`, then time it if it passed; record and return the row."""
+    poison(prob.C)
+    with capture_launches() as launches:
+        checked(lambda: fn(prob.A, prob.B, prob.C), f"{name} {prob.params}")
+    chk = compare(prob.C, prob.ref, precision)
+    metrics = {"flops": (prob.flops, "FLOP")}
+    if ctx.timing and timed and chk.correct:
+        t = ctx.time(fn, prob.sets, f"{name}/{prob.M}x{prob.N}x{prob.K}")
+        metrics.update({k: (v, "ms") for k, v in t.items() if k.endswith("_ms")})
+        tf = prob.flops / (t["median_ms"] * 1e-3) / 1e12
+        metrics["TFLOP/s"] = (tf, "TFLOP/s")
+        for mode, base in (baseline or {}).items():
+            if base:
+                metrics[f"vs_cublas_{mode}"] = (tf / base, "x")
+    return ctx.row(variant=name, params={**prob.params, **params}, metrics=metrics,
+                   check=chk, kernels=list(specs), launch=launches,
+                   precision=precision, seed=prob.seed)
+
+
+def _baselines(ctx, prob: Problem) -> dict:
+    from ..blas import gemm
+
+    out = {}
+    for mode in ("fp32", "tf32"):
+        r = measure(ctx, prob, f"cuBLAS {mode.upper()}", mode,
+                    lambda A, B, C, m=mode: gemm(A, B, C, m), params={})
+        out[mode] = r["metrics"].get("TFLOP/s", {}).get("value")
+    return out
+
+
+def _run_variant(ctx, prob, v, params, baseline, timed=True):
+    base = {"fp32": baseline.get("fp32")} if v.precision == "fp32" else baseline
+    try:
+        v.check(params, prob.M, prob.N, prob.K)
+        return measure(ctx, prob, v.name, v.precision,
+                       lambda A, B, C: v.run(A, B, C, params),
+                       params=params, specs=v.kernels(params), baseline=base, timed=timed)
+    except ConfigError as exc:   # invalid here (tile sizes, or this GPU's limits): say why
+        return ctx.row(variant=v.name, params={**prob.params, **params}, metrics={},
+                       kernels=[], invalid=str(exc), precision=v.precision)
+
+
+@experiment("sgemm.ladder", chapter=CHAPTER, title="The SGEMM ladder against cuBLAS",
+            small={"sizes": SMALL_SIZES}, kernels=_all_specs)
+def ladder(ctx, sizes=SIZES, variant_names=None):
+    import cupy as cp
+
+    for M, N, K in sizes:
+        prob = Problem(M, N, K, timing=ctx.timing,
+                       reference="gpu" if ctx.timing else "cpu")
+        baseline = _baselines(ctx, prob)
+        for v in variants():
+            if variant_names and v.name not in variant_names:
+                continue
+            slow = v.name.startswith(("01-", "02-")) and prob.flops > NAIVE_MAX_FLOP
+            if slow:
+                continue
+            _run_variant(ctx, prob, v, dict(v.default_params), baseline)
+        del prob
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+@experiment("sgemm.sweep", chapter=CHAPTER, title="Tile-size sweep of the fastest rungs",
+            small={"size": (130, 67, 200)},
+            kernels=lambda: [s for n in SWEEP_VARIANTS for p in configs(get_variant(n))
+                             for s in get_variant(n).kernels(p)])
+def sweep(ctx, size=SWEEP_SIZE, variant_names=SWEEP_VARIANTS):
+    M, N, K = size
+    prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
+    baseline = _baselines(ctx, prob)
+    for name in variant_names:
+        v = get_variant(name)
+        for p in configs(v, M, N, K):
+            _run_variant(ctx, prob, v, p, baseline)
+
+
+@experiment("sgemm.splitk", chapter=CHAPTER, title="Split-K on the skinny problem",
+            small={"size": (64, 96, 4100)},
+            kernels=lambda: [s for p in configs(get_variant("07-split-k"), 128, 128, 32768)
+                             for s in get_variant("07-split-k").kernels(p)])
+def splitk(ctx, size=(128, 128, 32768)):
+    M, N, K = size
+    prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
+    baseline = _baselines(ctx, prob)
+    v = get_variant("07-split-k")
+    for p in configs(v, M, N, K):
+        _run_variant(ctx, prob, v, p, baseline)

@@ -1,0 +1,218 @@
+"""Kernels: plain `.cu` files under `kernels/`, compiled at run time by NVRTC through
+CuPy, with template parameters (tile sizes) instantiated through `name_expressions`.
+
+    spec = KernelSpec("matmul/03_smem_tiling.cu", "sgemm_smem", template=(32,))
+    k = get_kernel(spec)                    # compiled once per (file, options, names)
+    launch(k, grid, block, (A, B, C, M, N, K), shared_mem=0)
+
+`launch` checks the configuration against the device and the compiled kernel before
+launching, and `checked(...)` turns an asynchronous CUDA fault into an error that names
+the kernel.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import paths
+from .errors import KernelCompileError, KernelRuntimeError, LaunchConfigError
+
+#: NVRTC options every kernel is compiled with (the architecture is the device's, added by CuPy).
+BASE_OPTIONS: tuple[str, ...] = ("-std=c++17",)
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One kernel instantiation: a file under kernels/, a function name, template args."""
+
+    file: str                       # relative to kernels/, e.g. "matmul/03_smem_tiling.cu"
+    name: str                       # the __global__ function, e.g. "sgemm_smem"
+    template: tuple = ()            # template arguments, e.g. (32,) -> "sgemm_smem<32>"
+    options: tuple[str, ...] = field(default_factory=tuple)  # extra NVRTC options
+
+    @property
+    def name_expression(self) -> str:
+        if not self.template:
+            return self.name
+        args = ", ".join(_template_arg(a) for a in self.template)
+        return f"{self.name}<{args}>"
+
+    @property
+    def path(self) -> Path:
+        return paths.KERNELS / self.file
+
+    @property
+    def all_options(self) -> tuple[str, ...]:
+        return BASE_OPTIONS + (f"-I{paths.KERNELS}",) + tuple(self.options)
+
+
+def _template_arg(a) -> str:
+    if isinstance(a, bool):
+        return "true" if a else "false"
+    return str(a)
+
+
+def source_files(file: str) -> list[Path]:
+    """The kernel file and every header it includes (quoted includes, recursively)."""
+    seen: list[Path] = []
+
+    def visit(p: Path):
+        if p in seen:
+            return
+        if not p.exists():
+            raise KernelCompileError(f"kernel source {p} does not exist")
+        seen.append(p)
+        for inc in _INCLUDE.findall(p.read_text()):
+            for base in (p.parent, paths.KERNELS):
+                if (base / inc).exists():
+                    visit((base / inc).resolve())
+                    break
+
+    visit((paths.KERNELS / file).resolve())
+    return seen
+
+
+def source_sha256(file: str) -> str:
+    """sha256 over the kernel file and its headers: a row records it, staleness compares it."""
+    h = hashlib.sha256()
+    for p in source_files(file):
+        h.update(p.relative_to(paths.KERNELS.resolve()).as_posix().encode())
+        h.update(b"\0")
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def read_source(file: str) -> str:
+    """The source as NVRTC sees it: a #line directive first, so errors name kernels/<file>."""
+    p = paths.KERNELS / file
+    if not p.exists():
+        raise KernelCompileError(f"kernel source kernels/{file} does not exist")
+    return f'#line 1 "kernels/{file}"\n' + p.read_text()
+
+
+@functools.lru_cache(maxsize=None)
+def _module(file: str, options: tuple[str, ...], names: tuple[str, ...]):
+    import cupy
+    from cupy.cuda.compiler import CompileException
+
+    mod = cupy.RawModule(code=read_source(file), options=options,
+                         name_expressions=names or None)
+    try:
+        mod.compile()
+    except CompileException as exc:
+        raise KernelCompileError(_compile_message(file, str(exc))) from None
+    return mod
+
+
+def _compile_message(file: str, log: str) -> str:
+    errors = [ln for ln in log.splitlines() if "error" in ln]
+    shown = "\n".join(errors[:10]) or log[-2000:]
+    return f"NVRTC could not compile kernels/{file}:\n{shown}"
+
+
+def get_kernel(spec: KernelSpec):
+    """The compiled cupy.RawKernel for `spec` (compiled once, cached for the process)."""
+    mod = _module(spec.file, spec.all_options, (spec.name_expression,) if spec.template else ())
+    try:
+        return mod.get_function(spec.name_expression)
+    except Exception as exc:
+        if isinstance(exc, KernelCompileError):
+            raise
+        raise KernelCompileError(
+            f"kernels/{spec.file}: no kernel {spec.name_expression!r} ({exc})") from None
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= int(x)
+    return n
+
+
+def check_launch(kernel, grid, block, shared_mem: int = 0) -> None:
+    """Raise LaunchConfigError, naming the limit, for a launch the device cannot run."""
+    from .device import current
+
+    dev = current()
+    grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+    block = tuple(block) if isinstance(block, (tuple, list)) else (block,)
+    threads = _prod(block)
+    name = kernel.name
+    if threads > dev.max_threads_per_block:
+        raise LaunchConfigError(
+            f"{name}: a block of {threads} threads exceeds the device limit of "
+            f"{dev.max_threads_per_block}")
+    if threads > kernel.max_threads_per_block:
+        raise LaunchConfigError(
+            f"{name}: a block of {threads} threads exceeds this kernel's limit of "
+            f"{kernel.max_threads_per_block} ({kernel.num_regs} registers/thread, "
+            f"{dev.regs_per_block} registers per block)")
+    static = kernel.shared_size_bytes
+    if static + shared_mem > dev.smem_per_block_optin:
+        raise LaunchConfigError(
+            f"{name}: {static} B static + {shared_mem} B dynamic shared memory exceeds the "
+            f"device limit of {dev.smem_per_block_optin} B per block")
+    if any(g < 1 for g in grid) or (len(grid) > 1 and any(g > 65535 for g in grid[1:])):
+        raise LaunchConfigError(f"{name}: grid {grid} is outside the device limits")
+    if shared_mem > kernel.max_dynamic_shared_size_bytes:
+        kernel.max_dynamic_shared_size_bytes = shared_mem
+
+
+_CAPTURE: list | None = None
+
+
+@contextlib.contextmanager
+def capture_launches():
+    """Collect the configuration of every launch made inside the block (for the record)."""
+    global _CAPTURE
+    prev, _CAPTURE = _CAPTURE, []
+    try:
+        yield _CAPTURE
+    finally:
+        _CAPTURE = prev
+
+
+def launch(kernel, grid, block, args, shared_mem: int = 0) -> None:
+    """Check the configuration, then enqueue the kernel on the current stream."""
+    grid = tuple(grid) if isinstance(grid, (list, tuple)) else (grid,)
+    block = tuple(block) if isinstance(block, (list, tuple)) else (block,)
+    check_launch(kernel, grid, block, shared_mem)
+    if _CAPTURE is not None:
+        _CAPTURE.append({
+            "kernel": kernel.name, "grid": [int(g) for g in grid],
+            "block": [int(b) for b in block], "dynamic_smem": int(shared_mem),
+            "static_smem": kernel.shared_size_bytes, "registers": kernel.num_regs,
+            "blocks_per_sm": blocks_per_sm(kernel, _prod(block), shared_mem)})
+    kernel(grid, block, args, shared_mem=shared_mem)
+
+
+def checked(fn, what: str):
+    """Run `fn()` and synchronize; a CUDA error becomes KernelRuntimeError naming `what`."""
+    import cupy
+    from cupy.cuda.runtime import CUDARuntimeError
+    from cupy.cuda.driver import CUDADriverError
+
+    try:
+        out = fn()
+        cupy.cuda.Device().synchronize()
+    except (CUDARuntimeError, CUDADriverError) as exc:
+        raise KernelRuntimeError(
+            f"CUDA error in {what}: {exc}. After a fault like this the CUDA context is "
+            "unusable; restart the kernel (Python process) before measuring again.") from None
+    return out
+
+
+def blocks_per_sm(kernel, threads: int, shared_mem: int = 0) -> int:
+    """How many blocks of this kernel one SM holds at once (the driver's occupancy query)."""
+    from cupy.cuda import driver
+
+    if shared_mem > kernel.max_dynamic_shared_size_bytes:
+        kernel.max_dynamic_shared_size_bytes = shared_mem
+    return driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads,
+                                                            shared_mem)

@@ -1,0 +1,184 @@
+"""The one call notebooks make: `run(name, **params)` returns a tidy DataFrame, measured
+live on a GPU or replayed from `results/` without one, through the same code path.
+
+The DataFrame has one row per variant × size: the parameters as columns, each metric as a
+column (units in `df.attrs["units"]`), `correct`, `rel_err`, `run_id`, `stale`; and
+`df.attrs["source"]` holding where the numbers came from, which `caption(df)` turns into
+the line every figure carries.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+
+import pandas as pd
+
+from . import device, registry, store
+from .errors import ResultsError
+
+#: The device whose recordings a build without a GPU replays, unless PERFLAB_DEVICE says.
+DEFAULT_REPLAY_DEVICE = "nvidia-h200"
+
+
+def _strict() -> bool:
+    """In CI (or with PERFLAB_STRICT=1) a stale recorded row is an error, not a warning."""
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes") or \
+        os.environ.get("PERFLAB_STRICT", "") == "1"
+
+
+def replay_device() -> str:
+    slug = os.environ.get("PERFLAB_DEVICE")
+    if slug:
+        return slug
+    have = store.devices()
+    if DEFAULT_REPLAY_DEVICE in have or not have:
+        return DEFAULT_REPLAY_DEVICE
+    return have[0]
+
+
+def record_command(exp: registry.Experiment) -> str:
+    return f"python -m perflab record --chapter {exp.chapter}  (or: make record)"
+
+
+def run(name: str, *, record: bool = False, run_info: dict | None = None,
+        progress=None, **params) -> pd.DataFrame:
+    """Measure experiment `name` live (GPU present) or replay its recorded rows."""
+    exp = registry.get(name)
+    full = exp.params(params)
+    if device.mode() == "live":
+        info = device.current()
+        run_info = run_info or store.new_run(info.as_dict(), {"clocks": device.clocks_now()})
+        rows = registry.execute(exp, full, run_info, progress=progress)
+        if record:
+            store.write(store.file_for(info.slug, exp.chapter, exp.name), exp.name,
+                        exp.chapter, full, rows)
+        return frame(rows, source="live")
+    return replay(name, **params)
+
+
+def replay(name: str, *, device_slug: str | None = None, **params) -> pd.DataFrame:
+    """The recorded rows of `name` (all of them, or those recorded with `params`)."""
+    exp = registry.get(name)
+    slug = device_slug or replay_device()
+    path = store.find(name, slug)
+    if path is None:
+        raise ResultsError(
+            f"no recorded results of {name!r} for device {slug!r} under results/{slug}/; "
+            f"on a machine with an NVIDIA GPU run: {record_command(exp)}")
+    doc = store.load(path)
+    if params:
+        wanted = exp.params(params)
+        recorded = exp.params(doc.get("params", {}))
+        diff = {k: (wanted[k], recorded.get(k)) for k in params
+                if _canon(wanted[k]) != _canon(recorded.get(k))}
+        if diff:
+            raise ResultsError(
+                f"{store._rel(path)} was recorded with other parameters "
+                + ", ".join(f"{k}={v[1]!r} (asked {v[0]!r})" for k, v in diff.items())
+                + f"; measure them live on a GPU, or re-record: {record_command(exp)}")
+    rows = doc["rows"]
+    stale = {id(r): store.stale_kernels(r) for r in rows}
+    bad = sorted({f for fs in stale.values() for f in fs})
+    if bad:
+        msg = (f"{store._rel(path)} holds rows measured with kernel sources that have "
+               f"changed since ({', '.join('kernels/' + b for b in bad)}); "
+               f"re-record them on a GPU: {record_command(exp)}")
+        if _strict():
+            raise ResultsError(msg)
+        warnings.warn(msg, stacklevel=2)
+    df = frame(rows, source="recorded")
+    df["stale"] = [bool(stale[id(r)]) for r in rows]
+    return df
+
+
+def _canon(v):
+    if isinstance(v, (list, tuple)):
+        return [_canon(x) for x in v]
+    return v
+
+
+def frame(rows: list[dict], source: str) -> pd.DataFrame:
+    """Rows → a tidy DataFrame: params and metric values as columns."""
+    recs, units = [], {}
+    for r in rows:
+        rec = {"experiment": r["experiment"], "variant": r["variant"]}
+        for k, v in r["params"].items():
+            rec[k] = tuple(v) if isinstance(v, list) else v
+        for k, m in r["metrics"].items():
+            rec[k] = m["value"]
+            units[k] = m["unit"]
+        rec["correct"] = r["correct"]
+        rec["rel_err"] = r["rel_err"]
+        rec["run_id"] = r["provenance"]["run_id"]
+        for k, v in r.items():
+            if k not in store.ROW_KEYS and k not in rec and k != "chapter" \
+                    and not isinstance(v, (dict, list)):
+                rec[k] = v
+        recs.append(rec)
+    df = pd.DataFrame.from_records(recs)
+    df["stale"] = False
+    prov = rows[0]["provenance"] if rows else {}
+    run_ids = sorted({r["provenance"]["run_id"] for r in rows})
+    df.attrs["units"] = units
+    df.attrs["source"] = {
+        "kind": source,
+        "device": prov.get("device", {}).get("name", "?"),
+        "slug": prov.get("device", {}).get("slug", "?"),
+        "date": prov.get("date", "?"),
+        "commit": prov.get("git_commit", "?"),
+        "run_ids": run_ids,
+    }
+    df.attrs["provenance"] = prov
+    return df
+
+
+def caption(df: pd.DataFrame) -> str:
+    """'measured live on NVIDIA H200 · 2026-11-29' or 'recorded on … · date · commit …'."""
+    s = df.attrs.get("source", {})
+    date = str(s.get("date", "?"))[:10]
+    runs = ", ".join(s.get("run_ids", []))
+    if s.get("kind") == "live":
+        return f"measured live on {s.get('device')} · {date} · run {runs}"
+    commit = str(s.get("commit", "?"))[:10]
+    stale = " · STALE rows present" if "stale" in df and df["stale"].any() else ""
+    return f"recorded on {s.get('device')} · {date} · commit {commit} · run {runs}{stale}"
+
+
+def record(chapter: str | None = None, experiments: list[str] | None = None,
+           out_slug: str | None = None) -> list:
+    """Measure every experiment (of one chapter) live, one run id for all, and write them."""
+    from tqdm.auto import tqdm
+
+    info = device.current()
+    exps = [e for e in registry.all_experiments().values()
+            if (chapter is None or e.chapter == chapter)
+            and (not experiments or e.name in experiments)]
+    if not exps:
+        known = ", ".join(registry.chapters())
+        raise registry.UnknownExperimentError(
+            f"no experiments for chapter {chapter!r}; chapters: {known}")
+    run_info = store.new_run(info.as_dict(), {"clocks": device.clocks_now()})
+    written = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        bar = tqdm(exps, desc="record", unit="experiment")
+        for exp in bar:
+            bar.set_description(exp.name)
+            full = exp.params({})
+            rows = registry.execute(exp, full, run_info, progress=bar)
+            path = store.file_for(out_slug or info.slug, exp.chapter, exp.name)
+            store.write(path, exp.name, exp.chapter, full, rows)
+            written.append(path)
+    return written
+
+
+def check_all(chapter: str | None = None) -> list[dict]:
+    """The correctness pass: every experiment at its small parameters, nothing timed."""
+    info = device.current()
+    run_info = store.new_run(info.as_dict())
+    rows = []
+    for exp in registry.all_experiments().values():
+        if chapter and exp.chapter != chapter:
+            continue
+        rows += registry.execute(exp, exp.params(exp.small), run_info, timing=False)
+    return rows

@@ -1,0 +1,174 @@
+"""Experiments: plain functions from parameters to rows, registered by name.
+
+    @experiment("ceilings.copy", chapter="00-machine", small={"sizes": [1 << 20]},
+                kernels=lambda: [KernelSpec("ceilings/copy.cu", "copy_vec4")])
+    def copy(ctx, sizes=(1 << 30,)):
+        ...
+        ctx.row(variant="kernel", params={"bytes": n}, metrics={...}, check=chk, ...)
+
+The same function serves the notebook (`perflab.run`), `python -m perflab record`, the
+small-size correctness pass (`python -m perflab check`, also under compute-sanitizer) and
+the GPU tests. `ctx.timing` is False in the correctness pass: the function then checks
+every kernel and times nothing.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .errors import UnknownExperimentError
+from .kernels import KernelSpec
+
+#: Modules that define experiments; importing them registers their experiments.
+EXPERIMENT_MODULES = ("perflab.experiments.ceilings", "perflab.experiments.sgemm")
+
+
+@dataclass
+class Experiment:
+    name: str
+    chapter: str
+    title: str
+    func: Callable
+    small: dict = field(default_factory=dict)      # parameters of the correctness pass
+    kernels: Callable[[], list[KernelSpec]] = list  # every kernel the experiment may launch
+
+    @property
+    def defaults(self) -> dict:
+        sig = inspect.signature(self.func)
+        return {k: p.default for k, p in list(sig.parameters.items())[1:]
+                if p.default is not inspect.Parameter.empty}
+
+    def params(self, overrides: dict) -> dict:
+        unknown = set(overrides) - set(self.defaults)
+        if unknown:
+            raise TypeError(f"experiment {self.name!r} takes {sorted(self.defaults)}, "
+                            f"not {sorted(unknown)}")
+        return {**self.defaults, **overrides}
+
+
+_REGISTRY: dict[str, Experiment] = {}
+
+
+def experiment(name: str, *, chapter: str, title: str = "", small: dict | None = None,
+               kernels: Callable[[], list[KernelSpec]] | None = None):
+    def register(func):
+        _REGISTRY[name] = Experiment(name, chapter, title or name, func, small or {},
+                                     kernels or list)
+        return func
+    return register
+
+
+def _load_all() -> None:
+    for mod in EXPERIMENT_MODULES:
+        importlib.import_module(mod)
+
+
+def all_experiments() -> dict[str, Experiment]:
+    _load_all()
+    return dict(_REGISTRY)
+
+
+def get(name: str) -> Experiment:
+    exps = all_experiments()
+    if name not in exps:
+        raise UnknownExperimentError(
+            f"unknown experiment {name!r}; known experiments: {', '.join(sorted(exps))}")
+    return exps[name]
+
+
+def chapters() -> list[str]:
+    return sorted({e.chapter for e in all_experiments().values()})
+
+
+def kernel_specs() -> list[KernelSpec]:
+    """Every kernel instantiation any experiment may launch (for the compile report)."""
+    seen: dict[tuple, KernelSpec] = {}
+    for e in all_experiments().values():
+        for s in e.kernels():
+            seen.setdefault((s.file, s.name_expression, s.options), s)
+    return list(seen.values())
+
+
+class Context:
+    """What an experiment function writes its rows through."""
+
+    def __init__(self, exp: Experiment, run: dict, *, timing: bool = True, progress=None):
+        self.exp = exp
+        self.run = run
+        self.timing = timing
+        self.rows: list[dict] = []
+        self._progress = progress
+
+    # -- measuring ---------------------------------------------------------------
+    def nvtx_name(self, variant: str) -> str:
+        return f"{self.exp.chapter}/{self.exp.name}/{variant}"
+
+    def time(self, fn, args_sets, variant: str, *, budget_s: float = 1.5) -> dict:
+        """Median time of `fn(*args)` over rotated `args_sets` (see timing.benchmark).
+
+        One untimed call first sizes the run: a slow kernel gets one warm-up and a few
+        repeats, a fast one many, all within about `budget_s` seconds.
+        """
+        import cupy as cp
+        from .kernels import checked
+        from .timing import benchmark
+
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        checked(lambda: fn(*args_sets[0]), f"{self.nvtx_name(variant)} (warm-up)")
+        stop.record()
+        stop.synchronize()
+        once = max(cp.cuda.get_elapsed_time(start, stop) / 1e3, 1e-6)
+        n_repeat = int(min(200, max(5, budget_s / once)))
+        n_warmup = 1 if once > 0.05 else 10
+        return checked(lambda: benchmark(fn, args_sets, self.nvtx_name(variant),
+                                         n_repeat=n_repeat, n_warmup=n_warmup,
+                                         max_duration=budget_s * 2),
+                       self.nvtx_name(variant))
+
+    # -- recording ---------------------------------------------------------------
+    def row(self, *, variant: str, params: dict, metrics: dict, check=None,
+            kernels: list[KernelSpec] = (), launch: dict | list | None = None,
+            **extra) -> dict:
+        """Record one row. `metrics` maps a name to (value, unit)."""
+        from .kernels import source_sha256
+
+        r = {
+            "experiment": self.exp.name,
+            "chapter": self.exp.chapter,
+            "variant": variant,
+            "params": dict(params),
+            "metrics": {k: {"value": _num(v), "unit": u} for k, (v, u) in metrics.items()},
+            "correct": None if check is None else bool(check.correct),
+            "rel_err": None if check is None else _num(check.rel_err),
+            "tolerance": None if check is None else check.tolerance,
+            "kernels": [{"file": s.file, "name": s.name_expression,
+                         "options": list(s.all_options[:1] + tuple(s.options)),
+                         "sha256": source_sha256(s.file)} for s in kernels],
+            "launch": launch or {},
+            "provenance": self.run,
+            **extra,
+        }
+        self.rows.append(r)
+        if self._progress is not None:
+            self._progress.set_postfix_str(f"{variant} {params}"[:60])
+        return r
+
+
+def _num(v):
+    """A JSON-safe number: NaN and infinities (a failed check) are stored as null."""
+    if v is None:
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def execute(exp: Experiment, params: dict, run: dict, *, timing: bool = True,
+            progress=None) -> list[dict]:
+    """Run one experiment live and return its rows."""
+    ctx = Context(exp, run, timing=timing, progress=progress)
+    exp.func(ctx, **params)
+    return ctx.rows

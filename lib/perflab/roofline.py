@@ -1,0 +1,70 @@
+"""The roofline: attainable rate = min(compute peak, arithmetic intensity × bandwidth).
+
+Ceilings come from measured rows (chapter 0), never from a datasheet; `ceilings_from`
+picks them out of the ceilings experiments of one run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    bandwidth_Bps: float          # bytes per second (read + written)
+    peaks_flops: dict             # name -> FLOP/s, e.g. {"FP32 FMA": 6.2e13, ...}
+    source: str = ""              # caption of the rows they came from
+
+    def ridge(self, peak: str) -> float:
+        """Arithmetic intensity (FLOP/B) where the memory roof meets `peak`."""
+        return self.peaks_flops[peak] / self.bandwidth_Bps
+
+
+def attainable(intensity, peak_flops: float, bandwidth_Bps: float):
+    """min(peak, intensity × bandwidth), elementwise, in FLOP/s."""
+    ai = np.asarray(intensity, dtype=float)
+    if np.any(ai <= 0):
+        raise ValueError("arithmetic intensity must be positive")
+    return np.minimum(peak_flops, ai * bandwidth_Bps)
+
+
+def gemm_intensity(M: int, N: int, K: int, bytes_per_elem: int = 4) -> float:
+    """FLOP per byte of a GEMM that reads A and B once and writes C once (the floor)."""
+    return 2.0 * M * N * K / (bytes_per_elem * (M * K + K * N + M * N))
+
+
+def ceilings_from(copy_df, fma_df, tensor_df) -> Ceilings:
+    """Best measured copy bandwidth, FP32 FMA rate and TF32 rates, as a Ceilings."""
+    from .lab import caption
+
+    bw = float(copy_df["TB/s"].max()) * 1e12
+    peaks = {"FP32 FMA": float(fma_df["TFLOP/s"].max()) * 1e12}
+    mma = tensor_df[tensor_df["variant"].str.startswith("mma.sync")]
+    if len(mma):
+        peaks["TF32 mma.sync"] = float(mma["TFLOP/s"].max()) * 1e12
+    tf32 = tensor_df[tensor_df["variant"] == "cuBLAS TF32"]
+    if len(tf32):
+        peaks["TF32 cuBLAS"] = float(tf32["TFLOP/s"].max()) * 1e12
+    return Ceilings(bw, peaks, caption(copy_df))
+
+
+def plot(ax, ceil: Ceilings, points=(), ai_range=(0.05, 2000.0)):
+    """Draw the roofs on `ax` (log-log, TFLOP/s vs FLOP/B) and label `points`
+    (iterable of (label, intensity, TFLOP/s))."""
+    ai = np.geomspace(*ai_range, 256)
+    styles = ["-", "--", ":", "-."]
+    for (name, peak), ls in zip(sorted(ceil.peaks_flops.items(), key=lambda x: x[1]), styles):
+        ax.plot(ai, attainable(ai, peak, ceil.bandwidth_Bps) / 1e12, ls, color="0.3", lw=1.2,
+                label=f"{name}: {peak / 1e12:.1f} TFLOP/s")
+    ax.plot([], [], " ", label=f"copy: {ceil.bandwidth_Bps / 1e12:.2f} TB/s")
+    for label, x, y in points:
+        ax.plot([x], [y], "o", ms=6)
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 3), fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP / byte of device memory)")
+    ax.set_ylabel("TFLOP/s")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    return ax

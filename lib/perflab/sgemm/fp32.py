@@ -1,0 +1,407 @@
+"""The FP32 (FFMA, no tensor cores) rungs of the SGEMM ladder: kernels/matmul/01..07.
+
+Each rung is a `Variant`: which kernels it launches for a set of tile parameters, how it
+launches them, and which parameter combinations cannot work (`validate` raises
+ConfigError with the reason, before anything is compiled). Nothing here touches the GPU
+at import time.
+"""
+from __future__ import annotations
+
+import functools
+
+from ..errors import ConfigError
+from ..kernels import KernelSpec, get_kernel, launch
+from .base import Variant, ceil_div
+
+#: Shared memory one block may opt in to on sm_90 (227 KB).
+SMEM_LIMIT = 232_448
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _dims(A, B):
+    M, K = A.shape
+    K2, N = B.shape
+    if K != K2:
+        raise ConfigError(f"A is {M}x{K} but B is {K2}x{N}: inner dimensions differ")
+    for nm, a in (("A", A), ("B", B)):
+        flags = getattr(a, "flags", None)
+        if flags is not None and not flags.c_contiguous:
+            raise ConfigError(f"{nm} must be a C-contiguous (row-major) array")
+    return int(M), int(N), int(K)
+
+
+def _i32(*xs):
+    import numpy as np
+    return tuple(np.int32(x) for x in xs)
+
+
+def _aligned(N: int, *arrays) -> bool:
+    """16-byte loads/stores are legal: rows of B and C start on 16 bytes."""
+    return N % 4 == 0 and all(a.data.ptr % 16 == 0 for a in arrays)
+
+
+def _req(cond: bool, name: str, reason: str) -> None:
+    if not cond:
+        raise ConfigError(f"{name}: {reason}")
+
+
+def _blocktile_checks(name, p, *, max_threads=1024):
+    """Checks shared by rungs 04 and 05 (BM x BN tile, TM x TN microtile per thread)."""
+    BM, BN, BK, TM, TN = (int(p[k]) for k in ("BM", "BN", "BK", "TM", "TN"))
+    _req(TM % 4 == 0 and TN % 4 == 0, name,
+         f"TM={TM} and TN={TN} must be multiples of 4 (microtiles are read as float4)")
+    _req(BM % TM == 0, name, f"the microtile must divide the tile: BM={BM} % TM={TM} != 0")
+    _req(BN % TN == 0, name, f"the microtile must divide the tile: BN={BN} % TN={TN} != 0")
+    threads = (BM // TM) * (BN // TN)
+    _req(32 <= threads <= max_threads, name,
+         f"(BM/TM)*(BN/TN) = {threads} threads; a block needs 32..{max_threads}")
+    _req((BM * BK) % threads == 0, name,
+         f"(BM*BK) % threads != 0 ({BM}*{BK} % {threads}): the A tile must split evenly")
+    _req((BK * BN) % threads == 0, name,
+         f"(BK*BN) % threads != 0 ({BK}*{BN} % {threads}): the B tile must split evenly")
+    _req(TM * TN <= 64, name,
+         f"a {TM}x{TN} microtile needs {TM * TN} accumulators: more than 64 spills registers")
+    smem = 4 * BK * ((BM + 4) + BN)
+    _req(smem <= 48 * 1024, name,
+         f"static shared memory {smem} B exceeds 48 KB (BK*(BM+4+BN)*4)")
+    return threads
+
+
+# ----------------------------------------------------------------------- 01, 02 naive
+
+def _simple(file, fn, coalesced):
+    spec = KernelSpec(file, fn)
+
+    def run(A, B, C, params):
+        M, N, K = _dims(A, B)
+        if coalesced:   # x walks columns
+            grid = (ceil_div(N, 32), ceil_div(M, 32))
+        else:           # x walks rows
+            grid = (ceil_div(M, 32), ceil_div(N, 32))
+        _req(grid[1] <= 65535, fn, f"grid.y = {grid[1]} exceeds 65535")
+        launch(get_kernel(spec), grid, (32, 32), (A, B, C) + _i32(M, N, K))
+
+    return spec, run
+
+
+_naive_spec, _naive_run = _simple("matmul/01_naive.cu", "sgemm_naive", coalesced=False)
+_coal_spec, _coal_run = _simple("matmul/02_coalesced.cu", "sgemm_coalesced", coalesced=True)
+
+
+# ------------------------------------------------------------------- 03 smem tiling
+
+def _smem_spec(p):
+    return KernelSpec("matmul/03_smem_tiling.cu", "sgemm_smem", template=(int(p["TILE"]),))
+
+
+def _smem_validate(p, M, N, K):
+    T = int(p["TILE"])
+    _req(1 <= T <= 32, "03-smem-tiling", f"TILE={T}: a TILE x TILE block needs TILE <= 32")
+
+
+def _smem_run(A, B, C, p):
+    M, N, K = _dims(A, B)
+    T = int(p["TILE"])
+    launch(get_kernel(_smem_spec(p)), (ceil_div(N, T), ceil_div(M, T)), (T, T),
+           (A, B, C) + _i32(M, N, K))
+
+
+# ------------------------------------------------------------- 04, 05 register tiling
+
+def _tile_variant(file, fn, name, max_threads):
+    def spec(p):
+        return KernelSpec(file, fn, template=tuple(int(p[k]) for k in
+                                                   ("BM", "BN", "BK", "TM", "TN")))
+
+    def validate(p, M, N, K):
+        _blocktile_checks(name, p, max_threads=max_threads)
+
+    def run(A, B, C, p):
+        M, N, K = _dims(A, B)
+        threads = _blocktile_checks(name, p, max_threads=max_threads)
+        grid = (ceil_div(N, int(p["BN"])), ceil_div(M, int(p["BM"])))
+        _req(grid[1] <= 65535, name, f"grid.y = {grid[1]} exceeds 65535")
+        launch(get_kernel(spec(p)), grid, (threads,), (A, B, C) + _i32(M, N, K))
+
+    return spec, validate, run
+
+
+_reg_spec, _reg_validate, _reg_run = _tile_variant(
+    "matmul/04_register_tiling.cu", "sgemm_regtile", "04-register-tiling", 1024)
+# 05 asks for two blocks per SM (__launch_bounds__(threads, 2)): more than 256 threads
+# would squeeze a thread under 128 registers and spill the 8x8 accumulators.
+_occ_spec, _occ_validate, _occ_run = _tile_variant(
+    "matmul/05_occupancy.cu", "sgemm_occupancy", "05-occupancy", 256)
+
+
+# ------------------------------------------------------------------- 06 warp tiling
+
+_WT_KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "stages")
+
+#: Block shapes 06 chooses from when auto_shape is on: (BM, BN, WM, WN, relative speed
+#: of one full wave). 128x128 has the best reuse; 128x96 (192 threads) puts 3/4 of the
+#: C area on an SM at once, which fills the last wave of e.g. 3072^3 (2.18 -> 2.9 waves).
+_AUTO_SHAPES = ((128, 128, 64, 32, 1.00), (128, 96, 64, 32, 0.95))
+_AUTO_REST = {"BK": 16, "TM": 8, "TN": 8, "stages": 3}
+
+
+def _wt_threads(p) -> int:
+    return (int(p["BM"]) // int(p["WM"])) * (int(p["BN"]) // int(p["WN"])) * 32
+
+
+def _wt_smem(p) -> int:
+    """Dynamic shared memory of 06/07: STAGES * BK * ((BM + 4) + BN) floats."""
+    return 4 * int(p["stages"]) * int(p["BK"]) * ((int(p["BM"]) + 4) + int(p["BN"]))
+
+
+def _wt_checks(name, p):
+    BM, BN, BK, WM, WN, TM, TN, S = (int(p[k]) for k in _WT_KEYS)
+    _req(BM % WM == 0, name, f"BM not divisible by WM ({BM} % {WM} != 0)")
+    _req(BN % WN == 0, name, f"BN not divisible by WN ({BN} % {WN} != 0)")
+    _req(TM % 4 == 0 and TN % 4 == 0, name,
+         f"TM={TM} and TN={TN} must be multiples of 4 (float4 pieces)")
+    _req(WM % TM == 0 and WN % TN == 0, name,
+         f"the thread tile must divide the warp tile (WM={WM}, TM={TM}, WN={WN}, TN={TN})")
+    _req((WM // TM) * (WN // TN) == 32, name,
+         f"(WM/TM)*(WN/TN) = {(WM // TM) * (WN // TN)}: a warp tile must hold exactly "
+         "32 thread tiles")
+    threads = _wt_threads(p)
+    _req(threads <= 1024, name, f"{threads} threads per block (max 1024)")
+    _req(BK % 4 == 0 and (threads * 4) % BK == 0, name,
+         f"(threads*4) % BK != 0 ({threads}*4 % {BK}): the A-tile copy needs it")
+    _req(BN % 4 == 0 and (threads * 4) % BN == 0, name,
+         f"(threads*4) % BN != 0 ({threads}*4 % {BN}): the B-tile copy needs it")
+    _req(S >= 2, name, f"stages={S}: a pipeline needs at least 2")
+    _req(TM * TN <= 64, name,
+         f"a {TM}x{TN} thread tile needs {TM * TN} accumulators: more than 64 spills")
+    smem = _wt_smem(p)
+    _req(smem <= SMEM_LIMIT, name,
+         f"shared memory {smem} B = stages*BK*(BM+4+BN)*4 exceeds 227 KB")
+    return threads
+
+
+def _wt_spec(p, aligned: bool) -> KernelSpec:
+    return KernelSpec("matmul/06_warptiling.cu", "sgemm_warptile",
+                      template=tuple(int(p[k]) for k in _WT_KEYS) + (bool(aligned),))
+
+
+def _wt_shape_params(p, shape) -> dict:
+    BM, BN, WM, WN, _ = shape
+    return {**p, **_AUTO_REST, "BM": BM, "BN": BN, "WM": WM, "WN": WN}
+
+
+@functools.lru_cache(maxsize=None)
+def _slots(key: tuple, aligned: bool) -> int:
+    """Blocks of one configuration the whole GPU holds at once (occupancy query)."""
+    from ..device import current
+    from ..kernels import blocks_per_sm
+    p = dict(key)
+    k = get_kernel(_wt_spec(p, aligned))
+    try:
+        per_sm = blocks_per_sm(k, _wt_threads(p), _wt_smem(p))
+    except Exception:   # no occupancy answer: what __launch_bounds__ asked for
+        per_sm = 2 if _wt_threads(p) <= 256 else 1
+    return max(1, per_sm) * current().sms
+
+
+def _wt_pick(p, M, N, aligned) -> dict:
+    """auto_shape: the block shape with the best predicted time, counting the idle slots
+    of a partial last wave and the wasted area of edge tiles."""
+    best, best_score = None, -1.0
+    for shape in _AUTO_SHAPES:
+        q = _wt_shape_params(p, shape)
+        BM, BN = shape[0], shape[1]
+        blocks = ceil_div(M, BM) * ceil_div(N, BN)
+        slots = _slots(tuple(sorted((k, q[k]) for k in _WT_KEYS)), aligned)
+        waves = blocks / slots
+        fill = waves / ceil_div(blocks, slots)         # busy fraction of the slots
+        area = (M * N) / (blocks * BM * BN)            # useful fraction of the tiles
+        score = fill * area * shape[4]
+        if score > best_score:
+            best, best_score = q, score
+    return best
+
+
+def _wt_kernels(p):
+    configs = ([_wt_shape_params(p, s) for s in _AUTO_SHAPES] if p.get("auto_shape")
+               else [p])
+    return [_wt_spec(q, al) for q in configs for al in (True, False)]
+
+
+def _wt_validate(p, M, N, K):
+    if p.get("auto_shape"):
+        for s in _AUTO_SHAPES:
+            _wt_checks("06-warptiling", _wt_shape_params(p, s))
+    else:
+        _wt_checks("06-warptiling", p)
+
+
+def _wt_run(A, B, C, p):
+    M, N, K = _dims(A, B)
+    aligned = _aligned(N, B, C)
+    q = _wt_pick(p, M, N, aligned) if p.get("auto_shape") else p
+    threads = _wt_checks("06-warptiling", q)
+    grid = ceil_div(M, int(q["BM"])) * ceil_div(N, int(q["BN"]))
+    launch(get_kernel(_wt_spec(q, aligned)), (grid,), (threads,),
+           (A, B, C) + _i32(M, N, K), shared_mem=_wt_smem(q))
+
+
+# ------------------------------------------------------------------------ 07 split-K
+
+_REDUCE_RY = 8    # slices summed in parallel per output element, then added in order
+
+
+def _sk_partial_spec(p, aligned: bool) -> KernelSpec:
+    return KernelSpec("matmul/07_splitk.cu", "sgemm_splitk_partial",
+                      template=tuple(int(p[k]) for k in _WT_KEYS) + (bool(aligned),))
+
+
+def _sk_reduce_spec(vec: bool) -> KernelSpec:
+    return KernelSpec("matmul/07_splitk.cu", "splitk_reduce", template=(_REDUCE_RY, bool(vec)))
+
+
+def _sk_kernels(p):
+    return [_sk_partial_spec(p, True), _sk_partial_spec(p, False),
+            _sk_reduce_spec(True), _sk_reduce_spec(False)]
+
+
+def _sk_slices(p, M, N, K, sms: int) -> tuple[int, int]:
+    """(S, kslice): S slices of kslice (a multiple of BK) cover K, none empty.
+    slices = 0 picks S so that the grid holds about two blocks per SM."""
+    BK = int(p["BK"])
+    want = int(p["slices"])
+    if want <= 0:
+        tiles = ceil_div(M, int(p["BM"])) * ceil_div(N, int(p["BN"]))
+        want = max(1, ceil_div(2 * sms, tiles))
+    want = min(want, ceil_div(K, BK), 65535)
+    kslice = ceil_div(ceil_div(K, want), BK) * BK
+    return ceil_div(K, kslice), kslice
+
+
+def _sk_validate(p, M, N, K):
+    _wt_checks("07-split-k", p)
+    s = int(p["slices"])
+    _req(s >= 0, "07-split-k", f"slices={s}: give a positive count, or 0 for automatic")
+    _req(s <= 65535, "07-split-k", f"slices={s} exceeds the grid limit 65535")
+    _req(ceil_div(M, int(p["BM"])) <= 65535, "07-split-k",
+         f"grid.y = ceil(M/BM) = {ceil_div(M, int(p['BM']))} exceeds 65535")
+
+
+def _sk_run(A, B, C, p):
+    import cupy
+    from ..device import current
+
+    M, N, K = _dims(A, B)
+    _sk_validate(p, M, N, K)
+    threads = _wt_threads(p)
+    S, kslice = _sk_slices(p, M, N, K, current().sms)
+    aligned = _aligned(N, B, C)
+    grid = (ceil_div(N, int(p["BN"])), ceil_div(M, int(p["BM"])), S)
+    partial = get_kernel(_sk_partial_spec(p, aligned))
+    if S == 1:   # nothing to reduce: the partial product is the product
+        launch(partial, grid, (threads,), (A, B, C) + _i32(M, N, K, kslice),
+               shared_mem=_wt_smem(p))
+        return
+    W = cupy.empty((S, M, N), dtype=cupy.float32)
+    launch(partial, grid, (threads,), (A, B, W) + _i32(M, N, K, kslice),
+           shared_mem=_wt_smem(p))
+    V = 4 if aligned else 1
+    launch(get_kernel(_sk_reduce_spec(aligned)), (ceil_div(ceil_div(M * N, V), 32),),
+           (32, _REDUCE_RY), (W, C) + _i32(M * N, S))
+
+
+# -------------------------------------------------------------------------- variants
+
+_WT_DEFAULTS = {"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 32, "TM": 8, "TN": 8,
+                "stages": 3}
+
+VARIANTS: list[Variant] = [
+    Variant(
+        name="01-naive",
+        label="naive, one thread per element",
+        precision="fp32",
+        idea="One thread per element of C; threadIdx.x walks rows, so a warp's loads of A "
+             "and stores of C touch 32 different rows (uncoalesced).",
+        kernels=lambda p: [_naive_spec],
+        run=_naive_run,
+    ),
+    Variant(
+        name="02-coalesced",
+        label="coalesced global access",
+        precision="fp32",
+        idea="threadIdx.x walks columns: a warp's loads of B and stores of C are 128 "
+             "contiguous bytes, and A is a broadcast.",
+        kernels=lambda p: [_coal_spec],
+        run=_coal_run,
+    ),
+    Variant(
+        name="03-smem-tiling",
+        label="shared-memory tiles 32×32",
+        precision="fp32",
+        idea="Blocks stage TILE×TILE tiles of A and B in shared memory: every float read "
+             "from global memory is reused TILE times.",
+        kernels=lambda p: [_smem_spec(p)],
+        run=_smem_run,
+        default_params={"TILE": 32},
+        param_space={"TILE": [8, 16, 32]},
+        validate=_smem_validate,
+    ),
+    Variant(
+        name="04-register-tiling",
+        label="register microtiles 4×4, 1024 threads",
+        precision="fp32",
+        idea="Each thread accumulates a TM×TN microtile in registers from float4 shared "
+             "loads (LDS.128): half a shared load per FMA instead of two.",
+        kernels=lambda p: [_reg_spec(p)],
+        run=_reg_run,
+        default_params={"BM": 128, "BN": 128, "BK": 8, "TM": 4, "TN": 4},
+        param_space={"BM": [64, 128], "BN": [64, 128], "BK": [8, 16], "TM": [4, 8],
+                     "TN": [4]},
+        validate=_reg_validate,
+    ),
+    Variant(
+        name="05-occupancy",
+        label="8×8 microtiles, 256 threads, 2 blocks/SM",
+        precision="fp32",
+        idea="256 threads with 8×8 microtiles (≤128 registers) so two blocks share an SM; "
+             "a quarter of a shared load per FMA.",
+        kernels=lambda p: [_occ_spec(p)],
+        run=_occ_run,
+        default_params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+        param_space={"BM": [64, 128], "BN": [64, 128], "BK": [8, 16], "TM": [8],
+                     "TN": [8]},
+        validate=_occ_validate,
+    ),
+    Variant(
+        name="06-warptiling",
+        label="warp tiles + cp.async pipeline",
+        precision="fp32",
+        idea="Warp tiles over a transposed, padded A tile, fed by a multi-stage cp.async "
+             "pipeline with 16-byte copies; the block shape is picked per problem to fill "
+             "the last wave.",
+        kernels=_wt_kernels,
+        run=_wt_run,
+        # auto_shape: choose (BM, BN, WM, WN) per problem from _AUTO_SHAPES; a sweep sets
+        # it False (param_space does) so that the tile parameters below take effect.
+        default_params={**_WT_DEFAULTS, "auto_shape": True},
+        param_space={"BM": [64, 128], "BN": [64, 96, 128], "BK": [8, 16],
+                     "WM": [64], "WN": [32], "TM": [8], "TN": [8], "stages": [2, 3, 4],
+                     "auto_shape": [False]},
+        validate=_wt_validate,
+    ),
+    Variant(
+        name="07-split-k",
+        label="split-K + deterministic reduction",
+        precision="fp32",
+        idea="Split K across blocks (one K slice each, rung-06 inner loop) into a "
+             "workspace, then sum the slices in a fixed order: a 128×128×32768 product "
+             "uses the whole GPU instead of one SM.",
+        kernels=_sk_kernels,
+        run=_sk_run,
+        default_params={**_WT_DEFAULTS, "slices": 0},
+        param_space={"slices": [0, 16, 32, 64, 128, 256], "BK": [8, 16],
+                     "stages": [2, 3, 4]},
+        validate=_sk_validate,
+    ),
+]

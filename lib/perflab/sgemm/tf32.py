@@ -1,0 +1,204 @@
+"""The tensor-core rungs of the SGEMM ladder: TF32 through mma.sync (08) and 3xTF32 (09).
+
+Both kernels share one design (kernels/matmul/mma_tf32.cuh): a BM x BN block tile, BK-deep
+k-tiles streamed through a STAGES-deep cp.async pipeline, one WM x WN warp tile per warp
+built from m16n8k8 MMAs. Tile sizes are template parameters; `validate` rejects a
+combination the kernel cannot run and says why. Split-K (gridDim.z) is chosen
+automatically when there are too few output tiles to fill the GPU.
+
+Importing this module touches no GPU: CuPy is imported inside `run` only.
+"""
+from __future__ import annotations
+
+import functools
+import numbers
+
+from ..errors import ConfigError
+from ..kernels import KernelSpec, get_kernel, launch
+from .base import Variant, ceil_div
+
+FILES = {"tf32": "matmul/08_tf32_mma.cu", "3xtf32": "matmul/09_3xtf32.cu"}
+KERNELS = {"tf32": "sgemm_tf32_mma", "3xtf32": "sgemm_3xtf32"}
+
+#: Shared memory a block may opt in to on sm_90 (227 KB). Smaller GPUs have less (sm_89:
+#: 99 KB, sm_80: 163 KB): `launch` names that limit if a configuration exceeds it.
+SMEM_LIMIT = 227 * 1024
+
+#: Registers the kernel needs besides its WM*WN/32 accumulators, from the compile report
+#: of every configuration in PARAM_SPACE (ptxas, sm_80/89/90): TF32 <= 85 and 3xTF32 <= 111
+#: over the accumulators for 64 x 64 warp tiles. Used to refuse blocks that cannot fit
+#: 64K registers per SM (they would spill or fail to launch), before compiling them.
+_REG_OVERHEAD = {"tf32": 88, "3xtf32": 112}
+
+DEFAULTS = {"BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "STAGES": 4, "split_k": 0}
+
+#: The sweep: block shapes and pipeline depth at the 64 x 64 warp tile (24 valid of 27).
+PARAM_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [32], "WM": [64],
+               "WN": [64], "STAGES": [2, 3, 4]}
+
+#: split_k = 0 chooses automatically; splits below this many k-tiles each are not worth it.
+_MIN_KTILES_PER_SPLIT = 4
+
+
+def _tiles(p: dict) -> tuple[int, int, int, int, int, int]:
+    return tuple(int(p[k]) for k in ("BM", "BN", "BK", "WM", "WN", "STAGES"))
+
+
+def threads(p: dict) -> int:
+    BM, BN, BK, WM, WN, _ = _tiles(p)
+    return (BM // WM) * (BN // WN) * 32
+
+
+def smem_bytes(p: dict) -> int:
+    BM, BN, BK, _, _, S = _tiles(p)
+    return S * (BM * BK + BK * BN) * 4
+
+
+def _validate(precision: str, p: dict, M: int, N: int, K: int) -> None:
+    name = "08-tf32-mma" if precision == "tf32" else "09-3xtf32"
+    for k in DEFAULTS:
+        v = p.get(k)
+        if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+            raise ConfigError(f"{name}: parameter {k} must be an integer, got {v!r}")
+    BM, BN, BK, WM, WN, S = _tiles(p)
+    if BK not in (16, 32):
+        raise ConfigError(f"{name}: BK={BK}; the shared-memory swizzle is built for BK 16 or 32")
+    if WM < 16 or WM % 16:
+        raise ConfigError(f"{name}: WM={WM} must be a multiple of 16 (the MMA tile is 16 rows)")
+    if WN < 32 or WN % 32:
+        raise ConfigError(f"{name}: WN={WN} must be a multiple of 32 (the B swizzle spans "
+                          "4 n8-tiles)")
+    if BM % WM or BN % WN:
+        raise ConfigError(f"{name}: warp tile {WM}x{WN} does not divide block tile {BM}x{BN}")
+    t = threads(p)
+    if t > 1024:
+        raise ConfigError(f"{name}: {BM // WM}x{BN // WN} warps = {t} threads, over 1024 "
+                          "per block")
+    if t % (BK // 4) or BM % (t // (BK // 4)):
+        raise ConfigError(f"{name}: {t} threads x 16 B do not tile the {BM}x{BK} A tile "
+                          f"evenly ({BM * BK // 4} chunks of 16 B)")
+    if t % (BN // 4) or BK % (t // (BN // 4)):
+        raise ConfigError(f"{name}: {t} threads x 16 B do not tile the {BK}x{BN} B tile "
+                          f"evenly ({BK * BN // 4} chunks of 16 B: need threads to be a "
+                          f"multiple of {BN // 4} and {BK}x{BN // 4} chunks a multiple of "
+                          "threads)")
+    if not 2 <= S <= 8:
+        raise ConfigError(f"{name}: STAGES={S}; the pipeline needs 2 to 8 stages")
+    sm = smem_bytes(p)
+    if sm > SMEM_LIMIT:
+        raise ConfigError(f"{name}: {S} stages x ({BM}x{BK} + {BK}x{BN}) floats = "
+                          f"{sm // 1024} KB of shared memory, over the {SMEM_LIMIT // 1024} KB "
+                          "a block may use")
+    regs = WM * WN // 32 + _REG_OVERHEAD[precision]
+    if regs > 255:
+        raise ConfigError(f"{name}: a {WM}x{WN} warp tile needs {WM * WN // 32} accumulator "
+                          f"registers per thread, ~{regs} in all: over the 255 limit")
+    if regs * t > 65536:
+        raise ConfigError(f"{name}: {t} threads x ~{regs} registers = {regs * t}, over the "
+                          "65536 registers of an SM")
+    if p["split_k"] < 0:
+        raise ConfigError(f"{name}: split_k={p['split_k']}; use 0 (automatic) or >= 1")
+
+
+def aligned(A, B, C, N: int, K: int) -> bool:
+    """The 16-byte fast path: every row of A and B starts on 16 bytes, and so do the bases."""
+    return (K % 4 == 0 and N % 4 == 0
+            and all(x.data.ptr % 16 == 0 for x in (A, B, C)))
+
+
+@functools.lru_cache(maxsize=None)
+def _sm_count() -> int:
+    from ..device import current
+    return current().sms
+
+
+def splits_for(p: dict, M: int, N: int, K: int, sms: int) -> int:
+    """How many K-splits `run` launches: p['split_k'] if set, else enough for ~one wave of
+    blocks when the output has fewer tiles than the GPU has SMs, each split keeping at
+    least _MIN_KTILES_PER_SPLIT k-tiles; trimmed so no split is empty."""
+    BM, BN, BK = p["BM"], p["BN"], p["BK"]
+    tiles = ceil_div(M, BM) * ceil_div(N, BN)
+    kt = ceil_div(K, BK)
+    s = p["split_k"]
+    if s == 0:
+        s = max(1, sms // tiles) if tiles < sms else 1
+        s = min(s, max(1, kt // _MIN_KTILES_PER_SPLIT))
+    s = max(1, min(s, kt, 65535))
+    return ceil_div(kt, ceil_div(kt, s))    # no empty split
+
+
+def _specs(precision: str, p: dict) -> list[KernelSpec]:
+    """Every kernel `run` may launch with these parameters (both alignment paths, and the
+    split-K reduction unless split_k is 1)."""
+    out = [KernelSpec(FILES[precision], KERNELS[precision], template=_tiles(p) + (al,))
+           for al in (True, False)]
+    if p.get("split_k", 0) != 1:
+        out += [KernelSpec(FILES[precision], "splitk_reduce", template=(v,))
+                for v in (True, False)]
+    return out
+
+
+def _fits_device(precision: str, p: dict) -> None:
+    """The defaults are sized for an H200 (192 KB of shared memory per block); a GPU with
+    less opt-in shared memory (sm_89: 99 KB, sm_80: 163 KB) needs fewer stages. Say how
+    many fit instead of failing at launch."""
+    from ..device import current
+
+    limit = current().smem_per_block_optin
+    need = smem_bytes(p)
+    if need > limit:
+        per_stage = need // p["STAGES"]
+        fit = limit // per_stage
+        hint = (f"STAGES={fit} fits" if fit >= 2 else "a smaller BM/BN is needed")
+        name = "08-tf32-mma" if precision == "tf32" else "09-3xtf32"
+        raise ConfigError(f"{name}: {p['STAGES']} stages need {need // 1024} KB of shared "
+                          f"memory, this GPU allows {limit // 1024} KB per block; {hint}")
+
+
+def _run(precision: str, A, B, C, p: dict) -> None:
+    import cupy as cp
+
+    M, K = A.shape
+    N = B.shape[1]
+    for name, x in (("A", A), ("B", B), ("C", C)):
+        if x.dtype != cp.float32 or not x.flags.c_contiguous:
+            raise ConfigError(f"{name} must be a C-contiguous float32 array")
+    if B.shape[0] != K or C.shape != (M, N):
+        raise ConfigError(f"shapes do not match: A {A.shape}, B {B.shape}, C {C.shape}")
+    _fits_device(precision, p)
+    al = aligned(A, B, C, N, K)
+    s = splits_for(p, M, N, K, _sm_count())
+    kern = get_kernel(KernelSpec(FILES[precision], KERNELS[precision],
+                                 template=_tiles(p) + (al,)))
+    grid = (ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), 1, s)
+    out = C if s == 1 else cp.empty((s, M, N), dtype=cp.float32)
+    launch(kern, grid, (threads(p), 1, 1),
+           (A, B, out, cp.int32(M), cp.int32(N), cp.int32(K)), shared_mem=smem_bytes(p))
+    if s > 1:
+        vec = (M * N) % 4 == 0 and C.data.ptr % 16 == 0
+        red = get_kernel(KernelSpec(FILES[precision], "splitk_reduce", template=(vec,)))
+        work = (M * N) // 4 if vec else M * N
+        blocks = max(1, min(ceil_div(work, 256), _sm_count() * 8))
+        launch(red, (blocks, 1, 1), (256, 1, 1),
+               (out, C, cp.int64(M * N), cp.int32(s)))
+
+
+def _variant(precision: str, name: str, label: str, idea: str) -> Variant:
+    return Variant(
+        name=name, label=label, precision=precision, idea=idea,
+        kernels=functools.partial(_specs, precision),
+        run=functools.partial(_run, precision),
+        default_params=dict(DEFAULTS),
+        param_space={k: list(v) for k, v in PARAM_SPACE.items()},
+        validate=functools.partial(_validate, precision),
+    )
+
+
+VARIANTS: list[Variant] = [
+    _variant("tf32", "08-tf32-mma", "TF32 tensor cores (mma.sync m16n8k8)",
+             "Multiply on the tensor cores: operands rounded to TF32 (10-bit mantissa), "
+             "fed by a 4-stage cp.async pipeline through swizzled shared memory."),
+    _variant("3xtf32", "09-3xtf32", "3xTF32: tensor cores at fp32 accuracy",
+             "Split each operand into a TF32 big part and a TF32 remainder and add three "
+             "products, buying back fp32 accuracy for 3x the tensor-core work."),
+]

@@ -1,0 +1,185 @@
+"""The results store: `results/<device-slug>/<chapter>/<experiment>.json`.
+
+One file per experiment and device, rewritten atomically by each recording. A file is
+self-describing: the schema version, the experiment, the parameters it was recorded with,
+the provenance of the run (device, date, git commit, CuPy and CUDA versions, run id) and
+one row per variant × size. Every row repeats its provenance, names the kernel sources it
+ran with their sha256, and carries its metrics with units.
+
+A row is *stale* when the sha256 of one of its kernel sources differs from the source in
+kernels/ today: its numbers describe code that no longer exists.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import subprocess
+import tempfile
+import uuid
+from pathlib import Path
+
+from . import paths
+from .errors import ResultsError
+
+SCHEMA = 1
+ROW_KEYS = ("experiment", "variant", "params", "metrics", "correct", "rel_err",
+            "kernels", "launch", "provenance")
+
+
+def results_dir() -> Path:
+    return paths.RESULTS
+
+
+def file_for(slug: str, chapter: str, experiment: str) -> Path:
+    return results_dir() / slug / chapter / f"{experiment}.json"
+
+
+def git_commit() -> dict:
+    """The commit the measured tree was at, and whether the tree had local changes."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=paths.ROOT, capture_output=True,
+                              text=True, timeout=20)
+    try:
+        head = git("rev-parse", "HEAD")
+        if head.returncode != 0:
+            return {"commit": "unknown", "dirty": None}
+        dirty = git("status", "--porcelain", "--", "kernels", "lib").stdout.strip() != ""
+        return {"commit": head.stdout.strip(), "dirty": dirty}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": "unknown", "dirty": None}
+
+
+def new_run(device: dict, extra: dict | None = None) -> dict:
+    """Provenance shared by every row measured in one run (one `run_id`)."""
+    g = git_commit()
+    return {
+        "run_id": uuid.uuid4().hex[:12],
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "git_commit": g["commit"],
+        "git_dirty": g["dirty"],
+        "device": device,
+        **(extra or {}),
+    }
+
+
+def write(path: Path, experiment: str, chapter: str, params: dict, rows: list[dict]) -> Path:
+    """Write one experiment's rows atomically (temp file in the same folder, then rename)."""
+    for r in rows:
+        missing = [k for k in ROW_KEYS if k not in r]
+        if missing:
+            raise ResultsError(f"row for {experiment}/{r.get('variant')} lacks {missing}")
+    doc = {"schema": SCHEMA, "experiment": experiment, "chapter": chapter,
+           "params": params, "rows": rows}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=1, sort_keys=False, default=_jsonable)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _jsonable(x):
+    try:
+        import numpy as np
+        if isinstance(x, np.generic):
+            return x.item()
+        if isinstance(x, np.ndarray):
+            return x.tolist()
+    except ImportError:
+        pass
+    if isinstance(x, (tuple, set)):
+        return list(x)
+    raise TypeError(f"{type(x).__name__} is not JSON-serialisable")
+
+
+def load(path: Path) -> dict:
+    """Read and validate one results file; any damage raises ResultsError naming the file."""
+    rel = _rel(path)
+    if not path.exists():
+        raise ResultsError(f"no recorded results at {rel}")
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResultsError(f"{rel} is not valid JSON ({exc}); re-record it or restore it "
+                           "from git") from None
+    problems = []
+    if not isinstance(doc, dict):
+        problems.append("top level is not an object")
+    else:
+        if doc.get("schema") != SCHEMA:
+            problems.append(f"schema {doc.get('schema')!r} is not {SCHEMA}")
+        if not isinstance(doc.get("rows"), list) or not doc["rows"]:
+            problems.append("no rows")
+        else:
+            for i, r in enumerate(doc["rows"]):
+                if not isinstance(r, dict):
+                    problems.append(f"row {i} is not an object")
+                    continue
+                missing = [k for k in ROW_KEYS if k not in r]
+                if missing:
+                    problems.append(f"row {i} lacks {missing}")
+                elif r["experiment"] != doc.get("experiment"):
+                    problems.append(f"row {i} belongs to {r['experiment']!r}")
+                elif not isinstance(r["metrics"], dict) or any(
+                        not isinstance(m, dict) or "value" not in m or "unit" not in m
+                        for m in r["metrics"].values()):
+                    problems.append(f"row {i} has metrics without value/unit")
+                elif not isinstance(r["provenance"], dict) or "run_id" not in r["provenance"]:
+                    problems.append(f"row {i} has no provenance/run_id")
+                if len(problems) > 5:
+                    break
+    if problems:
+        raise ResultsError(f"{rel} is corrupt or hand-edited: " + "; ".join(problems))
+    return doc
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(paths.ROOT))
+    except ValueError:
+        return str(path)
+
+
+def devices() -> list[str]:
+    """Device slugs that have recorded results."""
+    d = results_dir()
+    return sorted(p.name for p in d.iterdir() if p.is_dir()) if d.exists() else []
+
+
+def find(experiment: str, slug: str) -> Path | None:
+    """The results file of `experiment` for device `slug`, whatever its chapter folder."""
+    hits = sorted((results_dir() / slug).glob(f"*/{experiment}.json"))
+    return hits[0] if hits else None
+
+
+def stale_kernels(row: dict) -> list[str]:
+    """Kernel files whose source changed since `row` was measured."""
+    from .kernels import source_sha256
+
+    out = []
+    for k in row.get("kernels", []):
+        try:
+            now = source_sha256(k["file"])
+        except Exception:
+            now = None
+        if now != k["sha256"]:
+            out.append(k["file"])
+    return sorted(set(out))
+
+
+def all_stale() -> list[tuple[Path, str, str, list[str]]]:
+    """(file, experiment, variant, changed sources) for every stale row in the store."""
+    out = []
+    for path in sorted(results_dir().glob("*/*/*.json")):
+        doc = load(path)
+        for r in doc["rows"]:
+            changed = stale_kernels(r)
+            if changed:
+                out.append((path, r["experiment"], r["variant"], changed))
+    return out

@@ -1,0 +1,67 @@
+"""Timing: CUDA events through `cupyx.profiler.benchmark`, warm-up first, the median of
+many runs, each timed region inside an NVTX range named chapter/experiment/variant.
+
+Memory-bound work whose working set would sit in L2 is timed over rotated copies of its
+inputs (`rotations`), so every timed call reads from device memory, as a cold call would.
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+
+import numpy as np
+
+
+@contextlib.contextmanager
+def nvtx_range(name: str):
+    """An NVTX range (package `nvtx`; CuPy's own NVTX binding where `nvtx` is missing)."""
+    try:
+        import nvtx
+    except ImportError:
+        nvtx = None
+    if nvtx is not None:
+        with nvtx.annotate(name, domain="perflab"):
+            yield
+        return
+    from cupy.cuda import nvtx as cnvtx
+    cnvtx.RangePush(name)
+    try:
+        yield
+    finally:
+        cnvtx.RangePop()
+
+
+def rotations(bytes_per_call: int, l2_bytes: int, factor: int = 4, cap: int = 16) -> int:
+    """How many input copies to rotate through so that they cover `factor` × L2."""
+    if bytes_per_call <= 0:
+        return 1
+    return max(1, min(cap, math.ceil(factor * l2_bytes / bytes_per_call)))
+
+
+def benchmark(fn, args_sets, name: str, *, n_repeat: int = 50, n_warmup: int = 5,
+              max_duration: float = 2.0) -> dict:
+    """Time `fn(*args)` cycling through `args_sets` (one tuple per rotated input copy).
+
+    Returns median, 20th and 80th percentile, min (all ms) and the number of timed runs.
+    """
+    cycle = itertools.cycle(args_sets)
+
+    def call():
+        fn(*next(cycle))
+
+    from cupyx.profiler import benchmark as cupy_benchmark
+
+    with nvtx_range(name):
+        res = cupy_benchmark(call, (), n_repeat=n_repeat, n_warmup=n_warmup,
+                             max_duration=max_duration, name=name)
+    t = np.asarray(res.gpu_times).reshape(-1) * 1e3
+    if t.size == 0:
+        raise RuntimeError(f"{name}: no timed runs")
+    return {
+        "median_ms": float(np.median(t)),
+        "p20_ms": float(np.percentile(t, 20)),
+        "p80_ms": float(np.percentile(t, 80)),
+        "min_ms": float(t.min()),
+        "n_timed": int(t.size),
+    }

@@ -1,0 +1,304 @@
+"""The offline compile report: NVRTC + nvdisasm from pip, no GPU needed.
+
+Most tests compile the tiny kernels in tests/kernels_fixture/ (pointed to by patching
+perflab.paths.KERNELS); `test_every_kernel_compiles` compiles the lab's real kernels.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from perflab import compile_report as cr
+from perflab import kernels, paths
+from perflab.errors import KernelCompileError, PerflabError
+from perflab.kernels import KernelSpec
+
+FIXTURE = Path(__file__).parent / "kernels_fixture"
+ARCHS = ("sm_89", "sm_90")
+
+REVERSE_256 = KernelSpec("smem_template.cu", "reverse_block", template=(256,))
+REVERSE_64 = KernelSpec("smem_template.cu", "reverse_block", template=(64,))
+PLAIN = KernelSpec("smem_template.cu", "plain_scale")
+LOCAL_ARRAY = KernelSpec("local_memory.cu", "local_array")
+FORCED_SPILL = KernelSpec("local_memory.cu", "forced_spill")
+REGTILE = KernelSpec("regtile_sgemm.cu", "sgemm_regtile", template=(128, 128, 8, 8, 8))
+TF32 = KernelSpec("tf32_mma.cu", "sgemm_tf32_mma", template=(2, 2, 4))
+BROKEN = KernelSpec("syntax_error.cu", "broken")
+
+
+@pytest.fixture
+def fixture_kernels(monkeypatch):
+    """Point the lab's kernel directory at tests/kernels_fixture/."""
+    # perflab.kernels reads `paths.KERNELS` through the module at call time.
+    assert kernels.paths is paths
+    monkeypatch.setattr(paths, "KERNELS", FIXTURE)
+    return FIXTURE
+
+
+# --------------------------------------------------------------------------- resources
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_template_static_shared_memory(fixture_kernels, arch):
+    r256 = cr.resources(REVERSE_256, arch)
+    r64 = cr.resources(REVERSE_64, arch)
+    assert r256["kernel"] == "reverse_block<256>"
+    assert r256["file"] == "smem_template.cu" and r256["arch"] == arch
+    assert r256["shared_static_bytes"] == 256 * 4
+    assert r64["shared_static_bytes"] == 64 * 4
+    for r in (r256, r64):
+        assert r["barriers"] == 1
+        assert 0 < r["registers"] <= 255
+        assert r["stack_frame_bytes"] == r["spill_store_bytes"] == r["spill_load_bytes"] == 0
+    assert set(r256) == set(cr.COLUMNS)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_extern_c_kernel_without_shared_memory(fixture_kernels, arch):
+    ck = cr.compile_cubin(PLAIN, arch)
+    assert ck.lowered_name == "plain_scale"
+    r = cr.resources(PLAIN, arch)
+    assert r["shared_static_bytes"] == 0 and r["barriers"] == 0
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_dynamically_indexed_array_takes_a_stack_frame(fixture_kernels, arch):
+    r = cr.resources(LOCAL_ARRAY, arch)
+    assert r["stack_frame_bytes"] >= 256 * 4
+    assert r["spill_store_bytes"] == r["spill_load_bytes"] == 0
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_register_pressure_spills(fixture_kernels, arch):
+    r = cr.resources(FORCED_SPILL, arch)
+    assert r["spill_store_bytes"] > 0
+    assert r["spill_load_bytes"] > 0
+    assert r["stack_frame_bytes"] > 0
+    text = cr.sass(FORCED_SPILL, arch)
+    counts = cr.count_instructions(text, base=True)
+    assert counts["STL"] > 0 and counts["LDL"] > 0
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_kernel_with_header_include(fixture_kernels, arch):
+    r = cr.resources(REGTILE, arch)
+    assert r["shared_static_bytes"] == (8 * 128 + 8 * 128) * 4
+    assert r["spill_store_bytes"] == 0
+
+
+def test_parse_ptxas_log_with_mangled_template_names():
+    log = (
+        "ptxas info    : 0 bytes gmem, 256 bytes cmem[3]\n"
+        "ptxas info    : Compiling entry function '_Z1kILi256ELb1EEvPf' for 'sm_89'\n"
+        "ptxas info    : Function properties for _Z1kILi256ELb1EEvPf\n"
+        "ptxas         .     16 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+        "ptxas info    : Used 12 registers, used 1 barriers, 1024 bytes smem, 360 bytes cmem[0]\n"
+        "ptxas info    : Compile time = 2.551 ms\n"
+        "ptxas info    : Function properties for _Z1fPfi\n"
+        "ptxas         .     32 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Compiling entry function '_Z3locPfi' for 'sm_90'\n"
+        "ptxas info    : Function properties for _Z3locPfi\n"
+        "ptxas         .     1024 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 40 registers, used 0 barriers, 1024 bytes cumulative stack size\n"
+    )
+    funcs = cr.parse_ptxas_log(log)
+    assert funcs["_Z1kILi256ELb1EEvPf"] == {
+        "entry": True, "registers": 12, "barriers": 1, "shared_static_bytes": 1024,
+        "stack_frame_bytes": 16, "spill_store_bytes": 8, "spill_load_bytes": 12}
+    assert funcs["_Z3locPfi"]["registers"] == 40
+    assert funcs["_Z3locPfi"]["shared_static_bytes"] == 0
+    assert funcs["_Z3locPfi"]["stack_frame_bytes"] == 1024
+    assert funcs["_Z1fPfi"] == {"entry": False, "stack_frame_bytes": 32,
+                                "spill_store_bytes": 0, "spill_load_bytes": 0}
+
+
+# --------------------------------------------------------------------------- errors
+
+def test_syntax_error_names_file_and_line(fixture_kernels):
+    with pytest.raises(KernelCompileError) as exc:
+        cr.compile_cubin(BROKEN, "sm_90")
+    msg = str(exc.value)
+    assert "kernels/syntax_error.cu(6): error" in msg
+    assert "sm_90" in msg
+
+
+def test_unknown_kernel_name_is_a_compile_error(fixture_kernels):
+    with pytest.raises(KernelCompileError, match="nope"):
+        cr.compile_cubin(KernelSpec("smem_template.cu", "nope"), "sm_90")
+
+
+def test_missing_file_is_a_compile_error(fixture_kernels):
+    with pytest.raises(KernelCompileError, match="does not exist"):
+        cr.compile_cubin(KernelSpec("no_such_file.cu", "k"), "sm_90")
+
+
+# --------------------------------------------------------------------------- caching
+
+def test_one_compile_per_file_and_arch(fixture_kernels):
+    cr.clear_cache()
+    before = cr._build.cache_info().misses
+    cks = cr.compile_many([REVERSE_256, REVERSE_64, PLAIN], "sm_90")
+    assert cr._build.cache_info().misses == before + 1
+    assert cks[0].cubin is cks[1].cubin is cks[2].cubin
+    assert cks[0].lowered_name != cks[1].lowered_name
+    # Later single-spec calls reuse that build.
+    assert cr.compile_cubin(REVERSE_64, "sm_90").cubin is cks[0].cubin
+    assert cr._build.cache_info().misses == before + 1
+
+
+def test_edited_source_compiles_again(tmp_path, monkeypatch):
+    kdir = tmp_path / "kernels"
+    shutil.copytree(FIXTURE, kdir)
+    monkeypatch.setattr(paths, "KERNELS", kdir)
+    spec = KernelSpec("smem_template.cu", "plain_scale")
+    assert cr.resources(spec, "sm_90")["shared_static_bytes"] == 0
+    src = (kdir / "smem_template.cu").read_text()
+    (kdir / "smem_template.cu").write_text(src.replace(
+        "    if (i < n) a[i] *= k;",
+        "    __shared__ float t[32];\n    t[threadIdx.x % 32] = k;\n"
+        "    __syncthreads();\n    if (i < n) a[i] *= t[(threadIdx.x + 1) % 32];"))
+    r = cr.resources(spec, "sm_90")
+    assert r["shared_static_bytes"] == 128 and r["barriers"] == 1
+
+
+# --------------------------------------------------------------------------- report
+
+def test_report_one_row_per_spec_and_arch(fixture_kernels):
+    specs = [REVERSE_256, LOCAL_ARRAY, TF32]
+    df = cr.report(specs)
+    assert list(df.columns) == list(cr.COLUMNS)
+    assert len(df) == len(specs) * 2
+    assert list(df["kernel"]) == ["reverse_block<256>"] * 2 + ["local_array"] * 2 + \
+        ["sgemm_tf32_mma<2, 2, 4>"] * 2
+    assert list(df["arch"]) == ["sm_89", "sm_90"] * 3
+    row = df[(df.kernel == "reverse_block<256>") & (df.arch == "sm_90")].iloc[0]
+    assert row.shared_static_bytes == 1024
+    only90 = cr.report(specs, archs=("sm_90",))
+    assert list(only90["arch"]) == ["sm_90"] * 3
+
+
+def test_report_raises_on_a_broken_kernel(fixture_kernels):
+    with pytest.raises(KernelCompileError, match="syntax_error.cu"):
+        cr.report([REVERSE_256, BROKEN])
+
+
+# --------------------------------------------------------------------------- SASS
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_sass_of_one_function(fixture_kernels, arch):
+    ck = cr.compile_cubin(REGTILE, arch)
+    text = cr.sass(REGTILE, arch)
+    assert f".text.{ck.lowered_name}" in text
+    assert text.count("//---------------------") == 1  # that function's section only
+    counts = cr.count_instructions(text)
+    # 8 x 8 accumulators per thread, BK = 8, fully unrolled: 512 FFMAs in the k-loop.
+    assert counts["FFMA"] == 8 * 8 * 8
+    assert counts["LDS.128"] >= 4
+    assert counts["LDL"] == counts["STL"] == 0
+    excerpt = cr.sass_excerpt(text, r"LDS\.128", r"FFMA")
+    assert "LDS.128" in excerpt and "FFMA" in excerpt
+    assert len(excerpt.splitlines()) <= 2 * 12 + 8 + 2
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_sass_of_tensor_core_kernel(fixture_kernels, arch):
+    text = cr.sass(TF32, arch)
+    assert cr.count_instructions(text, base=True)["HMMA"] == 4
+    assert any(op.startswith("HMMA.1688.F32.TF32") for op in cr.count_instructions(text))
+    excerpt = cr.sass_excerpt(text, r"^LDS\b", r"HMMA", within=40)
+    assert "HMMA" in excerpt
+
+
+def test_sass_excerpt_and_counts_on_text():
+    text = "\n".join([
+        "        /*0000*/                   LDC R1, c[0x0][0x28] ;",
+        ".L_x_1:",
+        "        /*0010*/                   LDS.128 R4, [R2] ;",
+        "        /*0020*/              @!P0 IADD3 R9, R9, 0x1, RZ ;",
+        "        /*0030*/                   FFMA R8, R4, R5.reuse, R8 ;",
+        "        /*0040*/                   FFMA R9, R6, R5, R9 ;",
+        "        /*0050*/                   @!UPT UIADD3 URZ, URZ, URZ, URZ ;",
+        "        /*0060*/                   HMMA.1688.F32.TF32 R8, R16, R26, R8 ;",
+        "        /*0070*/                   EXIT ;",
+    ])
+    counts = cr.count_instructions(text)
+    assert counts == {"LDC": 1, "LDS.128": 1, "IADD3": 1, "FFMA": 2, "UIADD3": 1,
+                      "HMMA.1688.F32.TF32": 1, "EXIT": 1}
+    assert cr.count_instructions(text, base=True)["HMMA"] == 1
+    ex = cr.sass_excerpt(text, r"LDS\.128", r"FFMA", context=1)
+    assert ex.splitlines() == text.splitlines()[1:7]
+    with pytest.raises(PerflabError, match="HMMA"):
+        cr.sass_excerpt(text, r"LDS\.128", r"HMMA", run=2)
+    with pytest.raises(PerflabError):
+        cr.sass_excerpt(text, r"LDS\.128", r"FFMA", within=1)
+
+
+def test_missing_nvdisasm_is_a_clear_error(monkeypatch):
+    from importlib import metadata
+
+    def not_installed(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "distribution", not_installed)
+    monkeypatch.setattr(cr.shutil, "which", lambda name: None)
+    with pytest.raises(PerflabError, match="pip install 'nvidia-cuda-nvdisasm"):
+        cr.nvdisasm_path()
+
+
+def test_nvdisasm_found_through_the_package():
+    p = cr.nvdisasm_path()
+    assert p.name.startswith("nvdisasm") and p.exists()
+
+
+# --------------------------------------------------------------------------- command line
+
+def test_main_prints_the_table(fixture_kernels, capsys):
+    specs = [REVERSE_256, REVERSE_64, LOCAL_ARRAY]
+    assert cr.main(["--arch", "sm_90"], specs=specs) == 0
+    out = capsys.readouterr().out
+    assert "reverse_block<256>" in out and "local_array" in out
+    assert "sm_90" in out and "sm_89" not in out
+    assert "shared_static_bytes" in out
+
+    assert cr.main(["--kernel", "local"], specs=specs) == 0
+    out = capsys.readouterr().out
+    assert "local_array" in out and "reverse_block" not in out
+    assert "sm_89" in out and "sm_90" in out
+
+
+def test_main_prints_sass(fixture_kernels, capsys):
+    assert cr.main(["--arch", "sm_90", "--sass", "reverse_block<64>"],
+                   specs=[REVERSE_256, REVERSE_64]) == 0
+    out = capsys.readouterr().out
+    assert "reverse_block<64> (sm_90)" in out and "BAR.SYNC" in out
+    assert "reverse_block<256>" not in out
+
+
+def test_main_reports_errors(fixture_kernels, capsys):
+    assert cr.main(["--sass", "nothing"], specs=[REVERSE_256]) == 1
+    assert "no kernel matches 'nothing'" in capsys.readouterr().err
+    assert cr.main([], specs=[BROKEN]) == 1
+    assert "kernels/syntax_error.cu(6)" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- the lab's kernels
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_kernel_compiles(arch):
+    from perflab import registry
+    specs = list(registry.kernel_specs())
+    assert specs, "perflab.registry.kernel_specs() returned no kernels"
+    df = cr.report(specs, archs=(arch,))
+    assert len(df) == len(specs)
+    spilling = df[~df.kernel.str.contains("naive")
+                  & ((df.spill_store_bytes > 0) | (df.spill_load_bytes > 0))]
+    assert spilling.empty, f"kernels that spill on {arch}:\n{spilling.to_string(index=False)}"
+
+
+def test_every_kernel_file_is_used_by_an_experiment():
+    """A .cu file no experiment launches would never be compiled, checked or timed."""
+    from perflab import paths, registry
+    used = {s.file for s in registry.kernel_specs()}
+    files = {p.relative_to(paths.KERNELS).as_posix() for p in paths.KERNELS.rglob("*.cu")}
+    assert files - used == set(), f"kernel files no experiment uses: {sorted(files - used)}"

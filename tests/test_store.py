@@ -1,0 +1,97 @@
+"""The results store: atomic writes, validation that names the file, staleness."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from perflab import paths, store
+from perflab.errors import ResultsError
+from perflab.kernels import KernelSpec, source_sha256
+
+
+@pytest.fixture
+def tmp_lab(tmp_path, monkeypatch):
+    """An empty results/ and a kernels/ with one kernel file and one header."""
+    kdir = tmp_path / "kernels"
+    (kdir / "demo").mkdir(parents=True)
+    (kdir / "demo" / "common.cuh").write_text("#define SCALE 2.0f\n")
+    (kdir / "demo" / "scale.cu").write_text(
+        '#include "demo/common.cuh"\n'
+        'extern "C" __global__ void scale(float* x) { x[threadIdx.x] *= SCALE; }\n')
+    monkeypatch.setattr(paths, "KERNELS", kdir)
+    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
+    return tmp_path
+
+
+def make_row(variant="v", value=1.0, sha=None, file="demo/scale.cu", run_id="r1"):
+    return {
+        "experiment": "demo.exp", "chapter": "00-demo", "variant": variant,
+        "params": {"n": 4}, "metrics": {"TB/s": {"value": value, "unit": "TB/s"}},
+        "correct": True, "rel_err": 0.0, "launch": {},
+        "kernels": [{"file": file, "name": "scale", "options": [],
+                     "sha256": sha or source_sha256(file)}],
+        "provenance": {"run_id": run_id, "date": "2026-11-29T00:00:00+00:00",
+                       "git_commit": "abc", "device": {"name": "Demo GPU", "slug": "demo-gpu"}},
+    }
+
+
+def test_write_then_load_roundtrip(tmp_lab):
+    path = store.file_for("demo-gpu", "00-demo", "demo.exp")
+    store.write(path, "demo.exp", "00-demo", {"n": 4}, [make_row()])
+    doc = store.load(path)
+    assert doc["rows"][0]["metrics"]["TB/s"]["value"] == 1.0
+    assert doc["params"] == {"n": 4}
+    assert not list(path.parent.glob(".*")), "the temporary file must be renamed away"
+    assert store.find("demo.exp", "demo-gpu") == path
+
+
+def test_write_refuses_incomplete_rows(tmp_lab):
+    row = make_row()
+    del row["provenance"]
+    with pytest.raises(ResultsError, match="lacks"):
+        store.write(store.file_for("d", "c", "demo.exp"), "demo.exp", "c", {}, [row])
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda p: p.write_text("{not json"), "not valid JSON"),
+    (lambda p: p.write_text(json.dumps({"schema": 99, "rows": []})), "schema"),
+    (lambda p: _edit(p, lambda d: d["rows"][0].pop("metrics")), "lacks"),
+    (lambda p: _edit(p, lambda d: d["rows"][0]["metrics"].update(x=3)), "value/unit"),
+    (lambda p: _edit(p, lambda d: d["rows"][0]["provenance"].pop("run_id")), "run_id"),
+])
+def test_corrupt_file_is_named(tmp_lab, damage, message):
+    path = store.file_for("demo-gpu", "00-demo", "demo.exp")
+    store.write(path, "demo.exp", "00-demo", {}, [make_row()])
+    damage(path)
+    with pytest.raises(ResultsError) as err:
+        store.load(path)
+    assert "results/demo-gpu/00-demo/demo.exp.json" in str(err.value) or str(path) in str(err.value)
+    assert message in str(err.value)
+
+
+def _edit(path, fn):
+    doc = json.loads(path.read_text())
+    fn(doc)
+    path.write_text(json.dumps(doc))
+
+
+def test_sha_covers_included_headers(tmp_lab):
+    before = source_sha256("demo/scale.cu")
+    (paths.KERNELS / "demo" / "common.cuh").write_text("#define SCALE 3.0f\n")
+    assert source_sha256("demo/scale.cu") != before
+
+
+def test_stale_rows_are_listed(tmp_lab):
+    path = store.file_for("demo-gpu", "00-demo", "demo.exp")
+    store.write(path, "demo.exp", "00-demo", {}, [make_row("fresh"), make_row("old", sha="0" * 64)])
+    stale = store.all_stale()
+    assert [(s[1], s[2], s[3]) for s in stale] == [("demo.exp", "old", ["demo/scale.cu"])]
+    (paths.KERNELS / "demo" / "scale.cu").write_text("// edited\n")
+    assert {s[2] for s in store.all_stale()} == {"fresh", "old"}
+
+
+def test_missing_kernel_file_makes_a_row_stale(tmp_lab):
+    row = make_row()
+    row["kernels"][0]["file"] = "demo/gone.cu"
+    assert store.stale_kernels(row) == ["demo/gone.cu"]

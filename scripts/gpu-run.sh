@@ -18,6 +18,7 @@ steps=${*:-device tests check sanitize record book}
 mkdir -p "$logdir"
 mk=(make ${PY:+PY=$PY})
 py=${PY:-.venv/bin/python}
+[ -n "${PY:-}" ] && export PYTHONPATH="$PWD/lib${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1 PERFLAB_MODE=live
 failed=()
 for s in $steps; do

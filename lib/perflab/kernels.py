@@ -195,8 +195,8 @@ def launch(kernel, grid, block, args, shared_mem: int = 0) -> None:
 def checked(fn, what: str):
     """Run `fn()` and synchronize; a CUDA error becomes KernelRuntimeError naming `what`."""
     import cupy
-    from cupy.cuda.runtime import CUDARuntimeError
-    from cupy.cuda.driver import CUDADriverError
+    from cupy_backends.cuda.api.driver import CUDADriverError
+    from cupy_backends.cuda.api.runtime import CUDARuntimeError
 
     try:
         out = fn()

@@ -273,10 +273,14 @@ __device__ __forceinline__ void grouped_block(int pid, int tiles_m, int tiles_n,
 }
 
 // Registers: __launch_bounds__(NT, 2) for NT <= 256 caps a thread at 65536 / (2 * NT)
-// registers (128 at 256 threads) so that two blocks share an SM.
+// registers (128 at 256 threads) so that two blocks share an SM. A thread tile of more
+// than 64 accumulators (8 x 16: the 128 x 256 / 256 x 128 "large tile" shapes) cannot
+// live in 128 registers: those shapes ask for one block per SM (up to 255 registers).
+#define WARPTILE_MIN_BLOCKS(BM, BN, WM, WN, TM, TN) \
+    (((BM) / (WM)) * ((BN) / (WN)) * 32 <= 256 && (TM) * (TN) <= 64 ? 2 : 1)
+
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, bool ALIGNED>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
-                                  (BM / WM) * (BN / WN) * 32 <= 256 ? 2 : 1)
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, WARPTILE_MIN_BLOCKS(BM, BN, WM, WN, TM, TN))
 sgemm_warptile(const float* __restrict__ A, const float* __restrict__ B,
                float* __restrict__ C, int M, int N, int K) {
     extern __shared__ __align__(16) float smem[];

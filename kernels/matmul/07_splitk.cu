@@ -26,8 +26,7 @@
 #include "matmul/06_warptiling.cu"
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, bool ALIGNED>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32,
-                                  (BM / WM) * (BN / WN) * 32 <= 256 ? 2 : 1)
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, WARPTILE_MIN_BLOCKS(BM, BN, WM, WN, TM, TN))
 sgemm_splitk_partial(const float* __restrict__ A, const float* __restrict__ B,
                      float* __restrict__ W, int M, int N, int K, int kslice) {
     extern __shared__ __align__(16) float smem[];

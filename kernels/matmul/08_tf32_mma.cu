@@ -22,7 +22,7 @@
 //   and splitk_reduce adds the slices into the real C.
 #include "matmul/mma_tf32.cuh"
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool ALIGNED>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool PRE, bool ALIGNED>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
 sgemm_tf32_mma(const float* __restrict__ A, const float* __restrict__ B,
                float* __restrict__ C, int M, int N, int K) {
@@ -78,15 +78,16 @@ sgemm_tf32_mma(const float* __restrict__ A, const float* __restrict__ B,
             for (int mt = 0; mt < T::MT; ++mt) {
                 tc::ldmatrix_x4(a[mt], a_base + fa.a[ks] + mt * 16 * BK * 4);
 #pragma unroll
-                for (int r = 0; r < 4; ++r) a[mt][r] = tc::to_tf32(__uint_as_float(a[mt][r]));
+                for (int r = 0; r < 4; ++r)
+                    a[mt][r] = tc::tf32_operand<PRE>(__uint_as_float(a[mt][r]));
             }
 #pragma unroll
             for (int j = 0; j < T::NT; ++j) {
                 // b0 = B[t][g], b1 = B[t+4][g]: two LDS.32 straight into the register pair.
-                const unsigned b0 =
-                    tc::to_tf32(*reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 0, j)));
-                const unsigned b1 =
-                    tc::to_tf32(*reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 1, j)));
+                const unsigned b0 = tc::tf32_operand<PRE>(
+                    *reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 0, j)));
+                const unsigned b1 = tc::tf32_operand<PRE>(
+                    *reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 1, j)));
 #pragma unroll
                 for (int mt = 0; mt < T::MT; ++mt) tc::mma_tf32(acc[mt][j], a[mt], b0, b1);
             }

@@ -15,7 +15,15 @@
 // Everything else (tiles, cp.async pipeline, swizzles, split-K, epilogue) is rung 08's.
 #include "matmul/mma_tf32.cuh"
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool ALIGNED>
+// PRE: the operands come from round_tf32<true> (already big + small, 22 bits), and the
+// split in the loop is tf32 + one subtraction; !PRE: the full split of a raw fp32 value.
+template <bool PRE>
+__device__ __forceinline__ void split(float x, unsigned& big, unsigned& small) {
+    if (PRE) tc::split_pre(x, big, small);
+    else tc::split_tf32(x, big, small);
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool PRE, bool ALIGNED>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
 sgemm_3xtf32(const float* __restrict__ A, const float* __restrict__ B,
                float* __restrict__ C, int M, int N, int K) {
@@ -74,16 +82,16 @@ sgemm_3xtf32(const float* __restrict__ A, const float* __restrict__ B,
                 tc::ldmatrix_x4(raw, a_base + fa.a[ks] + mt * 16 * BK * 4);
 #pragma unroll
                 for (int r = 0; r < 4; ++r)
-                    tc::split_tf32(__uint_as_float(raw[r]), a_big[mt][r], a_small[mt][r]);
+                    split<PRE>(__uint_as_float(raw[r]), a_big[mt][r], a_small[mt][r]);
             }
 #pragma unroll
             for (int j = 0; j < T::NT; ++j) {
                 // B is split one n8-tile at a time: 4 live registers instead of 4 * NT.
                 unsigned b0_big, b0_small, b1_big, b1_small;
-                tc::split_tf32(*reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 0, j)),
-                               b0_big, b0_small);
-                tc::split_tf32(*reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 1, j)),
-                               b1_big, b1_small);
+                split<PRE>(*reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 0, j)),
+                           b0_big, b0_small);
+                split<PRE>(*reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 1, j)),
+                           b1_big, b1_small);
 #pragma unroll
                 for (int mt = 0; mt < T::MT; ++mt) {
                     // The two small cross terms first, then big*big: the small terms are

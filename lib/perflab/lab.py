@@ -45,6 +45,11 @@ def run(name: str, *, record: bool = False, run_info: dict | None = None,
     """Measure experiment `name` live (GPU present) or replay its recorded rows."""
     exp = registry.get(name)
     full = exp.params(params)
+    missing = exp.requires() if exp.requires and device.mode() == "live" else None
+    if missing:     # a GPU, but not the tool this experiment needs: replay, and say why
+        df = replay(name, **params)
+        df.attrs["source"]["note"] = f"not measured live: {missing}"
+        return df
     if device.mode() == "live":
         info = device.current()
         run_info = run_info or store.new_run(info.as_dict(), {"clocks": device.clocks_now()})
@@ -107,6 +112,7 @@ def frame(rows: list[dict], source: str) -> pd.DataFrame:
         for k, m in r["metrics"].items():
             rec[k] = m["value"]
             units[k] = m["unit"]
+        rec["launch"] = r["launch"] if isinstance(r["launch"], list) else None
         rec["correct"] = r["correct"]
         rec["rel_err"] = r["rel_err"]
         rec["run_id"] = r["provenance"]["run_id"]
@@ -141,7 +147,8 @@ def caption(df: pd.DataFrame) -> str:
         return f"measured live on {s.get('device')} · {date} · run {runs}"
     commit = str(s.get("commit", "?"))[:10]
     stale = " · STALE rows present" if "stale" in df and df["stale"].any() else ""
-    return f"recorded on {s.get('device')} · {date} · commit {commit} · run {runs}{stale}"
+    note = f" ({s['note']})" if s.get("note") else ""
+    return f"recorded on {s.get('device')} · {date} · commit {commit} · run {runs}{stale}{note}"
 
 
 def record(chapter: str | None = None, experiments: list[str] | None = None,
@@ -161,9 +168,13 @@ def record(chapter: str | None = None, experiments: list[str] | None = None,
     written = []
     with warnings.catch_warnings():
         warnings.simplefilter("default")
-        bar = tqdm(exps, desc="record", unit="experiment")
+        bar = tqdm(exps, desc="record", unit="experiment", mininterval=5)
         for exp in bar:
             bar.set_description(exp.name)
+            missing = exp.requires() if exp.requires else None
+            if missing:
+                bar.write(f"skipped {exp.name}: {missing}; its recorded rows stay as they are")
+                continue
             full = exp.params({})
             rows = registry.execute(exp, full, run_info, progress=bar)
             path = store.file_for(out_slug or info.slug, exp.chapter, exp.name)

@@ -34,6 +34,7 @@ class Experiment:
     func: Callable
     small: dict = field(default_factory=dict)      # parameters of the correctness pass
     kernels: Callable[[], list[KernelSpec]] = list  # every kernel the experiment may launch
+    requires: Callable[[], str | None] | None = None  # -> why it cannot run live here, or None
 
     @property
     def defaults(self) -> dict:
@@ -53,10 +54,11 @@ _REGISTRY: dict[str, Experiment] = {}
 
 
 def experiment(name: str, *, chapter: str, title: str = "", small: dict | None = None,
-               kernels: Callable[[], list[KernelSpec]] | None = None):
+               kernels: Callable[[], list[KernelSpec]] | None = None,
+               requires: Callable[[], str | None] | None = None):
     def register(func):
         _REGISTRY[name] = Experiment(name, chapter, title or name, func, small or {},
-                                     kernels or list)
+                                     kernels or list, requires)
         return func
     return register
 
@@ -154,7 +156,7 @@ class Context:
         }
         self.rows.append(r)
         if self._progress is not None:
-            self._progress.set_postfix_str(f"{variant} {params}"[:60])
+            self._progress.set_postfix_str(f"{variant} {params}"[:60], refresh=False)
         return r
 
 

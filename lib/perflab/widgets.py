@@ -92,9 +92,11 @@ def tile_explorer(variant_name: str, size=(4096, 4096, 4096)):
     from .sgemm import get
 
     v = get(variant_name)
-    drops = {k: W.Dropdown(options=list(vals), value=v.default_params[k], description=k,
-                           layout=W.Layout(width="160px"))
-             for k, vals in v.param_space.items()}
+    drops = {}
+    for k, vals in v.param_space.items():
+        opts = list(dict.fromkeys([v.default_params[k], *vals]))   # the default first
+        drops[k] = W.Dropdown(options=opts, value=opts[0], description=k,
+                              layout=W.Layout(width="160px"))
     live = device.mode() == "live"
     button = W.Button(description="compile · check · time" if live else "look up recorded",
                       layout=W.Layout(width="220px"))

@@ -167,3 +167,33 @@ def splitk(ctx, size=(128, 128, 32768)):
     v = get_variant("07-split-k")
     for p in configs(v, M, N, K):
         _run_variant(ctx, prob, v, p, baseline)
+
+
+def _ncu_missing():
+    import shutil
+    return None if shutil.which("ncu") else "Nsight Compute (ncu) is not installed here"
+
+
+PROFILE_SEGMENTS = (
+    [((4096, 4096, 4096), n) for n in ("cuBLAS FP32", "cuBLAS TF32")]
+    + [((4096, 4096, 4096), v) for v in
+       ("01-naive", "02-coalesced", "03-smem-tiling", "04-register-tiling", "05-occupancy",
+        "06-warptiling", "08-tf32-mma", "09-3xtf32")]
+    + [((128, 128, 32768), v) for v in ("cuBLAS FP32", "06-warptiling", "07-split-k")])
+
+
+@experiment("sgemm.profile", chapter=CHAPTER, title="What limits each rung: profiler counters",
+            small={"segments": ()}, requires=_ncu_missing)
+def profile(ctx, segments=PROFILE_SEGMENTS):
+    """Each rung once under Nsight Compute: DRAM and L2 bytes, shared-memory wavefronts
+    and bank conflicts, occupancy, pipe utilisation and the main stall reasons."""
+    from ..profile import profile as run_ncu
+
+    if not ctx.timing or not segments:
+        return
+    plan = [{"variant": v, "M": m, "N": n, "K": k} for (m, n, k), v in segments]
+    for seg in run_ncu(plan):
+        specs = [] if seg["variant"].startswith("cuBLAS") else \
+            get_variant(seg["variant"]).kernels(get_variant(seg["variant"]).params())
+        ctx.row(variant=seg["variant"], params={"M": seg["M"], "N": seg["N"], "K": seg["K"]},
+                metrics=seg["metrics"], kernels=specs, profiled_kernels=", ".join(seg["kernels"]))

@@ -6,6 +6,15 @@ built from m16n8k8 MMAs. Tile sizes are template parameters; `validate` rejects 
 combination the kernel cannot run and says why. Split-K (gridDim.z) is chosen
 automatically when there are too few output tiles to fill the GPU.
 
+PRE_ROUND moves the fp32 -> TF32 rounding out of the main loop: a pre-pass (round_tf32 in
+mma_tf32.cuh, launched by `run`, inside whatever `run` is timed by) writes rounded copies
+of A and B to scratch arrays, and the GEMM feeds their bits to the tensor cores as they
+are. In the loop the conversion cost 2 instructions per fragment value (256 of the 578
+instructions per k-tile and warp of the default 08 tile, SASS); the pre-pass costs one
+read and one write of A and B. 0: convert in the loop; 1: pre-pass; 2 (default): the
+pre-pass unless split-K is used (a short GEMM over few output tiles, where the pass over
+A and B would be a large share of the time).
+
 Importing this module touches no GPU: CuPy is imported inside `run` only.
 """
 from __future__ import annotations
@@ -30,11 +39,12 @@ SMEM_LIMIT = 227 * 1024
 #: 64K registers per SM (they would spill or fail to launch), before compiling them.
 _REG_OVERHEAD = {"tf32": 88, "3xtf32": 112}
 
-DEFAULTS = {"BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "STAGES": 4, "split_k": 0}
+DEFAULTS = {"BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "STAGES": 4, "split_k": 0,
+            "PRE_ROUND": 2}
 
 #: The sweep: block shapes and pipeline depth at the 64 x 64 warp tile (24 valid of 27).
 PARAM_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [32], "WM": [64],
-               "WN": [64], "STAGES": [2, 3, 4]}
+               "WN": [64], "STAGES": [2, 3, 4], "PRE_ROUND": [2]}
 
 #: split_k = 0 chooses automatically; splits below this many k-tiles each are not worth it.
 _MIN_KTILES_PER_SPLIT = 4
@@ -98,6 +108,9 @@ def _validate(precision: str, p: dict, M: int, N: int, K: int) -> None:
                           "65536 registers of an SM")
     if p["split_k"] < 0:
         raise ConfigError(f"{name}: split_k={p['split_k']}; use 0 (automatic) or >= 1")
+    if p["PRE_ROUND"] not in (0, 1, 2):
+        raise ConfigError(f"{name}: PRE_ROUND={p['PRE_ROUND']}; use 0 (round in the main "
+                          "loop), 1 (rounding pre-pass) or 2 (pre-pass unless split-K)")
 
 
 def aligned(A, B, C, N: int, K: int) -> bool:
@@ -127,11 +140,20 @@ def splits_for(p: dict, M: int, N: int, K: int, sms: int) -> int:
     return ceil_div(kt, ceil_div(kt, s))    # no empty split
 
 
+def pre_round(p: dict, splits: int) -> bool:
+    """Whether `run` rounds the operands in a pre-pass (see PRE_ROUND above)."""
+    return p["PRE_ROUND"] == 1 or (p["PRE_ROUND"] == 2 and splits == 1)
+
+
 def _specs(precision: str, p: dict) -> list[KernelSpec]:
-    """Every kernel `run` may launch with these parameters (both alignment paths, and the
-    split-K reduction unless split_k is 1)."""
-    out = [KernelSpec(FILES[precision], KERNELS[precision], template=_tiles(p) + (al,))
-           for al in (True, False)]
+    """Every kernel `run` may launch with these parameters (both alignment paths, both
+    rounding modes PRE_ROUND allows, the pre-pass, and the split-K reduction unless
+    split_k is 1)."""
+    pre = {0: (False,), 1: (True,), 2: (True, False)}.get(p.get("PRE_ROUND", 2), (True, False))
+    out = [KernelSpec(FILES[precision], KERNELS[precision], template=_tiles(p) + (pr, al))
+           for pr in pre for al in (True, False)]
+    if True in pre:
+        out.append(KernelSpec(FILES[precision], "round_tf32", template=(precision == "3xtf32",)))
     if p.get("split_k", 0) != 1:
         out += [KernelSpec(FILES[precision], "splitk_reduce", template=(v,))
                 for v in (True, False)]
@@ -166,10 +188,23 @@ def _run(precision: str, A, B, C, p: dict) -> None:
     if B.shape[0] != K or C.shape != (M, N):
         raise ConfigError(f"shapes do not match: A {A.shape}, B {B.shape}, C {C.shape}")
     _fits_device(precision, p)
-    al = aligned(A, B, C, N, K)
     s = splits_for(p, M, N, K, _sm_count())
+    pre = pre_round(p, s)
+    if pre:
+        # Rounded copies of A and B (3xTF32: big + small, 22 bits), made here so that any
+        # timing of `run` includes them. Fresh CuPy arrays are 256-byte aligned.
+        rnd = get_kernel(KernelSpec(FILES[precision], "round_tf32",
+                                    template=(precision == "3xtf32",)))
+        copies = []
+        for x in (A, B):
+            y = cp.empty_like(x)
+            blocks = max(1, min(ceil_div(x.size // 4 or 1, 256), _sm_count() * 8))
+            launch(rnd, (blocks, 1, 1), (256, 1, 1), (x, y, cp.int64(x.size)))
+            copies.append(y)
+        A, B = copies
+    al = aligned(A, B, C, N, K)
     kern = get_kernel(KernelSpec(FILES[precision], KERNELS[precision],
-                                 template=_tiles(p) + (al,)))
+                                 template=_tiles(p) + (pre, al)))
     grid = (ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), 1, s)
     out = C if s == 1 else cp.empty((s, M, N), dtype=cp.float32)
     launch(kern, grid, (threads(p), 1, 1),

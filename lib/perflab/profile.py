@@ -1,0 +1,190 @@
+"""Profiler metrics, recorded like timings: Nsight Compute (`ncu`) runs a child process
+that launches each kernel once, and its per-kernel counters become rows of an experiment.
+
+The child launches a named marker kernel before every segment (one variant × size), so
+the parent can cut ncu's per-kernel table into segments without relying on NVTX filters.
+Inputs come from the host (no cuRAND kernels to filter out). Clocks are left as they are
+(`--clock-control none`): the lab never changes a GPU's settings.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from .errors import PerflabError
+
+MARKER = "perflab_marker"
+
+#: name -> (ncu metric, unit the lab records, scale from ncu's unit to the lab's)
+METRICS = {
+    "duration_us": ("gpu__time_duration.sum", "us", None),
+    "sm_throughput_pct": ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", None),
+    "dram_read_MB": ("dram__bytes_read.sum", "MB", None),
+    "dram_write_MB": ("dram__bytes_write.sum", "MB", None),
+    "l2_MB": ("lts__t_bytes.sum", "MB", None),
+    "gld_sectors_per_request": (
+        "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio", "sectors", None),
+    "smem_ld_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "1", None),
+    "smem_ld_bank_conflicts": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "1", None),
+    "achieved_occupancy_pct": ("sm__warps_active.avg.pct_of_peak_sustained_active", "%", None),
+    "issue_active_pct": ("smsp__issue_active.avg.pct_of_peak_sustained_active", "%", None),
+    "fma_pipe_pct": ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "%", None),
+    "tensor_pipe_pct": ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "%", None),
+    "stall_long_scoreboard": ("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio", "warps/issue", None),
+    "stall_mio_throttle": ("smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio", "warps/issue", None),
+    "stall_short_scoreboard": ("smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio", "warps/issue", None),
+    "stall_barrier": ("smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio", "warps/issue", None),
+    "stall_math_pipe_throttle": ("smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio", "warps/issue", None),
+    "stall_not_selected": ("smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio", "warps/issue", None),
+    "stall_wait": ("smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", "warps/issue", None),
+    "stall_lg_throttle": ("smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio", "warps/issue", None),
+}
+
+_UNIT_SCALE = {("ns", "us"): 1e-3, ("usecond", "us"): 1.0, ("nsecond", "us"): 1e-3,
+               ("msecond", "us"): 1e3, ("byte", "MB"): 1e-6, ("Kbyte", "MB"): 1e-3,
+               ("Mbyte", "MB"): 1.0, ("Gbyte", "MB"): 1e3, ("KB", "MB"): 1e-3,
+               ("MB", "MB"): 1.0, ("GB", "MB"): 1e3}
+
+
+def ncu_path() -> str:
+    path = shutil.which("ncu")
+    if path is None:
+        raise PerflabError("Nsight Compute (ncu) is not on PATH; it ships with the CUDA "
+                           "toolkit. Without it, the profile is replayed from results/.")
+    return path
+
+
+def available_metrics(ncu: str) -> set[str]:
+    """Base names of the metrics this GPU's counters provide."""
+    out = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=120)
+    return set(re.findall(r"^([a-z0-9]+__[a-z0-9_]+)", out.stdout, re.MULTILINE))
+
+
+def _base(metric: str) -> str:
+    return metric.split(".")[0]
+
+
+def profile(segments: list[dict], timeout: int = 480) -> list[dict]:
+    """Run the child under ncu. `segments`: [{"label", "variant", "M", "N", "K"}].
+    Returns one dict per segment: label, kernels (names) and metrics summed or averaged
+    over the segment's kernels (times and bytes summed; ratios weighted by duration)."""
+    ncu = ncu_path()
+    have = available_metrics(ncu)
+    wanted = {k: v for k, v in METRICS.items() if _base(v[0]) in have}
+    if "duration_us" not in wanted:
+        raise PerflabError("ncu lists no gpu__time_duration metric on this GPU")
+    with tempfile.TemporaryDirectory() as tmp:
+        plan = os.path.join(tmp, "plan.json")
+        log = os.path.join(tmp, "ncu.csv")
+        with open(plan, "w") as f:
+            json.dump(segments, f)
+        cmd = [ncu, "--clock-control", "none", "--csv", "--page", "raw", "--log-file", log,
+               "--metrics", ",".join(v[0] for v in wanted.values()),
+               sys.executable, "-m", "perflab.profile", plan]
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if run.returncode != 0 or not os.path.exists(log):
+            raise PerflabError(f"ncu failed (exit {run.returncode}):\n{run.stdout[-2000:]}\n"
+                               f"{run.stderr[-2000:]}")
+        rows = _parse_csv(open(log).read())
+    return _segment(rows, segments, wanted)
+
+
+def _parse_csv(text: str) -> list[dict]:
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith('"ID"')), None)
+    if start is None:
+        raise PerflabError("ncu wrote no per-kernel table:\n" + text[-2000:])
+    reader = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+    header, units, data = reader[0], reader[1], reader[2:]
+    out = []
+    for rec in data:
+        if len(rec) != len(header):
+            continue
+        out.append({h: (v, u) for h, v, u in zip(header, rec, units)})
+    return out
+
+
+def _value(cell, unit_to: str) -> float:
+    v, u = cell
+    x = float(str(v).replace(",", ""))
+    if unit_to in ("us", "MB"):
+        x *= _UNIT_SCALE.get((u, unit_to), 1.0)
+    return x
+
+
+def _segment(rows, segments, wanted) -> list[dict]:
+    groups, cur = [], None
+    for r in rows:
+        name = r.get("Kernel Name", ("", ""))[0]
+        if MARKER in name:
+            cur = []
+            groups.append(cur)
+        elif cur is not None:
+            cur.append(r)
+    if len(groups) != len(segments):
+        raise PerflabError(f"ncu saw {len(groups)} segments, the plan had {len(segments)}")
+    out = []
+    for seg, rs in zip(segments, groups):
+        durs = [_value(r[wanted["duration_us"][0]], "us") for r in rs]
+        total = sum(durs) or 1.0
+        metrics = {}
+        for key, (metric, unit, _) in wanted.items():
+            vals = [_value(r[metric], unit) for r in rs if metric in r and r[metric][0] != ""]
+            if not vals:
+                continue
+            if unit in ("us", "MB", "1"):
+                metrics[key] = (sum(vals), unit)
+            else:   # rates and ratios: weight each kernel by its duration
+                metrics[key] = (sum(v * d for v, d in zip(vals, durs)) / total, unit)
+        out.append({**seg, "kernels": [r["Kernel Name"][0] for r in rs], "metrics": metrics})
+    return out
+
+
+def _child(plan_path: str) -> None:
+    """The profiled process: for every segment, a marker launch, then the kernel(s) once."""
+    import cupy as cp
+    import numpy as np
+
+    from .blas import gemm
+    from .sgemm import get
+
+    marker = cp.ElementwiseKernel("float32 x", "float32 y", "y = x", MARKER)
+    flag = cp.zeros(1, dtype=cp.float32)
+    rng = np.random.default_rng()
+    segments = json.load(open(plan_path))
+    from .kernels import get_kernel
+    for seg in segments:           # compile everything before the first marker
+        if not seg["variant"].startswith("cuBLAS"):
+            v = get(seg["variant"])
+            for spec in v.kernels(v.params()):
+                get_kernel(spec)
+    cache = {}
+    for seg in segments:
+        M, N, K = seg["M"], seg["N"], seg["K"]
+        if (M, N, K) not in cache:
+            cache.clear()
+            A = cp.asarray(rng.uniform(-1, 1, (M, K)).astype(np.float32))
+            B = cp.asarray(rng.uniform(-1, 1, (K, N)).astype(np.float32))
+            cache[(M, N, K)] = (A, B, cp.empty((M, N), dtype=cp.float32))
+        A, B, C = cache[(M, N, K)]
+        name = seg["variant"]
+        if name.startswith("cuBLAS"):
+            fn = (lambda m: lambda: gemm(A, B, C, m))(name.split()[1].lower())
+        else:
+            v = get(name)
+            p = v.params()
+            fn = (lambda v, p: lambda: v.run(A, B, C, p))(v, p)
+        marker(flag, flag)
+        fn()
+        cp.cuda.Device().synchronize()
+
+
+if __name__ == "__main__":
+    _child(sys.argv[1])

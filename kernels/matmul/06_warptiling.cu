@@ -48,8 +48,23 @@
 // lab's Python side therefore picks the block shape per problem (128 x 128, or
 // 128 x 96 with 192 threads: 768 tiles = 2.9 waves at 3072^3).
 //
+// Large tiles. With WN = 64 and TN = 16 a thread owns an 8 x 16 microtile (128
+// accumulators) and a block of 8 warps covers 128 x 256 or 256 x 128: per k a thread
+// issues 6 LDS.128 for 128 FFMA (4 for 64 at 8 x 8), and the loop overhead per K step
+// (barrier, copies, addresses) is spread over twice the FFMAs. Such a thread needs ~215
+// registers, so the block runs alone on its SM (see WARPTILE_MIN_BLOCKS below).
+// SASS (sm_90, K-loop body of the interior path): 128x128x16 8x8: 1217 instructions,
+// 1024 FFMA (84%), 64 LDS.128, ~75% of the FFMAs carry a .reuse operand; 128x256x16
+// 8x16: 2287 instructions, 2048 FFMA (90%), 96 LDS.128. No spills (123 / 215 registers).
+// Prediction (not yet measured): 128x256 and 256x128 at 4096^3 and 8192^3 reach 42-46
+// TFLOP/s against 39.7 for 128x128 (issue-slot share 84% -> 90%, half the LDS per FFMA
+// and half the barriers per flop; the risk is 2 warps per scheduler instead of 4, which
+// exposes LDS and barrier latency). At 3072^3 they quantize badly (288 tiles = 2.18
+// waves of 132) and should lose to 128x96. (BK = 32 would also raise the FFMA share,
+// but its unaligned copy path spills: 8x8 tiles on sm_89, 8x16 tiles on sm_90.)
+//
 // Dynamic shared memory: STAGES * BK * ((BM + 4) + BN) * 4 bytes
-// (3 * 16 * 260 * 4 = 49,920 B at the defaults).
+// (2 * 16 * 260 * 4 = 33,280 B at the defaults, stages = 2).
 // Launch: block NT threads (1-D), grid ceil(M/BM) * ceil(N/BN) blocks (1-D).
 //
 // The main loop is a device function so that rung 07 (split-K) reuses it on a K range.

@@ -16,6 +16,19 @@
 // written and 16 MB read back, mostly from L2 (50 MB). The flops (1.07 GFLOP) are
 // now spread over the whole GPU instead of one SM.
 //
+// Cost model for 128 x 128 x 32768 (H200, 132 SMs, 256 slices of 128, stages = 2):
+// partial kernel ~17 us of FFMA at full rate (2 blocks per SM x 128x128x128), +2-4 us
+// to fill the pipeline from DRAM (32 MB of A and B, ~7 us of bandwidth, overlapped);
+// partial tiles 16 MB written to and read back from L2, ~3 us each; reduce kernel ~4 us;
+// total ~25-30 us of GPU time. The first measurements (86-115 us, cuBLAS 54-66 us, and
+// every tile/stage/slice setting within 5%) were dominated by the host: the timer's
+// events bracket the whole Python call, and that call validated the parameters,
+// queried the kernels' attributes, allocated the 16 MB workspace and launched twice.
+// The Python side now caches all of that per (device, shapes, alignment, parameters)
+// and keeps one workspace per device, so a call is two launches. Prediction: 30-40 us,
+// i.e. >= 1.3x cuBLAS FP32 at this shape. If the measurement stays far above 30 us,
+// the next suspects are the 16K 4-byte A copies per block (LDGSTS.E) and the prologue.
+//
 // When the launch has a single slice (S = 1, e.g. a large square problem) the partial
 // kernel writes C directly and no reduction runs: the rung degrades to rung 06.
 //

@@ -13,9 +13,25 @@
 //   __syncthreads per k-tile. 4 x 48 KB = 192 KB of shared memory.
 // * XOR-swizzled shared layouts (mma_tf32.cuh): ldmatrix for A, LDS.32 for B and the
 //   16-byte cp.async writes are all free of bank conflicts.
-// * Operands are rounded to TF32 with cvt.rna in registers, after the fragment loads,
-//   once per fragment value and warp: 32 conversions per 32 MMAs. (In SASS a cvt.rna is
-//   an Inf/NaN test plus an integer add, the tensor core ignoring the low 13 bits.)
+// * Operands rounded to TF32 (nearest, ties away) once, by a pre-pass (PRE = true, the
+//   default where there is no split-K; round_tf32 in mma_tf32.cuh): the main loop hands
+//   the fragment bits to the tensor cores as they are. PRE = false rounds in the loop with
+//   cvt.rna after the fragment loads, once per fragment value and warp: 32 conversions
+//   per 32 MMAs, each an Inf/NaN test plus an integer add in SASS (the tensor core ignores
+//   the low 13 bits). Both give bit-identical operands, hence identical results.
+//   SASS (sm_90, default tile): 578 instructions per k-tile and warp with the cvt (128
+//   HMMA, 128 FSETP, ~150 IMAD), 322 without (128 HMMA, 67 LDS, 16 LDSM, 12 LDGSTS, the
+//   rest loader bookkeeping): 4.5 -> 2.5 issue slots per MMA. On the H200 an HMMA
+//   m16n8k8 TF32 takes ~7 cycles of its sub-partition's tensor pipe at the measured
+//   ~300 TFLOP/s ceiling, and 2 warps share a scheduler: 2 x 578 issue slots per
+//   2 x 128 x 7 tensor cycles was 65% of the issue bandwidth, with the conversions also
+//   in the dependency chain from each load to its MMA.
+//   Prediction (the measurement to check first): the GEMM kernel 156 -> 190-215 TFLOP/s at
+//   8192^3, the pre-pass (1 GB of traffic, ~0.25 ms) costing ~4% of that, so 180-205
+//   end to end, 0.52-0.59x cuBLAS TF32. What is left after that: one barrier per k-tile
+//   with one block per SM (the tensor pipe drains while warps meet), and shared memory
+//   at ~77% of its bandwidth at the ceiling (128 KB of fragment reads + 48 KB of cp.async
+//   writes per k-tile per SM, ~1400 cycles, against ~1800 cycles of MMAs).
 // * Grouped block rasterisation for L2 reuse, and an optional split-K over gridDim.z for
 //   problems with too few output tiles to fill the GPU (128 x 128 x 32768 is one tile):
 //   each split writes its partial product to its own slice of a workspace passed as C,

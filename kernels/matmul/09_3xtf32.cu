@@ -7,10 +7,36 @@
 // tensor core's fp32 accumulate, and the error drops from TF32's ~1e-3 relative per
 // product to fp32 rounding level.
 //
+// PRE (default where there is no split-K): the pre-pass round_tf32<true> writes x' = big +
+// small (exact in fp32, 22 bits) once per element, and the loop splits x' with an integer
+// round (IADD, LOP3) and one FADD: 3 instructions per fragment value instead of ~10
+// (2 x cvt with its Inf/NaN test, masks, selects, FADD). SASS (sm_90, default tile): 1507
+// -> 998 instructions per k-tile and warp, for 384 HMMA. The same big and small as the
+// in-loop split, except at a tie (|small| exactly half a TF32 ulp of big, same sign),
+// where the pair becomes (big + ulp, -small): the same sum. Predicted: 66 -> 75-85
+// TFLOP/s at 8192^3 (the tensor pipe, 3 MMAs per step, is the larger share here).
+//
 // Predicted cost: 3 MMAs instead of 1 per tile step, so at best 1/3 of rung 08's rate
 // (~100 TFLOP/s on an H200 against ~300), plus the split itself (cvt, fadd, cvt per
 // fragment value, ~1.7 integer/fp32 instructions per MMA, hidden under the MMAs). Still
 // well above the ~50 TFLOP/s fp32 FMA peak of the H200, at the same accuracy.
+//
+// Where the accuracy goes. Measured on the H200: relative error 1.4e-5 to 5.7e-5 over the
+// checked sizes, 20-50x fp32's ~1e-6 (to confirm on the GPU: it should grow like K, the
+// smallest at K = 2048, the largest at K = 8192). The operand split
+// is not the cause (big and small are both rounded to nearest, x - big is exact, and the
+// dropped small*small is ~2^-22 relative with a random sign). The likely cause is the
+// tensor core's fp32 accumulate: it adds the products to C and rounds the sum toward zero
+// (Fasi, Higham, Mikaitis, Pranesh, "Numerical behavior of NVIDIA tensor cores", 2021), a
+// bias of up to 2^-23 |C| per MMA, always towards zero, summed over 3K/8 chained MMAs: it
+// grows like K, where round-to-nearest errors grow like sqrt(K). A NumPy model of this
+// loop (uniform(-1, 1) inputs, float64 reference, 64 x 64 outputs) gives: truncating
+// accumulate 1.9e-5 (K = 2048) and 7.6e-5 (K = 8192), the measured range; round-to-nearest
+// accumulate 4.9e-7 and 1.0e-6; fp32 FFMA chain 8.2e-7 and 1.6e-6; and the three MMAs of
+// each k8 step into a fresh partial (C = 0) added to the accumulator by an fp32 FADD:
+// 2.9e-7 and 5.8e-7. That last form is the fix, but with a 64 x 64 warp tile its partials
+// push ptxas to 255 registers and spills (ptxas keeps ~16 partials in flight), so it
+// needs a register budget this tile does not have (a smaller warp tile, or mt-outer loops).
 //
 // Everything else (tiles, cp.async pipeline, swizzles, split-K, epilogue) is rung 08's.
 #include "matmul/mma_tf32.cuh"

@@ -165,6 +165,7 @@ def check_launch(kernel, grid, block, shared_mem: int = 0) -> None:
 
 
 _CAPTURE: list | None = None
+_CHECKED: dict = {}
 
 
 @contextlib.contextmanager
@@ -182,7 +183,10 @@ def launch(kernel, grid, block, args, shared_mem: int = 0) -> None:
     """Check the configuration, then enqueue the kernel on the current stream."""
     grid = tuple(grid) if isinstance(grid, (list, tuple)) else (grid,)
     block = tuple(block) if isinstance(block, (list, tuple)) else (block,)
-    check_launch(kernel, grid, block, shared_mem)
+    key = (id(kernel), grid, block, shared_mem)
+    if key not in _CHECKED:          # the limits do not change: check each config once
+        check_launch(kernel, grid, block, shared_mem)
+        _CHECKED[key] = kernel       # (holding the kernel keeps its id unique)
     if _CAPTURE is not None:
         _CAPTURE.append({
             "kernel": kernel.name, "grid": [int(g) for g in grid],

@@ -183,13 +183,18 @@ def record(chapter: str | None = None, experiments: list[str] | None = None,
     return written
 
 
-def check_all(chapter: str | None = None) -> list[dict]:
+#: Experiments the quick correctness pass skips: they re-run kernels the others cover,
+#: with other tile parameters.
+SWEEPS = ("sgemm.sweep", "sgemm.splitk")
+
+
+def check_all(chapter: str | None = None, quick: bool = False) -> list[dict]:
     """The correctness pass: every experiment at its small parameters, nothing timed."""
     info = device.current()
     run_info = store.new_run(info.as_dict())
     rows = []
     for exp in registry.all_experiments().values():
-        if chapter and exp.chapter != chapter:
+        if (chapter and exp.chapter != chapter) or (quick and exp.name in SWEEPS):
             continue
         rows += registry.execute(exp, exp.params(exp.small), run_info, timing=False)
     return rows

@@ -64,7 +64,7 @@ def ncu_path() -> str:
 def available_metrics(ncu: str) -> set[str]:
     """Base names of the metrics this GPU's counters provide."""
     out = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=120)
-    return set(re.findall(r"^([a-z0-9]+__[a-z0-9_]+)", out.stdout, re.MULTILINE))
+    return set(re.findall(r"^\s*([a-z0-9]+__[a-z0-9_]+)", out.stdout, re.MULTILINE))
 
 
 def _base(metric: str) -> str:

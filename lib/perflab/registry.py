@@ -97,8 +97,10 @@ def kernel_specs() -> list[KernelSpec]:
 class Context:
     """What an experiment function writes its rows through."""
 
-    def __init__(self, exp: Experiment, run: dict, *, timing: bool = True, progress=None):
+    def __init__(self, exp: Experiment, run: dict, *, timing: bool = True, progress=None,
+                 budget_s: float = 1.5):
         self.exp = exp
+        self.budget_s = budget_s
         self.run = run
         self.timing = timing
         self.rows: list[dict] = []
@@ -108,7 +110,7 @@ class Context:
     def nvtx_name(self, variant: str) -> str:
         return f"{self.exp.chapter}/{self.exp.name}/{variant}"
 
-    def time(self, fn, args_sets, variant: str, *, budget_s: float = 1.5) -> dict:
+    def time(self, fn, args_sets, variant: str, *, budget_s: float | None = None) -> dict:
         """Median time of `fn(*args)` over rotated `args_sets` (see timing.benchmark).
 
         One untimed call first sizes the run: a slow kernel gets one warm-up and a few
@@ -124,6 +126,7 @@ class Context:
         stop.record()
         stop.synchronize()
         once = max(cp.cuda.get_elapsed_time(start, stop) / 1e3, 1e-6)
+        budget_s = self.budget_s if budget_s is None else budget_s
         n_repeat = int(min(200, max(5, budget_s / once)))
         n_warmup = 1 if once > 0.05 else 10
         return checked(lambda: benchmark(fn, args_sets, self.nvtx_name(variant),

@@ -147,6 +147,7 @@ def ladder(ctx, sizes=SIZES, variant_names=None):
             kernels=lambda: [s for n in SWEEP_VARIANTS for p in configs(get_variant(n))
                              for s in get_variant(n).kernels(p)])
 def sweep(ctx, size=SWEEP_SIZE, variant_names=SWEEP_VARIANTS):
+    ctx.budget_s = 0.4      # ~100 configurations: a shorter timing budget for each
     M, N, K = size
     prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
     baseline = _baselines(ctx, prob)

@@ -181,6 +181,13 @@ def _wt_checks(name, p):
     # 65..128 (8x16 large tiles): one block per SM, up to 255 registers per thread.
     _req(TM * TN <= 128, name,
          f"a {TM}x{TN} thread tile needs {TM * TN} accumulators: more than 128 spills")
+    # Register limits found by compiling every sweep point for sm_90 (ptxas -v):
+    _req(BK <= 16, name,
+         f"BK={BK} spills (8x8 thread tiles at 128 registers on sm_89, 8x16 at 255 on "
+         "sm_90, in the unaligned 4-byte copy path): use BK <= 16")
+    _req(TM * TN > 64 or BN <= 128, name,
+         f"BN={BN} with {TM}x{TN} thread tiles spills at 128 registers (the unaligned "
+         "copy path): a 256-wide tile takes 8x16 thread tiles (WN=64, TN=16)")
     smem = _wt_smem(p)
     _req(smem <= SMEM_LIMIT, name,
          f"shared memory {smem} B = stages*BK*(BM+4+BN)*4 exceeds 227 KB")
@@ -207,7 +214,7 @@ def _slots(key: tuple, aligned: bool) -> int:
     try:
         per_sm = blocks_per_sm(k, _wt_threads(p), _wt_smem(p))
     except Exception:   # no occupancy answer: what __launch_bounds__ asked for
-        per_sm = 2 if _wt_threads(p) <= 256 else 1
+        per_sm = 2 if _wt_threads(p) <= 256 and int(p["TM"]) * int(p["TN"]) <= 64 else 1
     return max(1, per_sm) * current().sms
 
 

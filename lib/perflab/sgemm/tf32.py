@@ -34,10 +34,10 @@ KERNELS = {"tf32": "sgemm_tf32_mma", "3xtf32": "sgemm_3xtf32"}
 SMEM_LIMIT = 227 * 1024
 
 #: Registers the kernel needs besides its WM*WN/32 accumulators, from the compile report
-#: of every configuration in PARAM_SPACE (ptxas, sm_80/89/90): TF32 <= 85 and 3xTF32 <= 111
-#: over the accumulators for 64 x 64 warp tiles. Used to refuse blocks that cannot fit
-#: 64K registers per SM (they would spill or fail to launch), before compiling them.
-_REG_OVERHEAD = {"tf32": 88, "3xtf32": 112}
+#: of every configuration in PARAM_SPACE, both PRE_ROUND modes (ptxas, sm_80/89/90): TF32
+#: <= 96 and 3xTF32 <= 112 over the accumulators for 64 x 64 warp tiles. Used to refuse
+#: blocks that cannot fit 64K registers per SM (they would spill or fail to launch), before compiling them.
+_REG_OVERHEAD = {"tf32": 96, "3xtf32": 112}
 
 DEFAULTS = {"BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "STAGES": 4, "split_k": 0,
             "PRE_ROUND": 2}

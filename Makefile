@@ -3,6 +3,7 @@
 #   make book            create .venv, install, build the book WITH execution into _build/html
 #   make test            CPU tests (GPU tests deselected)      make test-gpu   all tests
 #   make record          re-measure on a GPU and write results/ (ARGS="..." passes options)
+#   make book-record     on a GPU: build the book live and record what it measured
 #   make sanitize        run the kernels under compute-sanitizer
 #   make compile-report  compile every kernel with NVRTC (no GPU needed) and report resources
 #   make stale           list recorded results whose kernel source has changed
@@ -46,7 +47,7 @@ JB := $(PYTHON) -c 'import sys; from jupyter_book.cli.main import main; sys.exit
 export PERFLAB_ROOT := $(CURDIR)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help venv book test test-gpu record sanitize compile-report stale clean distclean wheelhouse wheelhouse-install lab
+.PHONY: help venv book book-record test test-gpu record sanitize compile-report stale clean distclean wheelhouse wheelhouse-install lab
 
 help:
 	@awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' $(firstword $(MAKEFILE_LIST))
@@ -75,6 +76,12 @@ $(VENV)/.installed: requirements.txt requirements-gpu.txt pyproject.toml
 book: $(ENV)
 	$(JB) build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
+
+# On a GPU: build the book live and record what it measured into results/ (one run id).
+book-record: $(ENV)
+	PERFLAB_MODE=live PERFLAB_RECORD=1 \
+	PERFLAB_RUN_ID=$$($(PYTHON) -c 'import uuid; print(uuid.uuid4().hex[:12])') \
+	$(JB) build . $(JB_FLAGS)
 
 test: $(ENV)
 	$(PYTHON) -m pytest -m "not gpu" $(ARGS)

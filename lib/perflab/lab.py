@@ -54,7 +54,7 @@ def run(name: str, *, record: bool = False, run_info: dict | None = None,
         info = device.current()
         run_info = run_info or store.new_run(info.as_dict(), {"clocks": device.clocks_now()})
         rows = registry.execute(exp, full, run_info, progress=progress)
-        if record:
+        if record or os.environ.get("PERFLAB_RECORD") == "1":   # `make book-record`
             store.write(store.file_for(info.slug, exp.chapter, exp.name), exp.name,
                         exp.chapter, full, rows)
         return frame(rows, source="live")

@@ -92,7 +92,8 @@ def profile(segments: list[dict], timeout: int = 480) -> list[dict]:
         if run.returncode != 0 or not os.path.exists(log):
             raise PerflabError(f"ncu failed (exit {run.returncode}):\n{run.stdout[-2000:]}\n"
                                f"{run.stderr[-2000:]}")
-        rows = _parse_csv(open(log).read())
+        with open(log) as f:
+            rows = _parse_csv(f.read())
     return _segment(rows, segments, wanted)
 
 
@@ -158,7 +159,8 @@ def _child(plan_path: str) -> None:
     marker = cp.ElementwiseKernel("float32 x", "float32 y", "y = x", MARKER)
     flag = cp.zeros(1, dtype=cp.float32)
     rng = np.random.default_rng()
-    segments = json.load(open(plan_path))
+    with open(plan_path) as f:
+        segments = json.load(f)
     from .kernels import get_kernel
     for seg in segments:           # compile everything before the first marker
         if not seg["variant"].startswith("cuBLAS"):

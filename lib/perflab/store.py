@@ -53,8 +53,11 @@ def git_commit() -> dict:
 def new_run(device: dict, extra: dict | None = None) -> dict:
     """Provenance shared by every row measured in one run (one `run_id`)."""
     g = git_commit()
+    if g["commit"] == "unknown" and os.environ.get("PERFLAB_GIT_COMMIT"):
+        # a copy of the tree without .git: the caller names the commit it was taken from
+        g = {"commit": os.environ["PERFLAB_GIT_COMMIT"], "dirty": None}
     return {
-        "run_id": uuid.uuid4().hex[:12],
+        "run_id": os.environ.get("PERFLAB_RUN_ID") or uuid.uuid4().hex[:12],
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "git_commit": g["commit"],
         "git_dirty": g["dirty"],

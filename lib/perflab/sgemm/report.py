@@ -28,7 +28,7 @@ def correctness_table(df: pd.DataFrame) -> pd.DataFrame:
     d = d.assign(cell=cell)
     order = list(dict.fromkeys(d["size"]))
     t = d.pivot_table(index="variant", columns="size", values="cell", aggfunc="first")
-    return t[order]
+    return t[order].fillna("—")
 
 
 def ratio_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -42,7 +42,7 @@ def ratio_table(df: pd.DataFrame) -> pd.DataFrame:
         return f"{r['TFLOP/s']:.1f}" + ("" if pd.isna(ratio) else f" ({ratio:.2f}×)")
     d = d.assign(cell=[fmt(r) for _, r in d.iterrows()])
     t = d.pivot_table(index="variant", columns="size", values="cell", aggfunc="first")
-    return t[order]
+    return t[order].fillna("—")
 
 
 def ladder_bars(ax, df: pd.DataFrame, M, N, K, labels: dict):

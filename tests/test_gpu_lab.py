@@ -78,7 +78,10 @@ def test_fault_inside_a_kernel_names_it(tmp_path):
         except KernelRuntimeError as e:
             print("CAUGHT", e)
     """)
-    env = {**__import__("os").environ, "PERFLAB_ROOT": str(tmp_path)}
+    import os
+    lib = str(Path(__file__).resolve().parents[1] / "lib")
+    env = {**os.environ, "PERFLAB_ROOT": str(tmp_path),
+           "PYTHONPATH": os.pathsep.join(filter(None, [lib, os.environ.get("PYTHONPATH")]))}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          env=env, timeout=120)
     assert "CAUGHT CUDA error in fault/write_null" in out.stdout, out.stdout + out.stderr

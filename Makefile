@@ -28,8 +28,9 @@ VENV ?= .venv
 GPU ?= auto
 # Extra arguments for pytest or `python -m perflab ...`, e.g. make record ARGS="sgemm".
 ARGS ?=
-# Nitpicky, warnings are errors, but report every warning before failing.
-JB_FLAGS ?= -n -W --keep-going
+# Nitpicky, warnings are errors, but report every warning before failing; --all re-reads
+# every page, since a change under results/, kernels/ or lib/ leaves the sources unchanged.
+JB_FLAGS ?= -n -W --keep-going --all
 
 ifdef PY
   PYTHON  := $(PY)

@@ -63,7 +63,7 @@ def ladder_bars(ax, df: pd.DataFrame, M, N, K, labels: dict):
         ax.text(r["TFLOP/s"], yi, f" {r['TFLOP/s']:.1f}", va="center", fontsize=7)
     ax.set_xscale("log")
     ax.set_xlabel(f"TFLOP/s at {size_label(M, N, K)} (blue FP32 FFMA, red tensor cores)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper right")
     return ax
 
 
@@ -88,8 +88,8 @@ def speed_accuracy(ax, df: pd.DataFrame, M, N, K):
 def sweep_heatmap(fig, ax, df: pd.DataFrame, variant: str, row_keys, col_keys):
     """TFLOP/s of every swept configuration of `variant`; blank = invalid or not run."""
     d = df[df["variant"] == variant].copy()
-    d["row"] = [" ".join(f"{k}={r[k]}" for k in row_keys) for _, r in d.iterrows()]
-    d["col"] = [" ".join(f"{k}={r[k]}" for k in col_keys) for _, r in d.iterrows()]
+    d["row"] = [" ".join(f"{k}={_fmt(r[k])}" for k in row_keys) for _, r in d.iterrows()]
+    d["col"] = [" ".join(f"{k}={_fmt(r[k])}" for k in col_keys) for _, r in d.iterrows()]
     t = d.pivot_table(index="row", columns="col", values="TFLOP/s", aggfunc="max")
     im = ax.imshow(t.values, cmap="viridis", aspect="auto")
     ax.set_xticks(range(t.shape[1]), t.columns, rotation=45, ha="right", fontsize=7)
@@ -101,6 +101,10 @@ def sweep_heatmap(fig, ax, df: pd.DataFrame, variant: str, row_keys, col_keys):
                 ax.text(j, i, f"{v:.0f}", ha="center", va="center", fontsize=7, color="w")
     fig.colorbar(im, ax=ax, label="TFLOP/s")
     return t
+
+
+def _fmt(x):
+    return int(x) if isinstance(x, float) and x.is_integer() else x
 
 
 __all__ = ["correctness_table", "ratio_table", "ladder_bars", "speed_accuracy",

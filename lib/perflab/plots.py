@@ -11,7 +11,7 @@ COLORS = {"cuBLAS FP32": "0.35", "cuBLAS TF32": "0.6", "kernel": "C0"}
 
 def stamp(fig, df) -> None:
     """Write the provenance caption under a figure."""
-    fig.text(0.01, -0.02, caption(df), fontsize=7, color="0.35", ha="left", va="top")
+    fig.text(0.01, -0.07, caption(df), fontsize=7, color="0.35", ha="left", va="top")
 
 
 def device_of(df) -> dict:

@@ -70,13 +70,21 @@ def ladder_bars(ax, df: pd.DataFrame, M, N, K, labels: dict):
 def speed_accuracy(ax, df: pd.DataFrame, M, N, K):
     """Relative error against TFLOP/s at one size: the price of tensor cores."""
     d = df[(df["M"] == M) & (df["N"] == N) & (df["K"] == K) & df["TFLOP/s"].notna()]
+    fp32_rungs = d[(d["precision"] == "fp32") & ~d["variant"].isin(BASELINES)]
     for _, r in d.iterrows():
         style = "s" if r["variant"] in BASELINES else "o"
         ax.plot(r["TFLOP/s"], r["rel_err"], style, ms=6,
                 color="0.3" if r["variant"] in BASELINES else
                 ("C0" if r["precision"] == "fp32" else "C3"))
+        if r["variant"] in fp32_rungs["variant"].values:
+            continue        # FP32 rungs share one error: labelled once, below
         ax.annotate(r["variant"], (r["TFLOP/s"], r["rel_err"]), fontsize=7,
                     textcoords="offset points", xytext=(4, 3))
+    if len(fp32_rungs):
+        first = fp32_rungs.loc[fp32_rungs["TFLOP/s"].idxmin()]
+        ax.annotate(f"FP32 rungs {fp32_rungs['variant'].iloc[0][:2]}–"
+                    f"{fp32_rungs['variant'].iloc[-1][:2]}", (first["TFLOP/s"], first["rel_err"]),
+                    fontsize=7, textcoords="offset points", xytext=(4, 4))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("TFLOP/s")

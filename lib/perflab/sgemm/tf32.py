@@ -233,7 +233,7 @@ VARIANTS: list[Variant] = [
     _variant("tf32", "08-tf32-mma", "TF32 tensor cores (mma.sync m16n8k8)",
              "Multiply on the tensor cores: operands rounded to TF32 (10-bit mantissa), "
              "fed by a 4-stage cp.async pipeline through swizzled shared memory."),
-    _variant("3xtf32", "09-3xtf32", "3xTF32: tensor cores at fp32 accuracy",
+    _variant("3xtf32", "09-3xtf32", "3xTF32: split operands, three products per step",
              "Split each operand into a TF32 big part and a TF32 remainder and add three "
              "products, buying back fp32 accuracy for 3x the tensor-core work."),
 ]

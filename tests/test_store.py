@@ -7,7 +7,7 @@ import pytest
 
 from perflab import paths, store
 from perflab.errors import ResultsError
-from perflab.kernels import KernelSpec, source_sha256
+from perflab.kernels import source_sha256
 
 
 @pytest.fixture

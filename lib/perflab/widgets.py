@@ -26,7 +26,7 @@ def explore(variant_name: str, params: dict, size=(4096, 4096, 4096)) -> dict:
 
 
 def _live(v, params, size) -> dict:
-    from .experiments.sgemm import _baselines, _run_variant
+    from .experiments.sgemm import _run_variant
 
     ctx, prob, base = _live_state(size)
     try:

@@ -42,10 +42,6 @@ class DeviceInfo:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    @property
-    def fp32_lanes_per_sm(self) -> int:
-        """FP32 FMA lanes per SM (the datasheet's 'CUDA cores' per SM)."""
-        return _FP32_LANES.get(self.compute_capability, 128)
 
 
 # FP32 lanes per SM by compute capability (CUDA C++ Programming Guide, arithmetic
@@ -53,6 +49,17 @@ class DeviceInfo:
 # measured one.
 _FP32_LANES = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128,
                "9.0": 128, "10.0": 128, "12.0": 128}
+
+
+def fp32_lanes(compute_capability: str) -> int:
+    """FP32 FMA lanes per SM (the datasheet's 'CUDA cores' per SM)."""
+    return _FP32_LANES.get(compute_capability, 128)
+
+
+def fp32_peak_flops(dev: dict, clock_mhz: float | None = None) -> float:
+    """The datasheet FP32 rate: SMs × lanes × 2 FLOP × clock (default: the maximum clock)."""
+    clock = dev["sm_clock_max_mhz"] if clock_mhz is None else clock_mhz
+    return dev["sms"] * fp32_lanes(dev["compute_capability"]) * 2 * clock * 1e6
 
 
 def slugify(name: str) -> str:

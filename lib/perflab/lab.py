@@ -45,12 +45,13 @@ def run(name: str, *, record: bool = False, run_info: dict | None = None,
     """Measure experiment `name` live (GPU present) or replay its recorded rows."""
     exp = registry.get(name)
     full = exp.params(params)
-    missing = exp.requires() if exp.requires and device.mode() == "live" else None
+    live = device.mode() == "live"
+    missing = exp.requires() if live and exp.requires else None
     if missing:     # a GPU, but not the tool this experiment needs: replay, and say why
         df = replay(name, **params)
         df.attrs["source"]["note"] = f"not measured live: {missing}"
         return df
-    if device.mode() == "live":
+    if live:
         info = device.current()
         run_info = run_info or store.new_run(info.as_dict(), {"clocks": device.clocks_now()})
         rows = registry.execute(exp, full, run_info, progress=progress)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .device import fp32_lanes, fp32_peak_flops
 from .lab import caption
 
 #: One colour per series across the book (cuBLAS always the same grey, and so on).
@@ -26,7 +27,7 @@ def device_table(dev: dict) -> pd.DataFrame:
         ("name", dev.get("name")),
         ("compute capability", f"{dev.get('compute_capability')} ({dev.get('arch')})"),
         ("multiprocessors (SMs)", dev.get("sms")),
-        ("FP32 lanes per SM", fp32_lanes(dev)),
+        ("FP32 lanes per SM", fp32_lanes(dev.get("compute_capability"))),
         ("max SM clock (MHz)", dev.get("sm_clock_max_mhz")),
         ("memory", f"{dev.get('total_mem_bytes', 0) / gib:.1f} GiB, "
                    f"{dev.get('mem_bus_bits')}-bit bus at {dev.get('mem_clock_max_mhz')} MHz"),
@@ -43,14 +44,9 @@ def device_table(dev: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["property", "value"]).set_index("property")
 
 
-def fp32_lanes(dev: dict) -> int:
-    from .device import _FP32_LANES
-    return _FP32_LANES.get(dev.get("compute_capability"), 128)
-
-
 def datasheet(dev: dict) -> dict:
     """Peak rates implied by the device's own attributes (not measured):
     FP32 = SMs × lanes × 2 FLOP × max clock; DRAM = 2 transfers × bus width × memory clock."""
-    fp32 = dev["sms"] * fp32_lanes(dev) * 2 * dev["sm_clock_max_mhz"] * 1e6
+    fp32 = fp32_peak_flops(dev)
     dram = 2 * dev["mem_bus_bits"] / 8 * dev["mem_clock_max_mhz"] * 1e6
     return {"fp32_flops": fp32, "dram_Bps": dram}

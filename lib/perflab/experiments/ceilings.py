@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..correctness import compare, poison
-from ..device import clocks_now, current
+from ..device import clocks_now, current, fp32_peak_flops
 from ..kernels import KernelSpec, blocks_per_sm, get_kernel, launch
 from ..registry import experiment
 
@@ -104,7 +104,7 @@ def fma(ctx, fmas_per_thread=1 << 20, occupancies=("1 warp/scheduler", "full")):
                              [()], f"chains{chains}-{occ}")
                 metrics.update(_times(t))
                 metrics["TFLOP/s"] = (flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
-                peak = dev.sms * dev.fp32_lanes_per_sm * 2 * dev.sm_clock_max_mhz * 1e6
+                peak = fp32_peak_flops(dev.as_dict())
                 metrics["datasheet_TFLOP/s"] = (peak / 1e12, "TFLOP/s")
                 metrics["frac_of_datasheet"] = (metrics["TFLOP/s"][0] * 1e12 / peak, "1")
                 clk = clocks_now().get("sm_clock_mhz")   # read right after the timed runs

@@ -3,6 +3,7 @@ timed next to cuBLAS (FP32 and TF32 modes, named) measured in the same run."""
 from __future__ import annotations
 
 import itertools
+import os
 
 from ..correctness import compare, poison
 from ..errors import ConfigError
@@ -58,7 +59,7 @@ class Problem:
         from ..timing import rotations
 
         self.M, self.N, self.K = M, N, K
-        self.seed = int.from_bytes(__import__("os").urandom(4), "little")
+        self.seed = int.from_bytes(os.urandom(4), "little")
         rng = cp.random.default_rng(self.seed)
         self.A = rng.uniform(-1, 1, (M, K), dtype=cp.float32)
         self.B = rng.uniform(-1, 1, (K, N), dtype=cp.float32)

@@ -8,6 +8,10 @@
 # ipython, ...), ipywidgets, jupytext, nvtx, nvidia-cuda-nvdisasm, and every dependency
 # of those not in the image, resolved by pip for cp312 manylinux x86_64; one version each.
 #
+# An image whose NVRTC is 13.0 also needs nvidia-cuda-nvrtc>=13.1 (requirements.txt says
+# why; 58 MB, not bundled here): pip download --no-deps 'nvidia-cuda-nvrtc>=13.1,<14' and
+# install that wheel with --no-deps next to the image's CuPy.
+#
 # Output: .whl/wheels.tar.xz, ONE file (about 32 MB; git-ignored). The wheels are
 # re-zipped without compression and the set is compressed as a whole with xz: about half
 # the size of the wheels as downloaded (about 58 MB), so the repository plus wheelhouse

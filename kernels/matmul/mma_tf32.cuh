@@ -191,7 +191,7 @@ __device__ __forceinline__ void block_tile(int tiles_m, int tiles_n, int& tm, in
 // !ALIGNED: the same chunks as four 4-byte cp.async.ca, each element guarded on its own.
 // A chunk outside the matrix reads nothing (src-size 0) and is zero-filled; the address
 // handed to cp.async is then the matrix base anyway, never an out-of-range one.
-template <class T, bool ALIGNED>
+template <class T, bool ALIGNED, bool EDGE = true>
 struct Loader {
     const float* A;
     const float* B;
@@ -203,6 +203,8 @@ struct Loader {
     unsigned a_rows_ok;     // bit p: the A row of pass p is < M
     unsigned b_cols_ok;     // bit e: column b_col + e is < N
     unsigned a_dst, b_dst;  // shared offsets (bytes) of the pass-0 chunks in stage 0
+    int k_next;             // first k of the next k-tile
+    bool interior;          // the block's rows are < M and its columns < N
 
     __device__ __forceinline__ Loader(const float* A_, const float* B_, int M, int N, int K_,
                                       int tm, int tn, int kt0, int tid, unsigned As, unsigned Bs)
@@ -226,6 +228,8 @@ struct Loader {
         for (int e = 0; e < 4; ++e) b_cols_ok |= (b_col + e < N ? 1u : 0u) << e;
         a_dst = As + (ar * T::BK + ((ac ^ a_swz<T::BK>(ar)) * 4)) * 4;
         b_dst = Bs + (br * T::BN + ((bc ^ b_swz(br)) * 4)) * 4;
+        k_next = kt0 * T::BK;
+        interior = (tm + 1) * T::BM <= M && (tn + 1) * T::BN <= N;
     }
 
     // Shared offset of pass p relative to pass 0. The swizzles depend on row % 8 (A) and
@@ -248,7 +252,36 @@ struct Loader {
     }
 
     // Copy the next k-tile into stage `stage`, then step to the following k-tile.
+    // A whole k-tile inside the matrix takes a path with no tests at all; the others test
+    // every chunk. EDGE = false: the caller guarantees every k-tile of every block is
+    // inside (M, N, K multiples of the tile, ALIGNED), and the tested path is not compiled
+    // in: it would otherwise claim registers for the whole kernel.
     __device__ __forceinline__ void load(int stage) {
+        if (!EDGE || (ALIGNED && interior && k_next + T::BK <= K))
+            load_inside(stage);
+        else
+            load_guarded(stage);
+        a_ptr += T::BK;
+        a_k += T::BK;
+        b_ptr += (size_t)T::BK * N;
+        b_k += T::BK;
+        k_next += T::BK;
+    }
+
+    __device__ __forceinline__ void load_inside(int stage) {
+        const unsigned as = a_dst + stage * (T::A_STAGE * 4);
+        const unsigned bs = b_dst + stage * (T::B_STAGE * 4);
+        const float* src = a_ptr;
+#pragma unroll
+        for (int p = 0; p < T::A_PASSES; ++p, src += a_pass)
+            cp_async16(as + a_pass_dst(p), src, true);
+        src = b_ptr;
+#pragma unroll
+        for (int p = 0; p < T::B_PASSES; ++p, src += b_pass)
+            cp_async16(bs + b_pass_dst(p), src, true);
+    }
+
+    __device__ __forceinline__ void load_guarded(int stage) {
         // An opaque copy of the row mask: without it the compiler hoists one predicate per
         // pass out of the k loop, and with 8 passes that costs ~40 registers (and spills).
         unsigned rows_ok = a_rows_ok;
@@ -289,10 +322,6 @@ struct Loader {
                 }
             }
         }
-        a_ptr += T::BK;
-        a_k += T::BK;
-        b_ptr += (size_t)T::BK * N;
-        b_k += T::BK;
     }
 };
 

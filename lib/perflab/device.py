@@ -38,6 +38,9 @@ class DeviceInfo:
     driver_version: str
     runtime_version: str
     cupy_version: str
+    # The compiler of every kernel: its ptxas allocates the registers, and versions differ
+    # (NVRTC 13.0 spills rung 06's main loop that 13.1+ keeps in 234 registers).
+    nvrtc_version: str = "?"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -112,10 +115,20 @@ def _probe() -> tuple[DeviceInfo | None, str]:
             driver_version=_version(runtime.driverGetVersion()),
             runtime_version=_version(runtime.runtimeGetVersion()),
             cupy_version=cupy.__version__,
+            nvrtc_version=_nvrtc_version(),
         )
     except Exception as exc:
         return None, f"the GPU did not answer ({exc})"
     return info, ""
+
+
+def _nvrtc_version() -> str:
+    try:
+        import cupy
+        major, minor = cupy.cuda.nvrtc.getVersion()
+        return f"{major}.{minor}"
+    except Exception:           # noqa: BLE001 - the version is informative only
+        return "?"
 
 
 def mode() -> str:

@@ -38,8 +38,9 @@ def device_table(dev: dict) -> pd.DataFrame:
         ("registers per SM / per block", f"{dev.get('regs_per_sm')} / {dev.get('regs_per_block')}"),
         ("threads per block / per SM",
          f"{dev.get('max_threads_per_block')} / {dev.get('max_threads_per_sm')}"),
-        ("driver / CUDA runtime / CuPy",
-         f"{dev.get('driver_version')} / {dev.get('runtime_version')} / {dev.get('cupy_version')}"),
+        ("driver / CUDA runtime / CuPy / NVRTC",
+         f"{dev.get('driver_version')} / {dev.get('runtime_version')} / {dev.get('cupy_version')}"
+         f" / {dev.get('nvrtc_version', '?')}"),
     ]
     return pd.DataFrame(rows, columns=["property", "value"]).set_index("property")
 

@@ -139,13 +139,15 @@ _occ_spec, _occ_validate, _occ_run = _tile_variant(
 
 _WT_KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "stages")
 
-#: Block shapes 06 chooses from when auto_shape is on: (BM, BN, WM, WN, relative speed
-#: of one full wave). 128x128 has the best reuse; 128x96 (192 threads) puts 3/4 of the
-#: C area on an SM at once, which fills the last wave of e.g. 3072^3 (2.18 -> 2.9 waves).
-#: Relative speeds measured on the H200 at 4096^3 (sweep, BK=16): 128x128 stages=2
-#: 39.7 TFLOP/s, 128x96 32-33 -> 0.82.
-_AUTO_SHAPES = ((128, 128, 64, 32, 1.00), (128, 96, 64, 32, 0.82))
-_AUTO_REST = {"BK": 16, "TM": 8, "TN": 8, "stages": 2}
+#: Block shapes 06 chooses from when auto_shape is on: (tile parameters, relative speed
+#: of one full wave). 128x256 with 8x16 thread tiles (one block per SM) is the fastest
+#: tile; 128x128 with 8x8 (two blocks per SM) fills the last wave in steps half as big.
+#: Relative speeds measured on the H200 (4096^3 and 8192^3, the same run): 128x256x32,
+#: 3 stages 47.2 and 48.7 TFLOP/s; 128x128x32, 2 stages 46.0 and 46.9 -> 0.97.
+_AUTO_SHAPES = (
+    ({"BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "TM": 8, "TN": 16, "stages": 3}, 1.00),
+    ({"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "TM": 8, "TN": 8, "stages": 2}, 0.97),
+)
 
 
 def _wt_threads(p) -> int:
@@ -181,10 +183,14 @@ def _wt_checks(name, p):
     # 65..128 (8x16 large tiles): one block per SM, up to 255 registers per thread.
     _req(TM * TN <= 128, name,
          f"a {TM}x{TN} thread tile needs {TM * TN} accumulators: more than 128 spills")
-    # Register limits found by compiling every sweep point for sm_90 (ptxas -v):
-    _req(BK <= 16, name,
-         f"BK={BK} spills (8x8 thread tiles at 128 registers on sm_89, 8x16 at 255 on "
-         "sm_90, in the unaligned 4-byte copy path): use BK <= 16")
+    _req(BK <= 32, name, f"BK={BK}: the K loop is unrolled; BK <= 32 keeps it in the "
+         "instruction cache and the copies in registers")
+    # Found by compiling every sweep point (ptxas -v, sm_89 and sm_90): 8x16 thread tiles
+    # (up to 255 registers) spill when a thread also copies more than 80 floats a stage.
+    per_thread = (BM * BK + BK * BN) // threads
+    _req(TM * TN <= 64 or per_thread <= 80, name,
+         f"{TM}x{TN} thread tiles with {per_thread} floats copied per thread and stage "
+         f"((BM*BK + BK*BN)/threads) spill registers: use more threads or a smaller BK")
     _req(TM * TN > 64 or BN <= 128, name,
          f"BN={BN} with {TM}x{TN} thread tiles spills at 128 registers (the unaligned "
          "copy path): a 256-wide tile takes 8x16 thread tiles (WN=64, TN=16)")
@@ -194,14 +200,23 @@ def _wt_checks(name, p):
     return threads
 
 
-def _wt_spec(p, aligned: bool) -> KernelSpec:
+#: The (ALIGNED, EDGE) instantiations of 06/07 kernels: a problem with no edge tiles has
+#: N % 4 == 0, so the untested kernel exists only in its 16-byte-copy form.
+_FORMS = ((True, False), (True, True), (False, True))
+
+
+def _edge(p, M: int, N: int, K: int) -> bool:
+    """Some tile crosses M or N, or K is not a multiple of BK: the kernel must test."""
+    return bool(M % int(p["BM"]) or N % int(p["BN"]) or K % int(p["BK"]))
+
+
+def _wt_spec(p, aligned: bool, edge: bool = True) -> KernelSpec:
     return KernelSpec("matmul/06_warptiling.cu", "sgemm_warptile",
-                      template=tuple(int(p[k]) for k in _WT_KEYS) + (bool(aligned),))
+                      template=tuple(int(p[k]) for k in _WT_KEYS) + (bool(aligned), bool(edge or not aligned)))
 
 
 def _wt_shape_params(p, shape) -> dict:
-    BM, BN, WM, WN, _ = shape
-    return {**p, **_AUTO_REST, "BM": BM, "BN": BN, "WM": WM, "WN": WN}
+    return {**p, **shape[0]}
 
 
 @functools.lru_cache(maxsize=None)
@@ -224,13 +239,13 @@ def _wt_pick(p, M, N, aligned) -> dict:
     best, best_score = None, -1.0
     for shape in _AUTO_SHAPES:
         q = _wt_shape_params(p, shape)
-        BM, BN = shape[0], shape[1]
+        BM, BN = q["BM"], q["BN"]
         blocks = ceil_div(M, BM) * ceil_div(N, BN)
         slots = _slots(tuple(sorted((k, q[k]) for k in _WT_KEYS)), aligned)
         waves = blocks / slots
         fill = waves / ceil_div(blocks, slots)         # busy fraction of the slots
         area = (M * N) / (blocks * BM * BN)            # useful fraction of the tiles
-        score = fill * area * shape[4]
+        score = fill * area * shape[1]
         if score > best_score:
             best, best_score = q, score
     return best
@@ -239,7 +254,7 @@ def _wt_pick(p, M, N, aligned) -> dict:
 def _wt_kernels(p):
     configs = ([_wt_shape_params(p, s) for s in _AUTO_SHAPES] if p.get("auto_shape")
                else [p])
-    return [_wt_spec(q, al) for q in configs for al in (True, False)]
+    return [_wt_spec(q, al, ed) for q in configs for al, ed in _FORMS]
 
 
 def _wt_validate(p, M, N, K):
@@ -250,14 +265,36 @@ def _wt_validate(p, M, N, K):
         _wt_checks("06-warptiling", p)
 
 
+#: One launch plan per (device, shapes, alignment, parameters): the shape choice, the
+#: checks and the kernel lookup cost tens of microseconds of Python, which a timer that
+#: brackets the call would count for a kernel of a few milliseconds (see 07's plans).
+_WT_PLANS: dict = {}
+
+
 def _wt_run(A, B, C, p):
+    import cupy
+    from .. import kernels as _kernels
+
     M, N, K = _dims(A, B)
     aligned = _aligned(N, B, C)
-    q = _wt_pick(p, M, N, aligned) if p.get("auto_shape") else p
-    threads = _wt_checks("06-warptiling", q)
-    grid = ceil_div(M, int(q["BM"])) * ceil_div(N, int(q["BN"]))
-    launch(get_kernel(_wt_spec(q, aligned)), (grid,), (threads,),
-           (A, B, C) + _i32(M, N, K), shared_mem=_wt_smem(q))
+    key = (cupy.cuda.runtime.getDevice(), A.shape, B.shape, C.shape, aligned,
+           tuple(sorted(p.items())))
+    plan = _WT_PLANS.get(key)
+    if plan is None:
+        q = _wt_pick(p, M, N, aligned) if p.get("auto_shape") else p
+        threads = _wt_checks("06-warptiling", q)
+        kernel = get_kernel(_wt_spec(q, aligned, _edge(q, M, N, K)))
+        grid = (ceil_div(M, int(q["BM"])) * ceil_div(N, int(q["BN"])),)
+        plan = _WT_PLANS[key] = (kernel, grid, (threads,), _i32(M, N, K), _wt_smem(q))
+    kernel, grid, block, ints, smem = plan
+    if _kernels._CAPTURE is not None or key not in _WT_CHECKED:   # first call: checked
+        launch(kernel, grid, block, (A, B, C) + ints, shared_mem=smem)
+        _WT_CHECKED.add(key)
+        return
+    kernel(grid, block, (A, B, C) + ints, shared_mem=smem)
+
+
+_WT_CHECKED: set = set()
 
 
 # ------------------------------------------------------------------------ 07 split-K
@@ -265,18 +302,47 @@ def _wt_run(A, B, C, p):
 _REDUCE_RY = 8    # slices summed in parallel per output element, then added in order
 
 
-def _sk_partial_spec(p, aligned: bool) -> KernelSpec:
+def _sk_partial_spec(p, aligned: bool, edge: bool = True) -> KernelSpec:
     return KernelSpec("matmul/07_splitk.cu", "sgemm_splitk_partial",
-                      template=tuple(int(p[k]) for k in _WT_KEYS) + (bool(aligned),))
+                      template=tuple(int(p[k]) for k in _WT_KEYS) + (bool(aligned), bool(edge or not aligned)))
 
 
 def _sk_reduce_spec(vec: bool) -> KernelSpec:
     return KernelSpec("matmul/07_splitk.cu", "splitk_reduce", template=(_REDUCE_RY, bool(vec)))
 
 
+def _sk_tail_spec(p, aligned: bool, edge: bool = True) -> KernelSpec:
+    return KernelSpec("matmul/07_splitk.cu", "sgemm_tailsplit",
+                      template=tuple(int(p[k]) for k in _WT_KEYS) + (bool(aligned), bool(edge or not aligned)))
+
+
+def _sk_tail_reduce_spec(p, aligned: bool) -> KernelSpec:
+    return KernelSpec("matmul/07_splitk.cu", "tail_reduce",
+                      template=(int(p["BM"]), int(p["BN"]), bool(aligned)))
+
+
 def _sk_kernels(p):
-    return [_sk_partial_spec(p, True), _sk_partial_spec(p, False),
-            _sk_reduce_spec(True), _sk_reduce_spec(False)]
+    return ([f(p, al, ed) for al, ed in _FORMS for f in (_sk_partial_spec, _sk_tail_spec)]
+            + [f(*a) for al in (True, False) for f, a in
+               ((_sk_reduce_spec, (al,)), (_sk_tail_reduce_spec, (p, al)))])
+
+
+#: The tail split: each split block gets at least this many K steps.
+_TAIL_MIN_KSTEPS = 4
+
+
+def _sk_tail(p, M, N, K, slots: int) -> tuple[int, int, int, int]:
+    """(full, tail, S, kslice) of the tail split: the first `full` tiles whole, the last
+    `tail` tiles (those of a partial last wave) in S slices of kslice each. S = 1 when
+    the tiles fill whole waves or the tail is too large to gain from a split."""
+    BK = int(p["BK"])
+    tiles = ceil_div(M, int(p["BM"])) * ceil_div(N, int(p["BN"]))
+    tail = tiles % slots
+    S = min(slots // tail, ceil_div(K, BK) // _TAIL_MIN_KSTEPS) if tail else 1
+    if S < 2:
+        return tiles, 0, 1, K
+    kslice = ceil_div(ceil_div(K, S), BK) * BK
+    return tiles - tail, tail, ceil_div(K, kslice), kslice
 
 
 def _sk_slices(p, M, N, K, sms: int) -> tuple[int, int]:
@@ -328,27 +394,47 @@ def _sk_workspace(dev: int, nfloats: int):
 
 
 def _sk_plan(A, B, C, p, dev: int, aligned: bool):
+    """The launches of one call: (kernel, grid, block, argument names, ints, smem) each;
+    argument names pick among A, B, C and the workspace W."""
     from ..device import current
-    from ..kernels import check_launch
+    from ..kernels import blocks_per_sm, check_launch
 
     M, N, K = _dims(A, B)
     _sk_validate(p, M, N, K)
     threads = _wt_threads(p)
-    S, kslice = _sk_slices(p, M, N, K, current().sms)
     smem = _wt_smem(p)
-    partial = get_kernel(_sk_partial_spec(p, aligned))
-    grid = (ceil_div(N, int(p["BN"])), ceil_div(M, int(p["BM"])), S)
+    sms = current().sms
+    BM, BN = int(p["BM"]), int(p["BN"])
+    tiles = ceil_div(M, BM) * ceil_div(N, BN)
+    if int(p["slices"]) == 0 and tiles >= sms:
+        # Enough tiles for the GPU: split only the tiles of the partial last wave.
+        kernel = get_kernel(_sk_tail_spec(p, aligned, _edge(p, M, N, K)))
+        slots = max(1, blocks_per_sm(kernel, threads, smem)) * sms
+        full, tail, S, kslice = _sk_tail(p, M, N, K, slots)
+        grid = (full + tail * S,)
+        check_launch(kernel, grid, (threads,), smem)
+        W = _sk_workspace(dev, max(1, tail * S * BM * BN))
+        steps = [(kernel, grid, (threads,), "ABCW", _i32(M, N, K, full, S, kslice), smem)]
+        if tail:
+            reduce = get_kernel(_sk_tail_reduce_spec(p, aligned))
+            rgrid = (BM * BN // (4 * 256), tail)
+            check_launch(reduce, rgrid, (256,), 0)
+            steps.append((reduce, rgrid, (256,), "WC", _i32(M, N, full, S), 0))
+        return W, steps
+    # Too few tiles (the skinny problem), or slices given: split the K of every tile.
+    S, kslice = _sk_slices(p, M, N, K, sms)
+    partial = get_kernel(_sk_partial_spec(p, aligned, _edge(p, M, N, K)))
+    grid = (ceil_div(N, BN), ceil_div(M, BM), S)
     check_launch(partial, grid, (threads,), smem)
-    steps = [(partial, grid, (threads,), _i32(M, N, K, kslice), smem)]
-    W = None
-    if S > 1:
-        W = _sk_workspace(dev, S * M * N)
-        V = 4 if aligned else 1
-        reduce = get_kernel(_sk_reduce_spec(aligned))
-        rgrid = (ceil_div(ceil_div(M * N, V), 32),)
-        check_launch(reduce, rgrid, (32, _REDUCE_RY), 0)
-        steps.append((reduce, rgrid, (32, _REDUCE_RY), _i32(M * N, S), 0))
-    return W, steps
+    if S == 1:                                         # one slice: the partial product is C
+        return None, [(partial, grid, (threads,), "ABC", _i32(M, N, K, kslice), smem)]
+    W = _sk_workspace(dev, S * M * N)
+    V = 4 if aligned else 1
+    reduce = get_kernel(_sk_reduce_spec(aligned))
+    rgrid = (ceil_div(ceil_div(M * N, V), 32),)
+    check_launch(reduce, rgrid, (32, _REDUCE_RY), 0)
+    return W, [(partial, grid, (threads,), "ABW", _i32(M, N, K, kslice), smem),
+               (reduce, rgrid, (32, _REDUCE_RY), "WC", _i32(M * N, S), 0)]
 
 
 def _sk_run(A, B, C, p):
@@ -364,12 +450,9 @@ def _sk_run(A, B, C, p):
     if plan is None:
         plan = _SK_PLANS[key] = _sk_plan(A, B, C, p, dev, aligned)
     W, steps = plan
-    if W is None:                                      # S == 1: the partial product is C
-        (k, g, b, tail, sm), = steps
-        args = [((A, B, C) + tail, k, g, b, sm)]
-    else:
-        (k1, g1, b1, t1, s1), (k2, g2, b2, t2, s2) = steps
-        args = [((A, B, W) + t1, k1, g1, b1, s1), ((W, C) + t2, k2, g2, b2, s2)]
+    arrays = {"A": A, "B": B, "C": C, "W": W}
+    args = [(tuple(arrays[c] for c in names) + ints, k, g, b, sm)
+            for k, g, b, names, ints, sm in steps]
     if _kernels._CAPTURE is not None:                  # recording launches: the slow path
         for a, k, g, b, sm in args:
             launch(k, g, b, a, shared_mem=sm)
@@ -380,10 +463,11 @@ def _sk_run(A, B, C, p):
 
 # -------------------------------------------------------------------------- variants
 
-# stages=2: the fastest measured setting of the 128x128x16 tile on the H200 (4096^3 sweep:
-# s2 39.7, s3 36.2, s4 37.4 TFLOP/s).
-_WT_DEFAULTS = {"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 32, "TM": 8, "TN": 8,
-                "stages": 2}
+# The defaults: the fastest tile measured on the H200 (see _AUTO_SHAPES).
+_WT_DEFAULTS = dict(_AUTO_SHAPES[0][0])
+# 07 splits with 128x128 tiles (two blocks per SM): a skinny problem gets twice the
+# blocks per SM of a 128x256 tile, and a partial last wave is cut into finer pieces.
+_SK_DEFAULTS = dict(_AUTO_SHAPES[1][0])
 
 VARIANTS: list[Variant] = [
     Variant(
@@ -447,8 +531,8 @@ VARIANTS: list[Variant] = [
         label="warp tiles + cp.async pipeline",
         precision="fp32",
         idea="Warp tiles over a transposed, padded A tile, fed by a multi-stage cp.async "
-             "pipeline with 16-byte copies; the block shape is picked per problem to fill "
-             "the last wave.",
+             "pipeline; each k's fragments are read while the previous k's FFMAs run, and "
+             "the block shape is picked per problem to fill the last wave.",
         kernels=_wt_kernels,
         run=_wt_run,
         # auto_shape: choose (BM, BN, WM, WN) per problem from _AUTO_SHAPES; a sweep sets
@@ -457,23 +541,23 @@ VARIANTS: list[Variant] = [
         # WN=32/TN=8: 8x8 thread tiles, two blocks per SM. WN=64/TN=16: 8x16 thread
         # tiles (128 accumulators), one block per SM: the 128x256 / 256x128 large tiles.
         # Mismatched pairs fail validation and are skipped by a sweep.
-        param_space={"BM": [64, 128, 256], "BN": [64, 96, 128, 256], "BK": [8, 16],
+        param_space={"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [16, 32],
                      "WM": [64], "WN": [32, 64], "TM": [8], "TN": [8, 16],
-                     "stages": [2, 3, 4], "auto_shape": [False]},
+                     "stages": [2, 3], "auto_shape": [False]},
         validate=_wt_validate,
     ),
     Variant(
         name="07-split-k",
         label="split-K + deterministic reduction",
         precision="fp32",
-        idea="Split K across blocks (one K slice each, rung-06 inner loop) into a "
-             "workspace, then sum the slices in a fixed order: a 128×128×32768 product "
-             "uses the whole GPU instead of one SM.",
+        idea="Split K where the tiles leave SMs idle, into a workspace summed in a fixed "
+             "order: every tile of a skinny problem (128×128×32768 uses the whole GPU "
+             "instead of one SM), or only the tiles of a partial last wave.",
         kernels=_sk_kernels,
         run=_sk_run,
-        default_params={**_WT_DEFAULTS, "slices": 0},
-        param_space={"slices": [0, 16, 32, 64, 128, 256], "BK": [8, 16],
-                     "stages": [2, 3, 4]},
+        default_params={**_SK_DEFAULTS, "slices": 0},
+        param_space={"slices": [0, 16, 32, 64, 128, 256], "BK": [16, 32],
+                     "stages": [2, 3]},
         validate=_sk_validate,
     ),
 ]

@@ -34,17 +34,18 @@ KERNELS = {"tf32": "sgemm_tf32_mma", "3xtf32": "sgemm_3xtf32"}
 SMEM_LIMIT = 227 * 1024
 
 #: Registers the kernel needs besides its WM*WN/32 accumulators, from the compile report
-#: of every configuration in PARAM_SPACE, both PRE_ROUND modes (ptxas, sm_80/89/90): TF32
-#: <= 96 and 3xTF32 <= 112 over the accumulators for 64 x 64 warp tiles. Used to refuse
-#: blocks that cannot fit 64K registers per SM (they would spill or fail to launch), before compiling them.
-_REG_OVERHEAD = {"tf32": 96, "3xtf32": 112}
+#: of every configuration in PARAM_SPACE, both PRE_ROUND modes (ptxas, sm_89/90): TF32
+#: <= 127 (the fragments are double-buffered) and 3xTF32 <= 112 over the accumulators for
+#: 64 x 64 warp tiles. Used to refuse blocks that cannot fit 64K registers per SM (they
+#: would spill or fail to launch), before compiling them.
+_REG_OVERHEAD = {"tf32": 127, "3xtf32": 112}
 
-DEFAULTS = {"BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "STAGES": 4, "split_k": 0,
+DEFAULTS = {"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "STAGES": 6, "split_k": 0,
             "PRE_ROUND": 2}
 
-#: The sweep: block shapes and pipeline depth at the 64 x 64 warp tile (24 valid of 27).
-PARAM_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [32], "WM": [64],
-               "WN": [64], "STAGES": [2, 3, 4], "PRE_ROUND": [2]}
+#: The sweep: block shapes, k-tile depth and pipeline depth at the 64 x 64 warp tile.
+PARAM_SPACE = {"BM": [64, 128, 256], "BN": [128, 256], "BK": [16, 32], "WM": [64],
+               "WN": [64], "STAGES": [4, 6], "PRE_ROUND": [2]}
 
 #: split_k = 0 chooses automatically; splits below this many k-tiles each are not worth it.
 _MIN_KTILES_PER_SPLIT = 4
@@ -145,13 +146,20 @@ def pre_round(p: dict, splits: int) -> bool:
     return p["PRE_ROUND"] == 1 or (p["PRE_ROUND"] == 2 and splits == 1)
 
 
+def _gemm_spec(precision: str, p: dict, pre: bool, al: bool, edge: bool) -> KernelSpec:
+    """08 has an untested form (EDGE false: every k-tile of every block inside the
+    matrices, 16-byte aligned) besides the tested one; 09 only the tested one."""
+    flags = (pre, al) + ((edge or not al,) if precision == "tf32" else ())
+    return KernelSpec(FILES[precision], KERNELS[precision], template=_tiles(p) + flags)
+
+
 def _specs(precision: str, p: dict) -> list[KernelSpec]:
     """Every kernel `run` may launch with these parameters (both alignment paths, both
     rounding modes PRE_ROUND allows, the pre-pass, and the split-K reduction unless
     split_k is 1)."""
     pre = {0: (False,), 1: (True,), 2: (True, False)}.get(p.get("PRE_ROUND", 2), (True, False))
-    out = [KernelSpec(FILES[precision], KERNELS[precision], template=_tiles(p) + (pr, al))
-           for pr in pre for al in (True, False)]
+    out = [_gemm_spec(precision, p, pr, al, ed) for pr in pre
+           for al, ed in ((True, False), (True, True), (False, True))]
     if True in pre:
         out.append(KernelSpec(FILES[precision], "round_tf32", template=(precision == "3xtf32",)))
     if p.get("split_k", 0) != 1:
@@ -203,8 +211,8 @@ def _run(precision: str, A, B, C, p: dict) -> None:
             copies.append(y)
         A, B = copies
     al = aligned(A, B, C, N, K)
-    kern = get_kernel(KernelSpec(FILES[precision], KERNELS[precision],
-                                 template=_tiles(p) + (pre, al)))
+    edge = bool(M % p["BM"] or N % p["BN"] or K % p["BK"])
+    kern = get_kernel(_gemm_spec(precision, p, pre, al, edge))
     grid = (ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), 1, s)
     out = C if s == 1 else cp.empty((s, M, N), dtype=cp.float32)
     launch(kern, grid, (threads(p), 1, 1),

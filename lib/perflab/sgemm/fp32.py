@@ -321,7 +321,15 @@ def _sk_tail_reduce_spec(p, aligned: bool) -> KernelSpec:
                       template=(int(p["BM"]), int(p["BN"]), bool(aligned)))
 
 
+def _sk_tail_params(p) -> dict:
+    """The tile of the last-wave split: 06's fastest (auto_shape), else the given one."""
+    return {**p, **_AUTO_SHAPES[0][0]} if p.get("auto_shape") else p
+
+
 def _sk_kernels(p):
+    q = _sk_tail_params(p)
+    if q is not p:
+        return _sk_kernels({**q, "auto_shape": False}) + _sk_kernels({**p, "auto_shape": False})
     return ([f(p, al, ed) for al, ed in _FORMS for f in (_sk_partial_spec, _sk_tail_spec)]
             + [f(*a) for al in (True, False) for f, a in
                ((_sk_reduce_spec, (al,)), (_sk_tail_reduce_spec, (p, al)))])
@@ -404,10 +412,15 @@ def _sk_plan(A, B, C, p, dev: int, aligned: bool):
     threads = _wt_threads(p)
     smem = _wt_smem(p)
     sms = current().sms
-    BM, BN = int(p["BM"]), int(p["BN"])
+    q = _sk_tail_params(p)
+    BM, BN = int(q["BM"]), int(q["BN"])
     tiles = ceil_div(M, BM) * ceil_div(N, BN)
     if int(p["slices"]) == 0 and tiles >= sms:
-        # Enough tiles for the GPU: split only the tiles of the partial last wave.
+        # Enough tiles for the GPU: split only the tiles of the partial last wave, with
+        # rung 06's fastest tile when auto_shape is on.
+        p = q
+        _sk_validate(p, M, N, K)
+        threads, smem = _wt_threads(p), _wt_smem(p)
         kernel = get_kernel(_sk_tail_spec(p, aligned, _edge(p, M, N, K)))
         slots = max(1, blocks_per_sm(kernel, threads, smem)) * sms
         full, tail, S, kslice = _sk_tail(p, M, N, K, slots)
@@ -422,6 +435,7 @@ def _sk_plan(A, B, C, p, dev: int, aligned: bool):
             steps.append((reduce, rgrid, (256,), "WC", _i32(M, N, full, S), 0))
         return W, steps
     # Too few tiles (the skinny problem), or slices given: split the K of every tile.
+    BM, BN = int(p["BM"]), int(p["BN"])
     S, kslice = _sk_slices(p, M, N, K, sms)
     partial = get_kernel(_sk_partial_spec(p, aligned, _edge(p, M, N, K)))
     grid = (ceil_div(N, BN), ceil_div(M, BM), S)
@@ -445,7 +459,8 @@ def _sk_run(A, B, C, p):
     aligned = _aligned(N, B, C)
     dev = cupy.cuda.runtime.getDevice()
     key = (dev, A.shape, B.shape, C.shape, aligned, A.flags.c_contiguous,
-           B.flags.c_contiguous, tuple(int(p[k]) for k in _SK_KEYS))
+           B.flags.c_contiguous, tuple(int(p[k]) for k in _SK_KEYS),
+           bool(p.get("auto_shape")))
     plan = _SK_PLANS.get(key)
     if plan is None:
         plan = _SK_PLANS[key] = _sk_plan(A, B, C, p, dev, aligned)
@@ -555,7 +570,9 @@ VARIANTS: list[Variant] = [
              "instead of one SM), or only the tiles of a partial last wave.",
         kernels=_sk_kernels,
         run=_sk_run,
-        default_params={**_SK_DEFAULTS, "slices": 0},
+        # auto_shape: a large problem's last wave is split in 06's fastest tile; the
+        # tile parameters here serve the skinny case (every tile split) and sweeps.
+        default_params={**_SK_DEFAULTS, "slices": 0, "auto_shape": True},
         param_space={"slices": [0, 16, 32, 64, 128, 256], "BK": [16, 32],
                      "stages": [2, 3]},
         validate=_sk_validate,

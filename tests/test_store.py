@@ -95,3 +95,13 @@ def test_missing_kernel_file_makes_a_row_stale(tmp_lab):
     row = make_row()
     row["kernels"][0]["file"] = "demo/gone.cu"
     assert store.stale_kernels(row) == ["demo/gone.cu"]
+
+
+def test_named_commit_wins_over_the_copys_git(monkeypatch):
+    """A tree copied to a GPU machine may carry an older .git: the commit the caller names
+    is the one recorded."""
+    monkeypatch.setenv("PERFLAB_GIT_COMMIT", "0123abc")
+    run = store.new_run({"name": "test"})
+    assert run["git_commit"] == "0123abc" and run["git_dirty"] is None
+    monkeypatch.delenv("PERFLAB_GIT_COMMIT")
+    assert store.new_run({"name": "test"})["git_commit"] != "0123abc"

@@ -52,10 +52,13 @@ def git_commit() -> dict:
 
 def new_run(device: dict, extra: dict | None = None) -> dict:
     """Provenance shared by every row measured in one run (one `run_id`)."""
-    g = git_commit()
-    if g["commit"] == "unknown" and os.environ.get("PERFLAB_GIT_COMMIT"):
-        # a copy of the tree without .git: the caller names the commit it was taken from
+    if os.environ.get("PERFLAB_GIT_COMMIT"):
+        # A copy of the tree measured elsewhere: the caller names the commit it was taken
+        # from. It wins over the copy's own .git, which may be absent or older than the
+        # files beside it (a copy made from a checkout whose commits came later).
         g = {"commit": os.environ["PERFLAB_GIT_COMMIT"], "dirty": None}
+    else:
+        g = git_commit()
     return {
         "run_id": os.environ.get("PERFLAB_RUN_ID") or uuid.uuid4().hex[:12],
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

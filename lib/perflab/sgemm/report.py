@@ -117,3 +117,16 @@ def _fmt(x):
 
 __all__ = ["correctness_table", "ratio_table", "ladder_bars", "speed_accuracy",
            "sweep_heatmap", "size_label", "with_size", "stamp"]
+
+
+def last_wave(launch_06: list, launch_07: list, sms: int) -> dict:
+    """From the recorded launches of 06 and of 07's last-wave split on one problem: the
+    tiles, how many waves of `sms` x blocks-per-SM they make, and the split (tail tiles,
+    slices). 07's grid is full + tail * S blocks and its reduction grid is (., tail)."""
+    first = launch_06[0]
+    tiles, per_sm = first["grid"][0], first["blocks_per_sm"]
+    out = {"tiles": tiles, "waves": tiles / (per_sm * sms), "tail": 0, "slices": 1}
+    if len(launch_07) == 2:                       # the split kernel, then the reduction
+        tail = launch_07[1]["grid"][1]
+        out.update(tail=tail, slices=(launch_07[0]["grid"][0] - tiles) // tail + 1)
+    return out

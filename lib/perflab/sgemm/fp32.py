@@ -142,11 +142,11 @@ _WT_KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "stages")
 #: Block shapes 06 chooses from when auto_shape is on: (tile parameters, relative speed
 #: of one full wave). 128x256 with 8x16 thread tiles (one block per SM) is the fastest
 #: tile; 128x128 with 8x8 (two blocks per SM) fills the last wave in steps half as big.
-#: Relative speeds measured on the H200 (4096^3 and 8192^3, the same run): 128x256x32,
-#: 3 stages 47.2 and 48.7 TFLOP/s; 128x128x32, 2 stages 46.0 and 46.9 -> 0.97.
+#: Relative speeds from the H200 sweep at 4096^3 (sgemm.sweep, run d26869b420dc):
+#: 128x256x32, 3 stages 49.1 TFLOP/s; 128x128x32, 2 stages 46.1 -> 0.94.
 _AUTO_SHAPES = (
     ({"BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "TM": 8, "TN": 16, "stages": 3}, 1.00),
-    ({"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "TM": 8, "TN": 8, "stages": 2}, 0.97),
+    ({"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 32, "TM": 8, "TN": 8, "stages": 2}, 0.94),
 )
 
 
@@ -200,6 +200,12 @@ def _wt_checks(name, p):
     return threads
 
 
+def _tile_template(p, aligned: bool, edge: bool) -> tuple:
+    """06/07 template arguments: the tile parameters, ALIGNED, EDGE (forced on when the
+    copies cannot be 16 bytes wide)."""
+    return tuple(int(p[k]) for k in _WT_KEYS) + (bool(aligned), bool(edge or not aligned))
+
+
 #: The (ALIGNED, EDGE) instantiations of 06/07 kernels: a problem with no edge tiles has
 #: N % 4 == 0, so the untested kernel exists only in its 16-byte-copy form.
 _FORMS = ((True, False), (True, True), (False, True))
@@ -212,7 +218,7 @@ def _edge(p, M: int, N: int, K: int) -> bool:
 
 def _wt_spec(p, aligned: bool, edge: bool = True) -> KernelSpec:
     return KernelSpec("matmul/06_warptiling.cu", "sgemm_warptile",
-                      template=tuple(int(p[k]) for k in _WT_KEYS) + (bool(aligned), bool(edge or not aligned)))
+                      template=_tile_template(p, aligned, edge))
 
 
 def _wt_shape_params(p, shape) -> dict:
@@ -304,7 +310,7 @@ _REDUCE_RY = 8    # slices summed in parallel per output element, then added in 
 
 def _sk_partial_spec(p, aligned: bool, edge: bool = True) -> KernelSpec:
     return KernelSpec("matmul/07_splitk.cu", "sgemm_splitk_partial",
-                      template=tuple(int(p[k]) for k in _WT_KEYS) + (bool(aligned), bool(edge or not aligned)))
+                      template=_tile_template(p, aligned, edge))
 
 
 def _sk_reduce_spec(vec: bool) -> KernelSpec:
@@ -313,7 +319,7 @@ def _sk_reduce_spec(vec: bool) -> KernelSpec:
 
 def _sk_tail_spec(p, aligned: bool, edge: bool = True) -> KernelSpec:
     return KernelSpec("matmul/07_splitk.cu", "sgemm_tailsplit",
-                      template=tuple(int(p[k]) for k in _WT_KEYS) + (bool(aligned), bool(edge or not aligned)))
+                      template=_tile_template(p, aligned, edge))
 
 
 def _sk_tail_reduce_spec(p, aligned: bool) -> KernelSpec:

@@ -291,16 +291,13 @@ def _wt_run(A, B, C, p):
         threads = _wt_checks("06-warptiling", q)
         kernel = get_kernel(_wt_spec(q, aligned, _edge(q, M, N, K)))
         grid = (ceil_div(M, int(q["BM"])) * ceil_div(N, int(q["BN"])),)
+        _kernels.check_launch(kernel, grid, (threads,), _wt_smem(q))
         plan = _WT_PLANS[key] = (kernel, grid, (threads,), _i32(M, N, K), _wt_smem(q))
     kernel, grid, block, ints, smem = plan
-    if _kernels._CAPTURE is not None or key not in _WT_CHECKED:   # first call: checked
+    if _kernels._CAPTURE is not None:                  # recording launches: the slow path
         launch(kernel, grid, block, (A, B, C) + ints, shared_mem=smem)
-        _WT_CHECKED.add(key)
         return
     kernel(grid, block, (A, B, C) + ints, shared_mem=smem)
-
-
-_WT_CHECKED: set = set()
 
 
 # ------------------------------------------------------------------------ 07 split-K
@@ -411,40 +408,47 @@ def _sk_plan(A, B, C, p, dev: int, aligned: bool):
     """The launches of one call: (kernel, grid, block, argument names, ints, smem) each;
     argument names pick among A, B, C and the workspace W."""
     from ..device import current
-    from ..kernels import blocks_per_sm, check_launch
 
     M, N, K = _dims(A, B)
     _sk_validate(p, M, N, K)
-    threads = _wt_threads(p)
-    smem = _wt_smem(p)
     sms = current().sms
     q = _sk_tail_params(p)
-    BM, BN = int(q["BM"]), int(q["BN"])
-    tiles = ceil_div(M, BM) * ceil_div(N, BN)
-    if int(p["slices"]) == 0 and tiles >= sms:
+    if int(p["slices"]) == 0 and ceil_div(M, int(q["BM"])) * ceil_div(N, int(q["BN"])) >= sms:
         # Enough tiles for the GPU: split only the tiles of the partial last wave, with
         # rung 06's fastest tile when auto_shape is on.
-        p = q
-        _sk_validate(p, M, N, K)
-        threads, smem = _wt_threads(p), _wt_smem(p)
-        kernel = get_kernel(_sk_tail_spec(p, aligned, _edge(p, M, N, K)))
-        slots = max(1, blocks_per_sm(kernel, threads, smem)) * sms
-        full, tail, S, kslice = _sk_tail(p, M, N, K, slots)
-        grid = (full + tail * S,)
-        check_launch(kernel, grid, (threads,), smem)
-        W = _sk_workspace(dev, max(1, tail * S * BM * BN))
-        steps = [(kernel, grid, (threads,), "ABCW", _i32(M, N, K, full, S, kslice), smem)]
-        if tail:
-            reduce = get_kernel(_sk_tail_reduce_spec(p, aligned))
-            rgrid = (BM * BN // (4 * 256), tail)
-            check_launch(reduce, rgrid, (256,), 0)
-            steps.append((reduce, rgrid, (256,), "WC", _i32(M, N, full, S), 0))
-        return W, steps
+        _sk_validate(q, M, N, K)
+        return _sk_tail_plan(q, M, N, K, dev, aligned, sms)
     # Too few tiles (the skinny problem), or slices given: split the K of every tile.
+    return _sk_split_plan(p, M, N, K, dev, aligned, sms)
+
+
+def _sk_tail_plan(p, M, N, K, dev, aligned, sms):
+    from ..kernels import blocks_per_sm, check_launch
+
     BM, BN = int(p["BM"]), int(p["BN"])
+    threads, smem = _wt_threads(p), _wt_smem(p)
+    kernel = get_kernel(_sk_tail_spec(p, aligned, _edge(p, M, N, K)))
+    slots = max(1, blocks_per_sm(kernel, threads, smem)) * sms
+    full, tail, S, kslice = _sk_tail(p, M, N, K, slots)
+    grid = (full + tail * S,)
+    check_launch(kernel, grid, (threads,), smem)
+    W = _sk_workspace(dev, max(1, tail * S * BM * BN))
+    steps = [(kernel, grid, (threads,), "ABCW", _i32(M, N, K, full, S, kslice), smem)]
+    if tail:
+        reduce = get_kernel(_sk_tail_reduce_spec(p, aligned))
+        rgrid = (BM * BN // (4 * 256), tail)
+        check_launch(reduce, rgrid, (256,), 0)
+        steps.append((reduce, rgrid, (256,), "WC", _i32(M, N, full, S), 0))
+    return W, steps
+
+
+def _sk_split_plan(p, M, N, K, dev, aligned, sms):
+    from ..kernels import check_launch
+
+    threads, smem = _wt_threads(p), _wt_smem(p)
     S, kslice = _sk_slices(p, M, N, K, sms)
     partial = get_kernel(_sk_partial_spec(p, aligned, _edge(p, M, N, K)))
-    grid = (ceil_div(N, BN), ceil_div(M, BM), S)
+    grid = (ceil_div(N, int(p["BN"])), ceil_div(M, int(p["BM"])), S)
     check_launch(partial, grid, (threads,), smem)
     if S == 1:                                         # one slice: the partial product is C
         return None, [(partial, grid, (threads,), "ABC", _i32(M, N, K, kslice), smem)]

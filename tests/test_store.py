@@ -82,6 +82,18 @@ def test_sha_covers_included_headers(tmp_lab):
     assert source_sha256("demo/scale.cu") != before
 
 
+def test_compiled_text_changes_with_a_header(tmp_lab):
+    """CuPy's compile cache is keyed on the text handed to NVRTC: an edited header must
+    change that text, or the cubin compiled before the edit would be served."""
+    from perflab.kernels import read_source
+
+    before = read_source("demo/scale.cu")
+    (paths.KERNELS / "demo" / "common.cuh").write_text("#define SCALE 3.0f\n")
+    after = read_source("demo/scale.cu")
+    assert before != after
+    assert before.split("\n", 1)[1] == after.split("\n", 1)[1]   # the .cu itself is unchanged
+
+
 def test_stale_rows_are_listed(tmp_lab):
     path = store.file_for("demo-gpu", "00-demo", "demo.exp")
     store.write(path, "demo.exp", "00-demo", {}, [make_row("fresh"), make_row("old", sha="0" * 64)])

@@ -1,10 +1,12 @@
 // Shared pieces of the tensor-core rungs (08 TF32, 09 3xTF32) of the SGEMM ladder.
 //
 // What lives here, and why it is shared: the inline-PTX wrappers (cp.async, ldmatrix,
-// cvt.rna.tf32, mma.sync m16n8k8), the operand-rounding pre-pass, the shared-memory
-// layouts with their XOR swizzles, the global->shared tile loader with zero-fill at the edges, the thread-block
-// rasterisation and the epilogue. The two kernels differ only in their inner step, so a
-// reader can diff 08 against 09 and see exactly what 3xTF32 costs.
+// cvt.rna.tf32, mma.sync m16n8k8), the operand pre-passes (rounding, and for rung 08 the
+// rounding transpose of B), the shared-memory layouts with their XOR swizzles, the
+// global->shared panel loaders with zero-fill at the edges, the thread-block
+// rasterisation and the epilogue. Rung 08 reads B transposed (both operands k-contiguous,
+// both fragments through ldmatrix); rung 09 still reads B as it comes, K x N, with one
+// LDS.32 per fragment value; otherwise the two kernels differ only in their inner step.
 //
 // Everything here is plain CUDA C++17 compiled by NVRTC: no host code, no CUDA headers.
 //
@@ -79,14 +81,6 @@ __device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& sma
     small = to_tf32(x - __uint_as_float(big));
 }
 
-// Operand conversion in the main loop. PRE: the operands were already rounded by the
-// round_tf32 pre-pass (below), so the fragment bits go to the tensor core as they are
-// (it reads the top 19 bits; the low 13 are zero). !PRE: cvt.rna here, per fragment value.
-template <bool PRE>
-__device__ __forceinline__ unsigned tf32_operand(float x) {
-    return PRE ? __float_as_uint(x) : to_tf32(x);
-}
-
 // 3xTF32 split of a value x' that the pre-pass left as big + small (22 significant bits,
 // see round_tf32<true>): big = x' rounded to TF32 (nearest, ties away: add half a TF32 ulp
 // to the magnitude bits, clear the 13 low bits) and small = x' - big, exact in fp32 and
@@ -122,20 +116,11 @@ struct Tiles {
     static constexpr int A_STAGE = BM * BK;     // floats per stage
     static constexpr int B_STAGE = BK * BN;
     static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 4;
-    // 16-byte chunks per tile row and the rows one pass of all threads covers
-    static constexpr int A_CPR = BK / 4, B_CPR = BN / 4;
-    static constexpr int A_ROWS_PER_PASS = THREADS / A_CPR;
-    static constexpr int B_ROWS_PER_PASS = THREADS / B_CPR;
-    static constexpr int A_PASSES = BM / A_ROWS_PER_PASS;
-    static constexpr int B_PASSES = BK / B_ROWS_PER_PASS;
 
     static_assert(BM % WM == 0 && BN % WN == 0, "warp tile must divide the block tile");
     static_assert(WM % 16 == 0 && WN % 32 == 0, "WM a multiple of 16, WN of 32");
     static_assert(BK == 16 || BK == 32, "BK is 16 or 32");
-    static_assert(THREADS % A_CPR == 0 && BM % A_ROWS_PER_PASS == 0, "A tile loads");
-    static_assert(THREADS % B_CPR == 0 && BK % B_ROWS_PER_PASS == 0, "B tile loads");
     static_assert(STAGES >= 2, "at least double buffering");
-    static_assert(A_PASSES <= 32, "the loader keeps one row-guard bit per A pass");
 };
 
 // ---- Shared-memory layouts -------------------------------------------------------------
@@ -149,6 +134,13 @@ struct Tiles {
 template <int BK>
 __device__ __forceinline__ int a_swz(int row) {
     return BK == 32 ? (row & 7) : ((row >> 1) & 3);
+}
+
+// Byte offset of 16-byte chunk `chunk` of row `row` in such a stage (KPanel's layout; also
+// rung 08's B^T stage, BN rows of BK).
+template <int BK>
+__device__ __forceinline__ unsigned kpanel_off(int row, int chunk) {
+    return (row * BK + ((chunk ^ a_swz<BK>(row)) * 4)) * 4;
 }
 
 // B stage: BK rows x BN floats, row-major (as in global memory), chunks permuted.
@@ -181,178 +173,228 @@ __device__ __forceinline__ void block_tile(int tiles_m, int tiles_n, int& tm, in
     tn = in_group / rows;
 }
 
-// ---- Global -> shared tile loader ------------------------------------------------------
+// ---- Global -> shared tile loaders -----------------------------------------------------
 // Each thread copies fixed 16-byte chunks of every stage: the chunk column is fixed per
-// thread and its rows step by ROWS_PER_PASS, so per k-tile only two pointers move (A by
-// BK floats, B by BK rows) and the row/column guards are computed once, as bit masks;
-// only the k guard changes from tile to tile.
+// thread and its rows step by ROWS_PER_PASS, so per k-tile only one pointer moves and the
+// row/column guards are computed once, as bit masks; only the k guard changes from tile
+// to tile. Two panel shapes:
+//   KPanel: ROWS rows of a row-major matrix whose rows run along k (A: M x K; for rung 08
+//           also B transposed, N x K); a stage is ROWS x BK, swizzled by a_swz.
+//   NPanel: BK rows (k) of a row-major K x N matrix, COLS columns (B); swizzled by b_swz.
 // ALIGNED (K % 4 == 0 and N % 4 == 0, 16-byte-aligned bases): one cp.async.cg of 16 B per
 //   chunk; a chunk is then either wholly inside the matrix or wholly outside it.
 // !ALIGNED: the same chunks as four 4-byte cp.async.ca, each element guarded on its own.
 // A chunk outside the matrix reads nothing (src-size 0) and is zero-filled; the address
 // handed to cp.async is then the matrix base anyway, never an out-of-range one.
+// A whole k-tile inside the matrix takes a path with no tests at all; the others test
+// every chunk. EDGE = false: the caller guarantees every k-tile of every block is inside
+// (M, N, K multiples of the tile, ALIGNED), and the tested path is not compiled in: it
+// would otherwise claim registers for the whole kernel.
+template <int ROWS, int BK, int THREADS, bool ALIGNED, bool EDGE>
+struct KPanel {
+    static constexpr int CPR = BK / 4;                     // 16-byte chunks per row
+    static constexpr int ROWS_PER_PASS = THREADS / CPR;
+    static constexpr int PASSES = ROWS / ROWS_PER_PASS;
+    static_assert(THREADS % CPR == 0 && ROWS % ROWS_PER_PASS == 0, "k-panel tile loads");
+    static_assert(PASSES <= 32, "the loader keeps one row-guard bit per pass");
+
+    const float* X;
+    const float* ptr;       // this thread's pass-0 chunk in the next k-tile
+    size_t pass;            // floats between passes: ROWS_PER_PASS rows
+    int K, k, k_next;       // k of the pass-0 chunk; first k of the next k-tile
+    unsigned rows_ok;       // bit p: the row of pass p is inside the matrix
+    unsigned dst;           // shared offset (bytes) of the pass-0 chunk in stage 0
+    bool interior;          // all ROWS rows of the block are inside
+
+    __device__ __forceinline__ KPanel(const float* X_, int R, int K_, int row0, int kt0,
+                                      int tid, unsigned smem)
+        : X(X_), K(K_) {
+        const int r = tid / CPR, c = tid % CPR;
+        const int row = row0 + r;
+        k = kt0 * BK + c * 4;
+        k_next = kt0 * BK;
+        pass = (size_t)ROWS_PER_PASS * K;
+        ptr = X + (size_t)row * K + k;
+        rows_ok = 0;
+#pragma unroll
+        for (int p = 0; p < PASSES; ++p)
+            rows_ok |= (row + p * ROWS_PER_PASS < R ? 1u : 0u) << p;
+        dst = smem + kpanel_off<BK>(r, c);
+        interior = row0 + ROWS <= R;
+    }
+
+    // Shared offset of pass p relative to pass 0. The swizzle depends on row % 8 only:
+    // when ROWS_PER_PASS is a multiple of 8 (every block of 128 threads or more) the
+    // chunk position repeats and the offset is a constant; small blocks recompute it.
+    __device__ __forceinline__ unsigned pass_dst(int p) const {
+        if (ROWS_PER_PASS % 8 == 0) return p * ROWS_PER_PASS * BK * 4;
+        const int tid = threadIdx.x, r0 = tid / CPR, c = tid % CPR;
+        const int r = r0 + p * ROWS_PER_PASS;
+        return kpanel_off<BK>(r, c) - kpanel_off<BK>(r0, c);
+    }
+
+    // Copy the next k-tile into the stage at byte offset `stage_off`, then step to the
+    // following k-tile.
+    __device__ __forceinline__ void load(unsigned stage_off) {
+        const unsigned d = dst + stage_off;
+        if (!EDGE || (ALIGNED && interior && k_next + BK <= K)) {
+            const float* src = ptr;
+#pragma unroll
+            for (int p = 0; p < PASSES; ++p, src += pass) cp_async16(d + pass_dst(p), src, true);
+        } else {
+            // An opaque copy of the row mask: without it the compiler hoists one predicate
+            // per pass out of the k loop, and with 8 passes that costs ~40 registers.
+            unsigned ok_rows = rows_ok;
+            asm volatile("" : "+r"(ok_rows));
+            // The pass pointers are a running sum (one 64-bit add per pass) rather than
+            // ptr + p * pass: hoisting p * pass for every pass would cost 2 registers each.
+            const float* src = ptr;
+#pragma unroll
+            for (int p = 0; p < PASSES; ++p, src += pass) {
+                const unsigned to = d + pass_dst(p);
+                const bool row_ok = (ok_rows >> p) & 1u;
+                if (ALIGNED) {
+                    const bool ok = row_ok && k < K;
+                    cp_async16(to, ok ? src : X, ok);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const bool ok = row_ok && k + e < K;
+                        cp_async4(to + 4 * e, ok ? src + e : X, ok);
+                    }
+                }
+            }
+        }
+        ptr += BK;
+        k += BK;
+        k_next += BK;
+    }
+};
+
+template <int BK, int COLS, int THREADS, bool ALIGNED, bool EDGE>
+struct NPanel {
+    static constexpr int CPR = COLS / 4;                   // 16-byte chunks per k-row
+    static constexpr int ROWS_PER_PASS = THREADS / CPR;
+    static constexpr int PASSES = BK / ROWS_PER_PASS;
+    static_assert(THREADS % CPR == 0 && BK % ROWS_PER_PASS == 0, "n-panel tile loads");
+
+    const float* X;
+    const float* ptr;       // this thread's pass-0 chunk in the next k-tile
+    size_t pass;            // floats between passes: ROWS_PER_PASS k-rows
+    int N, K, k, k_next;    // k-row of the pass-0 chunk; first k of the next k-tile
+    unsigned cols_ok;       // bit e: column col + e is < N
+    unsigned dst;           // shared offset (bytes) of the pass-0 chunk in stage 0
+    bool interior;          // all COLS columns of the block are inside
+
+    __device__ __forceinline__ NPanel(const float* X_, int N_, int K_, int col0, int kt0,
+                                      int tid, unsigned smem)
+        : X(X_), N(N_), K(K_) {
+        const int r = tid / CPR, c = tid % CPR;
+        const int col = col0 + c * 4;
+        k = kt0 * BK + r;
+        k_next = kt0 * BK;
+        pass = (size_t)ROWS_PER_PASS * N;
+        ptr = X + (size_t)k * N + col;
+        cols_ok = 0;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) cols_ok |= (col + e < N ? 1u : 0u) << e;
+        dst = smem + (r * COLS + ((c ^ b_swz(r)) * 4)) * 4;
+        interior = col0 + COLS <= N;
+    }
+
+    // As KPanel::pass_dst, with the period of b_swz (k % 4).
+    __device__ __forceinline__ unsigned pass_dst(int p) const {
+        if (ROWS_PER_PASS % 4 == 0) return p * ROWS_PER_PASS * COLS * 4;
+        const int tid = threadIdx.x, r0 = tid / CPR, c = tid % CPR;
+        const int r = r0 + p * ROWS_PER_PASS;
+        return (r * COLS + ((c ^ b_swz(r)) * 4)) * 4 - (r0 * COLS + ((c ^ b_swz(r0)) * 4)) * 4;
+    }
+
+    __device__ __forceinline__ void load(unsigned stage_off) {
+        const unsigned d = dst + stage_off;
+        const float* src = ptr;
+        if (!EDGE || (ALIGNED && interior && k_next + BK <= K)) {
+#pragma unroll
+            for (int p = 0; p < PASSES; ++p, src += pass) cp_async16(d + pass_dst(p), src, true);
+        } else {
+#pragma unroll
+            for (int p = 0; p < PASSES; ++p, src += pass) {
+                const unsigned to = d + pass_dst(p);
+                const bool k_ok = k + p * ROWS_PER_PASS < K;
+                if (ALIGNED) {
+                    const bool ok = k_ok && (cols_ok & 1u);
+                    cp_async16(to, ok ? src : X, ok);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const bool ok = k_ok && ((cols_ok >> e) & 1u);
+                        cp_async4(to + 4 * e, ok ? src + e : X, ok);
+                    }
+                }
+            }
+        }
+        ptr += (size_t)BK * N;
+        k += BK;
+        k_next += BK;
+    }
+};
+
+// Both operands of one block tile, as rung 09 reads them: A (M x K) as a k-panel, B (K x N)
+// as an n-panel. The A stages come first in shared memory, then the B stages.
 template <class T, bool ALIGNED, bool EDGE = true>
 struct Loader {
-    const float* A;
-    const float* B;
-    const float* a_ptr;     // this thread's pass-0 A chunk in the next k-tile
-    const float* b_ptr;     // this thread's pass-0 B chunk in the next k-tile
-    size_t a_pass, b_pass;  // floats between passes: ROWS_PER_PASS rows of A / of B
-    int N, K;
-    int a_k, b_k;           // k of the pass-0 chunk: A column, B row
-    unsigned a_rows_ok;     // bit p: the A row of pass p is < M
-    unsigned b_cols_ok;     // bit e: column b_col + e is < N
-    unsigned a_dst, b_dst;  // shared offsets (bytes) of the pass-0 chunks in stage 0
-    int k_next;             // first k of the next k-tile
-    bool interior;          // the block's rows are < M and its columns < N
+    KPanel<T::BM, T::BK, T::THREADS, ALIGNED, EDGE> a;
+    NPanel<T::BK, T::BN, T::THREADS, ALIGNED, EDGE> b;
 
-    __device__ __forceinline__ Loader(const float* A_, const float* B_, int M, int N, int K_,
+    __device__ __forceinline__ Loader(const float* A, const float* B, int M, int N, int K,
                                       int tm, int tn, int kt0, int tid, unsigned As, unsigned Bs)
-        : A(A_), B(B_), N(N), K(K_) {
-        const int ar = tid / T::A_CPR, ac = tid % T::A_CPR;
-        const int br = tid / T::B_CPR, bc = tid % T::B_CPR;
-        const int a_row = tm * T::BM + ar;
-        const int b_col = tn * T::BN + bc * 4;
-        a_k = kt0 * T::BK + ac * 4;
-        b_k = kt0 * T::BK + br;
-        a_pass = (size_t)T::A_ROWS_PER_PASS * K;
-        b_pass = (size_t)T::B_ROWS_PER_PASS * N;
-        a_ptr = A + (size_t)a_row * K + a_k;
-        b_ptr = B + (size_t)b_k * N + b_col;
-        a_rows_ok = 0;
-#pragma unroll
-        for (int p = 0; p < T::A_PASSES; ++p)
-            a_rows_ok |= (a_row + p * T::A_ROWS_PER_PASS < M ? 1u : 0u) << p;
-        b_cols_ok = 0;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) b_cols_ok |= (b_col + e < N ? 1u : 0u) << e;
-        a_dst = As + (ar * T::BK + ((ac ^ a_swz<T::BK>(ar)) * 4)) * 4;
-        b_dst = Bs + (br * T::BN + ((bc ^ b_swz(br)) * 4)) * 4;
-        k_next = kt0 * T::BK;
-        interior = (tm + 1) * T::BM <= M && (tn + 1) * T::BN <= N;
-    }
+        : a(A, M, K, tm * T::BM, kt0, tid, As), b(B, N, K, tn * T::BN, kt0, tid, Bs) {}
 
-    // Shared offset of pass p relative to pass 0. The swizzles depend on row % 8 (A) and
-    // k % 4 (B) only: when ROWS_PER_PASS is a multiple of that period (every block of 128
-    // threads or more) the chunk position repeats and the offset is a constant; small
-    // blocks recompute the swizzle.
-    __device__ __forceinline__ unsigned a_pass_dst(int p) const {
-        if (T::A_ROWS_PER_PASS % 8 == 0) return p * T::A_ROWS_PER_PASS * T::BK * 4;
-        const int tid = threadIdx.x, ar = tid / T::A_CPR, ac = tid % T::A_CPR;
-        const int r = ar + p * T::A_ROWS_PER_PASS;
-        return (r * T::BK + ((ac ^ a_swz<T::BK>(r)) * 4)) * 4 -
-               (ar * T::BK + ((ac ^ a_swz<T::BK>(ar)) * 4)) * 4;
-    }
-    __device__ __forceinline__ unsigned b_pass_dst(int p) const {
-        if (T::B_ROWS_PER_PASS % 4 == 0) return p * T::B_ROWS_PER_PASS * T::BN * 4;
-        const int tid = threadIdx.x, br = tid / T::B_CPR, bc = tid % T::B_CPR;
-        const int k = br + p * T::B_ROWS_PER_PASS;
-        return (k * T::BN + ((bc ^ b_swz(k)) * 4)) * 4 -
-               (br * T::BN + ((bc ^ b_swz(br)) * 4)) * 4;
-    }
-
-    // Copy the next k-tile into stage `stage`, then step to the following k-tile.
-    // A whole k-tile inside the matrix takes a path with no tests at all; the others test
-    // every chunk. EDGE = false: the caller guarantees every k-tile of every block is
-    // inside (M, N, K multiples of the tile, ALIGNED), and the tested path is not compiled
-    // in: it would otherwise claim registers for the whole kernel.
     __device__ __forceinline__ void load(int stage) {
-        if (!EDGE || (ALIGNED && interior && k_next + T::BK <= K))
-            load_inside(stage);
-        else
-            load_guarded(stage);
-        a_ptr += T::BK;
-        a_k += T::BK;
-        b_ptr += (size_t)T::BK * N;
-        b_k += T::BK;
-        k_next += T::BK;
-    }
-
-    __device__ __forceinline__ void load_inside(int stage) {
-        const unsigned as = a_dst + stage * (T::A_STAGE * 4);
-        const unsigned bs = b_dst + stage * (T::B_STAGE * 4);
-        const float* src = a_ptr;
-#pragma unroll
-        for (int p = 0; p < T::A_PASSES; ++p, src += a_pass)
-            cp_async16(as + a_pass_dst(p), src, true);
-        src = b_ptr;
-#pragma unroll
-        for (int p = 0; p < T::B_PASSES; ++p, src += b_pass)
-            cp_async16(bs + b_pass_dst(p), src, true);
-    }
-
-    __device__ __forceinline__ void load_guarded(int stage) {
-        // An opaque copy of the row mask: without it the compiler hoists one predicate per
-        // pass out of the k loop, and with 8 passes that costs ~40 registers (and spills).
-        unsigned rows_ok = a_rows_ok;
-        asm volatile("" : "+r"(rows_ok));
-        const unsigned as = a_dst + stage * (T::A_STAGE * 4);
-        const unsigned bs = b_dst + stage * (T::B_STAGE * 4);
-        // The pass pointers are a running sum (one 64-bit add per pass) rather than
-        // a_ptr + p * a_pass: hoisting p * a_pass for every pass would cost 2 registers each.
-        const float* src = a_ptr;
-#pragma unroll
-        for (int p = 0; p < T::A_PASSES; ++p, src += a_pass) {
-            const unsigned dst = as + a_pass_dst(p);
-            const bool row_ok = (rows_ok >> p) & 1u;
-            if (ALIGNED) {
-                const bool ok = row_ok && a_k < K;
-                cp_async16(dst, ok ? src : A, ok);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const bool ok = row_ok && a_k + e < K;
-                    cp_async4(dst + 4 * e, ok ? src + e : A, ok);
-                }
-            }
-        }
-        src = b_ptr;
-#pragma unroll
-        for (int p = 0; p < T::B_PASSES; ++p, src += b_pass) {
-            const unsigned dst = bs + b_pass_dst(p);
-            const bool k_ok = b_k + p * T::B_ROWS_PER_PASS < K;
-            if (ALIGNED) {
-                const bool ok = k_ok && (b_cols_ok & 1u);
-                cp_async16(dst, ok ? src : B, ok);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const bool ok = k_ok && ((b_cols_ok >> e) & 1u);
-                    cp_async4(dst + 4 * e, ok ? src + e : B, ok);
-                }
-            }
-        }
+        a.load(stage * (T::A_STAGE * 4));
+        b.load(stage * (T::B_STAGE * 4));
     }
 };
 
 // ---- Fragment addressing ---------------------------------------------------------------
 // Per-lane shared byte offsets, computed once: fragment loads in the main loop are then a
 // per-lane register plus a compile-time displacement (k step, m-tile, t/t+4 row).
-template <class T>
+
+// B_KPANEL = false (rung 09): B is a K x N n-panel, read with LDS.32 (b_off below).
+// B_KPANEL = true (rung 08): B arrives transposed (N x K) in a k-panel and is read with
+//   ldmatrix like A: an 8 x 4 block of B^T rows n0..n0+7, k 4c..4c+3 gives lane (g, t)
+//   B^T[g][t] = B[t][g], exactly b0 (c even) or b1 (c odd) of one n8-tile.
+template <class T, bool B_KPANEL = false>
 struct FragAddr {
-    unsigned a[T::BK / 8];   // ldmatrix row address of m-tile 0, per k8 step
-    unsigned b[4];           // B[t][g] of n8-tile j, for j % 4 = 0..3 (see b_off)
+    unsigned a[T::BK / 8];                   // ldmatrix row address of m-tile 0, per k8 step
+    unsigned b[B_KPANEL ? T::BK / 8 : 4];    // see below
 
     __device__ __forceinline__ FragAddr(int warp_m, int warp_n, int lane) {
         // ldmatrix: lanes 0-7 -> rows 0-7 / k 0-3 (a0), 8-15 -> rows 8-15 / k 0-3 (a1),
         // 16-23 -> rows 0-7 / k 4-7 (a2), 24-31 -> rows 8-15 / k 4-7 (a3).
         const int row = warp_m * T::WM + (lane & 7) + ((lane >> 3) & 1) * 8;
-        const int half = lane >> 4;
 #pragma unroll
-        for (int ks = 0; ks < T::BK / 8; ++ks) {
-            const int chunk = ks * 2 + half;
-            a[ks] = (row * T::BK + ((chunk ^ a_swz<T::BK>(row)) * 4)) * 4;
+        for (int ks = 0; ks < T::BK / 8; ++ks) a[ks] = kpanel_off<T::BK>(row, ks * 2 + (lane >> 4));
+        if constexpr (B_KPANEL) {
+            // ldmatrix of n8-tiles 2p, 2p+1: lanes 0-7 -> n 0-7 / k 0-3 (b0 of 2p), 8-15 ->
+            // n 0-7 / k 4-7 (b1 of 2p), 16-23 and 24-31 the same for n 8-15 (tile 2p+1):
+            // the two registers of each pair land adjacent, as mma.sync takes them.
+            const int n = warp_n * T::WN + (lane & 7) + (lane >> 4) * 8;
+#pragma unroll
+            for (int ks = 0; ks < T::BK / 8; ++ks)
+                b[ks] = kpanel_off<T::BK>(n, ks * 2 + ((lane >> 3) & 1));
+        } else {
+            // B: n8-tile j of the warp covers chunks c0 + 2j, c0 + 2j + 1 (c0 = warp_n*WN/4);
+            // lane g reads chunk c0 + 2j + g/4, word g % 4, of k-row t. The XOR with 2t only
+            // touches chunk bits 1-2, i.e. j % 4: j = 4q + r reads physical chunk
+            // c0 + 8q + (2(r ^ t) + g/4). Four per-lane offsets (r = 0..3) cover every j,
+            // k step (+8 rows) and t+4 row (+4 rows, same t % 4) with immediates.
+            const int g = lane >> 2, t = lane & 3;
+            const int c0 = warp_n * (T::WN / 4);
+#pragma unroll
+            for (int r = 0; r < 4; ++r)
+                b[r] = (t * T::BN + (c0 + 2 * (r ^ t) + (g >> 2)) * 4 + (g & 3)) * 4;
         }
-        // B: n8-tile j of the warp covers chunks c0 + 2j, c0 + 2j + 1 (c0 = warp_n*WN/4);
-        // lane g reads chunk c0 + 2j + g/4, word g % 4, of k-row t. The XOR with 2t only
-        // touches chunk bits 1-2, i.e. j % 4: j = 4q + r reads physical chunk
-        // c0 + 8q + (2(r ^ t) + g/4). Four per-lane offsets (r = 0..3) cover every j,
-        // k step (+8 rows) and t+4 row (+4 rows, same t % 4) with immediates.
-        const int g = lane >> 2, t = lane & 3;
-        const int c0 = warp_n * (T::WN / 4);
-#pragma unroll
-        for (int r = 0; r < 4; ++r)
-            b[r] = (t * T::BN + (c0 + 2 * (r ^ t) + (g >> 2)) * 4 + (g & 3)) * 4;
     }
 };
 
@@ -442,6 +484,30 @@ round_tf32(const float* __restrict__ X, float* __restrict__ Y, long long n) {
         done = n4 * 4;
     }
     for (long long i = done + first; i < n; i += stride) Y[i] = round_operand<SPLIT>(X[i]);
+}
+
+// Rung 08's pre-pass for B: Y = tf32(X) transposed, X an R x Cn row-major matrix (B, K x N)
+// and Y Cn x R (B^T, N x K), so that B reaches the GEMM with k contiguous, as A does, and
+// both fragments come from ldmatrix. A 32 x 32 tile passes through shared memory (33
+// columns: the column reads are conflict-free); a warp reads and writes whole 128-byte
+// rows. The traffic is round_tf32's: one read and one write of B. Grid: ceil(Cn/32) x
+// ceil(R/32) blocks of 256 threads (R < 2^21: the grid's y limit).
+extern "C" __global__ void __launch_bounds__(256)
+round_tf32_transpose(const float* __restrict__ X, float* __restrict__ Y, int R, int Cn) {
+    __shared__ float tile[32][33];
+    const int c0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+#pragma unroll
+    for (int i = ty; i < 32; i += 8) {
+        const int r = r0 + i, c = c0 + tx;
+        if (r < R && c < Cn) tile[i][tx] = round_operand<false>(X[(size_t)r * Cn + c]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = ty; i < 32; i += 8) {
+        const int c = c0 + i, r = r0 + tx;
+        if (c < Cn && r < R) Y[(size_t)c * R + r] = tile[tx][i];
+    }
 }
 
 // Split-K reduction: C[i] = sum over s of W[s][i], W holding `splits` partial products of

@@ -89,11 +89,16 @@ def source_sha256(file: str) -> str:
 
 
 def read_source(file: str) -> str:
-    """The source as NVRTC sees it: a #line directive first, so errors name kernels/<file>."""
+    """The source as NVRTC sees it: a #line directive first, so errors name kernels/<file>.
+
+    Before it, a comment with source_sha256 (the file and every header it includes): CuPy
+    keys its on-disk compile cache on this text and the options only, so without it an
+    edited header would go on being served from the cubin compiled before the edit."""
     p = paths.KERNELS / file
     if not p.exists():
         raise KernelCompileError(f"kernel source kernels/{file} does not exist")
-    return f'#line 1 "kernels/{file}"\n' + p.read_text()
+    return (f"// sources sha256 {source_sha256(file)}\n"
+            f'#line 1 "kernels/{file}"\n' + p.read_text())
 
 
 @functools.lru_cache(maxsize=None)

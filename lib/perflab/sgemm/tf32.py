@@ -6,14 +6,17 @@ built from m16n8k8 MMAs. Tile sizes are template parameters; `validate` rejects 
 combination the kernel cannot run and says why. Split-K (gridDim.z) is chosen
 automatically when there are too few output tiles to fill the GPU.
 
-PRE_ROUND moves the fp32 -> TF32 rounding out of the main loop: a pre-pass (round_tf32 in
-mma_tf32.cuh, launched by `run`, inside whatever `run` is timed by) writes rounded copies
-of A and B to scratch arrays, and the GEMM feeds their bits to the tensor cores as they
-are. In the loop the conversion cost 2 instructions per fragment value (256 of the 578
-instructions per k-tile and warp of the default 08 tile, SASS); the pre-pass costs one
-read and one write of A and B. 0: convert in the loop; 1: pre-pass; 2 (default): the
-pre-pass unless split-K is used (a short GEMM over few output tiles, where the pass over
-A and B would be a large share of the time).
+Rung 08 reads A and B^T: a pre-pass (round_tf32 on A, round_tf32_transpose on B, in
+mma_tf32.cuh; launched by `run`, inside whatever `run` is timed by) writes A rounded to
+TF32 and B rounded and transposed to scratch arrays, so both operands reach the GEMM with
+k contiguous and both fragments come from ldmatrix; the GEMM feeds their bits to the
+tensor cores as they are. The pre-pass costs one read and one write of A and of B.
+
+Rung 09 keeps B as it comes. PRE_ROUND (09 only) moves its fp32 -> big + small split out
+of the main loop: a pre-pass leaves each operand as big + small (22 significant bits) and
+the loop splits it in 3 instructions instead of ~5. 0: split in the loop; 1: pre-pass;
+2 (default): the pre-pass unless split-K is used (a short GEMM over few output tiles,
+where the pass over A and B would be a large share of the time).
 
 Importing this module touches no GPU: CuPy is imported inside `run` only.
 """
@@ -34,18 +37,19 @@ KERNELS = {"tf32": "sgemm_tf32_mma", "3xtf32": "sgemm_3xtf32"}
 SMEM_LIMIT = 227 * 1024
 
 #: Registers the kernel needs besides its WM*WN/32 accumulators, from the compile report
-#: of every configuration in PARAM_SPACE, both PRE_ROUND modes (ptxas, sm_89/90): TF32
-#: <= 127 (the fragments are double-buffered) and 3xTF32 <= 112 over the accumulators for
+#: of every configuration in PARAM_SPACE (09: both PRE_ROUND modes; ptxas, sm_89/90): TF32
+#: <= 126 (the fragments are double-buffered) and 3xTF32 <= 112 over the accumulators for
 #: 64 x 64 warp tiles. Used to refuse blocks that cannot fit 64K registers per SM (they
 #: would spill or fail to launch), before compiling them.
 _REG_OVERHEAD = {"tf32": 127, "3xtf32": 112}
 
-DEFAULTS = {"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "STAGES": 6, "split_k": 0,
-            "PRE_ROUND": 2}
+_TILE_DEFAULTS = {"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "STAGES": 6, "split_k": 0}
+DEFAULTS = {"tf32": dict(_TILE_DEFAULTS), "3xtf32": {**_TILE_DEFAULTS, "PRE_ROUND": 2}}
 
 #: The sweep: block shapes, k-tile depth and pipeline depth at the 64 x 64 warp tile.
-PARAM_SPACE = {"BM": [64, 128, 256], "BN": [128, 256], "BK": [16, 32], "WM": [64],
-               "WN": [64], "STAGES": [4, 6], "PRE_ROUND": [2]}
+_TILE_SPACE = {"BM": [64, 128, 256], "BN": [128, 256], "BK": [16, 32], "WM": [64],
+               "WN": [64], "STAGES": [4, 6]}
+PARAM_SPACE = {"tf32": dict(_TILE_SPACE), "3xtf32": {**_TILE_SPACE, "PRE_ROUND": [2]}}
 
 #: split_k = 0 chooses automatically; splits below this many k-tiles each are not worth it.
 _MIN_KTILES_PER_SPLIT = 4
@@ -67,7 +71,7 @@ def smem_bytes(p: dict) -> int:
 
 def _validate(precision: str, p: dict, M: int, N: int, K: int) -> None:
     name = "08-tf32-mma" if precision == "tf32" else "09-3xtf32"
-    for k in DEFAULTS:
+    for k in DEFAULTS[precision]:
         v = p.get(k)
         if not isinstance(v, numbers.Integral) or isinstance(v, bool):
             raise ConfigError(f"{name}: parameter {k} must be an integer, got {v!r}")
@@ -107,11 +111,14 @@ def _validate(precision: str, p: dict, M: int, N: int, K: int) -> None:
     if regs * t > 65536:
         raise ConfigError(f"{name}: {t} threads x ~{regs} registers = {regs * t}, over the "
                           "65536 registers of an SM")
+    if precision == "tf32" and ceil_div(K, 32) > 65535:
+        raise ConfigError(f"{name}: K={K}; the transposing pre-pass covers K in 32-row "
+                          "blocks along the grid's y axis (at most 65535), so K <= 2097120")
     if p["split_k"] < 0:
         raise ConfigError(f"{name}: split_k={p['split_k']}; use 0 (automatic) or >= 1")
-    if p["PRE_ROUND"] not in (0, 1, 2):
-        raise ConfigError(f"{name}: PRE_ROUND={p['PRE_ROUND']}; use 0 (round in the main "
-                          "loop), 1 (rounding pre-pass) or 2 (pre-pass unless split-K)")
+    if precision == "3xtf32" and p["PRE_ROUND"] not in (0, 1, 2):
+        raise ConfigError(f"{name}: PRE_ROUND={p['PRE_ROUND']}; use 0 (split in the main "
+                          "loop), 1 (pre-pass) or 2 (pre-pass unless split-K)")
 
 
 def aligned(A, B, C, N: int, K: int) -> bool:
@@ -142,26 +149,40 @@ def splits_for(p: dict, M: int, N: int, K: int, sms: int) -> int:
 
 
 def pre_round(p: dict, splits: int) -> bool:
-    """Whether `run` rounds the operands in a pre-pass (see PRE_ROUND above)."""
+    """Whether `run` passes over the operands before the GEMM: always for 08 (it rounds
+    A and rounds and transposes B); for 09 as PRE_ROUND says (see above)."""
+    if "PRE_ROUND" not in p:
+        return True
     return p["PRE_ROUND"] == 1 or (p["PRE_ROUND"] == 2 and splits == 1)
 
 
 def _gemm_spec(precision: str, p: dict, pre: bool, al: bool, edge: bool) -> KernelSpec:
     """08 has an untested form (EDGE false: every k-tile of every block inside the
-    matrices, 16-byte aligned) besides the tested one; 09 only the tested one."""
-    flags = (pre, al) + ((edge or not al,) if precision == "tf32" else ())
+    matrices, 16-byte aligned) besides the tested one; 09 only the tested one, with the
+    PRE flag."""
+    flags = (al, edge or not al) if precision == "tf32" else (pre, al)
     return KernelSpec(FILES[precision], KERNELS[precision], template=_tiles(p) + flags)
+
+
+def _prepass_specs(precision: str) -> list[KernelSpec]:
+    if precision == "tf32":
+        return [KernelSpec(FILES["tf32"], "round_tf32", template=(False,)),
+                KernelSpec(FILES["tf32"], "round_tf32_transpose")]
+    return [KernelSpec(FILES["3xtf32"], "round_tf32", template=(True,))]
 
 
 def _specs(precision: str, p: dict) -> list[KernelSpec]:
     """Every kernel `run` may launch with these parameters (both alignment paths, both
-    rounding modes PRE_ROUND allows, the pre-pass, and the split-K reduction unless
-    split_k is 1)."""
-    pre = {0: (False,), 1: (True,), 2: (True, False)}.get(p.get("PRE_ROUND", 2), (True, False))
-    out = [_gemm_spec(precision, p, pr, al, ed) for pr in pre
-           for al, ed in ((True, False), (True, True), (False, True))]
+    modes PRE_ROUND allows, the pre-pass, and the split-K reduction unless split_k is 1)."""
+    if precision == "tf32":
+        pre = (True,)
+    else:
+        pre = {0: (False,), 1: (True,), 2: (True, False)}.get(p.get("PRE_ROUND", 2), (True, False))
+    forms = ((True, False), (True, True), (False, True))
+    out = [_gemm_spec(precision, p, pr, al, ed) for pr in pre for al, ed in forms
+           if precision == "tf32" or ed]
     if True in pre:
-        out.append(KernelSpec(FILES[precision], "round_tf32", template=(precision == "3xtf32",)))
+        out += _prepass_specs(precision)
     if p.get("split_k", 0) != 1:
         out += [KernelSpec(FILES[precision], "splitk_reduce", template=(v,))
                 for v in (True, False)]
@@ -199,17 +220,22 @@ def _run(precision: str, A, B, C, p: dict) -> None:
     s = splits_for(p, M, N, K, _sm_count())
     pre = pre_round(p, s)
     if pre:
-        # Rounded copies of A and B (3xTF32: big + small, 22 bits), made here so that any
-        # timing of `run` includes them. Fresh CuPy arrays are 256-byte aligned.
-        rnd = get_kernel(KernelSpec(FILES[precision], "round_tf32",
-                                    template=(precision == "3xtf32",)))
-        copies = []
-        for x in (A, B):
-            y = cp.empty_like(x)
-            blocks = max(1, min(ceil_div(x.size // 4 or 1, 256), _sm_count() * 8))
-            launch(rnd, (blocks, 1, 1), (256, 1, 1), (x, y, cp.int64(x.size)))
-            copies.append(y)
-        A, B = copies
+        # Rounded copies of the operands (08: A, and B transposed to N x K; 09: big + small,
+        # 22 bits), made here so that any timing of `run` includes them. Fresh CuPy arrays
+        # are 256-byte aligned.
+        specs = _prepass_specs(precision)
+        rnd = get_kernel(specs[0])
+        blocks = lambda x: max(1, min(ceil_div(x.size // 4 or 1, 256), _sm_count() * 8))
+        A2 = cp.empty_like(A)
+        launch(rnd, (blocks(A), 1, 1), (256, 1, 1), (A, A2, cp.int64(A.size)))
+        if precision == "tf32":
+            B2 = cp.empty((N, K), dtype=cp.float32)
+            launch(get_kernel(specs[1]), (ceil_div(N, 32), ceil_div(K, 32), 1), (256, 1, 1),
+                   (B, B2, cp.int32(K), cp.int32(N)))
+        else:
+            B2 = cp.empty_like(B)
+            launch(rnd, (blocks(B), 1, 1), (256, 1, 1), (B, B2, cp.int64(B.size)))
+        A, B = A2, B2
     al = aligned(A, B, C, N, K)
     edge = bool(M % p["BM"] or N % p["BN"] or K % p["BK"])
     kern = get_kernel(_gemm_spec(precision, p, pre, al, edge))
@@ -231,16 +257,17 @@ def _variant(precision: str, name: str, label: str, idea: str) -> Variant:
         name=name, label=label, precision=precision, idea=idea,
         kernels=functools.partial(_specs, precision),
         run=functools.partial(_run, precision),
-        default_params=dict(DEFAULTS),
-        param_space={k: list(v) for k, v in PARAM_SPACE.items()},
+        default_params=dict(DEFAULTS[precision]),
+        param_space={k: list(v) for k, v in PARAM_SPACE[precision].items()},
         validate=functools.partial(_validate, precision),
     )
 
 
 VARIANTS: list[Variant] = [
     _variant("tf32", "08-tf32-mma", "TF32 tensor cores (mma.sync m16n8k8)",
-             "Multiply on the tensor cores: operands rounded to TF32 (10-bit mantissa), "
-             "fed by a 4-stage cp.async pipeline through swizzled shared memory."),
+             "Multiply on the tensor cores: operands rounded to TF32 (10-bit mantissa) and B "
+             "transposed by a pre-pass, both fragments loaded with ldmatrix from a "
+             "6-stage cp.async pipeline through swizzled shared memory."),
     _variant("3xtf32", "09-3xtf32", "3xTF32: split operands, three products per step",
              "Split each operand into a TF32 big part and a TF32 remainder and add three "
              "products, buying back fp32 accuracy for 3x the tensor-core work."),

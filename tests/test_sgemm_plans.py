@@ -1,7 +1,8 @@
 """The launch plans of rungs 06 and 07 (tile shape, untested/tested kernel form, last-wave
 or full split), rebuilt without a GPU and compared with the launches the recorded H200
 run captured: the same kernels and grids, so the decisions the chapter explains are the
-ones the code makes."""
+ones the code makes. Rung 08's pre-passes (A rounded, B rounded and transposed) are
+checked against the recorded launches the same way."""
 from __future__ import annotations
 
 import json
@@ -71,3 +72,33 @@ def test_plan_matches_the_recorded_launches(row, monkeypatch):
         flags = [b == "1" for b in re.findall(r"Lb([01])E", rec["kernel"])]
         assert spec.name in rec["kernel"]
         assert list(spec.template) == args + flags
+
+
+def _tf32_rows():
+    doc = json.loads(LADDER.read_text())
+    return [r for r in doc["rows"] if r["variant"] == "08-tf32-mma" and r.get("launch")]
+
+
+@pytest.mark.parametrize("row", _tf32_rows(), ids=lambda r: f"{r['params']['M']}x"
+                         f"{r['params']['N']}x{r['params']['K']}")
+def test_tf32_launches_round_a_and_transpose_b_first(row):
+    """Rung 08 reads A rounded and B rounded and transposed (N x K): the recorded run
+    launched the two pre-passes before the GEMM, the transpose over 32 x 32 tiles of B."""
+    M, N, K = (row["params"][k] for k in ("M", "N", "K"))
+    names = [l["kernel"] for l in row["launch"]]
+    assert "round_tf32" in names[0] and names[1] == "round_tf32_transpose"
+    assert "sgemm_tf32_mma" in names[2]
+    assert row["launch"][1]["grid"] == [-(-N // 32), -(-K // 32), 1]
+    v = get("08-tf32-mma")
+    specs = {(s.name, s.template) for s in v.kernels(v.params())}
+    assert ("round_tf32_transpose", ()) in specs and ("round_tf32", (False,)) in specs
+    assert "PRE_ROUND" not in v.params() and "PRE_ROUND" in get("09-3xtf32").params()
+
+
+def test_tf32_refuses_a_k_the_transpose_grid_cannot_cover():
+    from perflab.errors import ConfigError
+
+    v = get("08-tf32-mma")
+    v.check(v.params(), 128, 128, 32 * 65535)
+    with pytest.raises(ConfigError, match="K <= 2097120"):
+        v.check(v.params(), 128, 128, 32 * 65535 + 1)

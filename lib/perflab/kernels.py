@@ -58,6 +58,14 @@ def _template_arg(a) -> str:
     return str(a)
 
 
+def _resolve(including: Path, name: str) -> Path | None:
+    """The file a quoted #include names: next to the including file, then under kernels/."""
+    for base in (including.parent, paths.KERNELS):
+        if (base / name).exists():
+            return (base / name).resolve()
+    return None
+
+
 def source_files(file: str) -> list[Path]:
     """The kernel file and every header it includes (quoted includes, recursively)."""
     seen: list[Path] = []
@@ -69,23 +77,44 @@ def source_files(file: str) -> list[Path]:
             raise KernelCompileError(f"kernel source {p} does not exist")
         seen.append(p)
         for inc in _INCLUDE.findall(p.read_text()):
-            for base in (p.parent, paths.KERNELS):
-                if (base / inc).exists():
-                    visit((base / inc).resolve())
-                    break
+            found = _resolve(p, inc)
+            if found is not None:
+                visit(found)
 
     visit((paths.KERNELS / file).resolve())
     return seen
 
 
+def expanded_source(file: str) -> str:
+    """The source with every quoted #include of a lab file replaced by that file's text
+    (each file once, as `#pragma once` would): what the compiler reads, whatever the
+    files are called or where they sit. Includes that name no file of the lab (system
+    headers, <...>) stay as written."""
+    seen: set[Path] = set()
+
+    def expand(p: Path) -> str:
+        if p in seen:
+            return ""
+        if not p.exists():
+            raise KernelCompileError(f"kernel source {p} does not exist")
+        seen.add(p)
+        out = []
+        for line in p.read_text().splitlines(keepends=True):
+            m = _INCLUDE.match(line)
+            found = _resolve(p, m.group(1)) if m else None
+            out.append(expand(found) if found is not None else line)
+        return "".join(out)
+
+    return expand((paths.KERNELS / file).resolve())
+
+
 def source_sha256(file: str) -> str:
-    """sha256 over the kernel file and its headers: a row records it, staleness compares it."""
-    h = hashlib.sha256()
-    for p in source_files(file):
-        h.update(p.relative_to(paths.KERNELS.resolve()).as_posix().encode())
-        h.update(b"\0")
-        h.update(p.read_bytes())
-    return h.hexdigest()
+    """sha256 of `expanded_source(file)`: a row records it, staleness compares it.
+
+    It covers the kernel and every header it includes, and nothing else: moving or
+    renaming a file (and the #include lines that name it) leaves it unchanged, while any
+    edit of the text that is compiled changes it."""
+    return hashlib.sha256(expanded_source(file).encode()).hexdigest()
 
 
 def read_source(file: str) -> str:

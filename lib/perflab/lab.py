@@ -184,18 +184,13 @@ def record(chapter: str | None = None, experiments: list[str] | None = None,
     return written
 
 
-#: Experiments the quick correctness pass skips: they re-run kernels the others cover,
-#: with other tile parameters.
-SWEEPS = ("sgemm.sweep", "sgemm.splitk")
-
-
 def check_all(chapter: str | None = None, quick: bool = False) -> list[dict]:
     """The correctness pass: every experiment at its small parameters, nothing timed."""
     info = device.current()
     run_info = store.new_run(info.as_dict())
     rows = []
     for exp in registry.all_experiments().values():
-        if (chapter and exp.chapter != chapter) or (quick and exp.name in SWEEPS):
+        if (chapter and exp.chapter != chapter) or (quick and exp.sweep):
             continue
         rows += registry.execute(exp, exp.params(exp.small), run_info, timing=False)
     return rows

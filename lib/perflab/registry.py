@@ -35,6 +35,9 @@ class Experiment:
     small: dict = field(default_factory=dict)      # parameters of the correctness pass
     kernels: Callable[[], list[KernelSpec]] = list  # every kernel the experiment may launch
     requires: Callable[[], str | None] | None = None  # -> why it cannot run live here, or None
+    # A sweep re-runs kernels that other experiments cover, at other tile parameters: the
+    # quick correctness pass and the default compile report leave it out.
+    sweep: bool = False
 
     @property
     def defaults(self) -> dict:
@@ -55,10 +58,10 @@ _REGISTRY: dict[str, Experiment] = {}
 
 def experiment(name: str, *, chapter: str, title: str = "", small: dict | None = None,
                kernels: Callable[[], list[KernelSpec]] | None = None,
-               requires: Callable[[], str | None] | None = None):
+               requires: Callable[[], str | None] | None = None, sweep: bool = False):
     def register(func):
         _REGISTRY[name] = Experiment(name, chapter, title or name, func, small or {},
-                                     kernels or list, requires)
+                                     kernels or list, requires, sweep)
         return func
     return register
 
@@ -85,10 +88,13 @@ def chapters() -> list[str]:
     return sorted({e.chapter for e in all_experiments().values()})
 
 
-def kernel_specs() -> list[KernelSpec]:
-    """Every kernel instantiation any experiment may launch (for the compile report)."""
+def kernel_specs(full: bool = False) -> list[KernelSpec]:
+    """The kernel instantiations the experiments launch (for the compile report): those of
+    every experiment but the sweeps, or with `full` every instantiation any may launch."""
     seen: dict[tuple, KernelSpec] = {}
     for e in all_experiments().values():
+        if e.sweep and not full:
+            continue
         for s in e.kernels():
             seen.setdefault((s.file, s.name_expression, s.options), s)
     return list(seen.values())

@@ -28,11 +28,8 @@ SWEEP_VARIANTS = ("06-warptiling", "08-tf32-mma")
 
 
 def _all_specs():
-    specs = []
-    for v in variants():
-        for p in configs(v):
-            specs += v.kernels(p)
-    return specs
+    """Every kernel the ladder launches: each rung at its default parameters."""
+    return [s for v in variants() for s in v.kernels(dict(v.default_params))]
 
 
 def configs(v, M=4096, N=4096, K=4096) -> list[dict]:
@@ -146,7 +143,7 @@ def ladder(ctx, sizes=SIZES, variant_names=None):
 
 
 @experiment("sgemm.sweep", chapter=CHAPTER, title="Tile-size sweep of the fastest rungs",
-            small={"size": (130, 67, 200)},
+            small={"size": (130, 67, 200)}, sweep=True,
             kernels=lambda: [s for n in SWEEP_VARIANTS for p in configs(get_variant(n))
                              for s in get_variant(n).kernels(p)])
 def sweep(ctx, size=SWEEP_SIZE, variant_names=SWEEP_VARIANTS):
@@ -161,7 +158,7 @@ def sweep(ctx, size=SWEEP_SIZE, variant_names=SWEEP_VARIANTS):
 
 
 @experiment("sgemm.splitk", chapter=CHAPTER, title="Split-K on the skinny problem",
-            small={"size": (64, 96, 4100)},
+            small={"size": (64, 96, 4100)}, sweep=True,
             kernels=lambda: [s for p in configs(get_variant("07-split-k"), 128, 128, 32768)
                              for s in get_variant("07-split-k").kernels(p)])
 def splitk(ctx, size=(128, 128, 32768)):

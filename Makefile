@@ -74,13 +74,14 @@ $(VENV)/.installed: requirements.txt requirements-gpu.txt pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet --no-build-isolation --no-deps -e .
 	@touch $@
 
+# PERFLAB_BUILD=1: explorers render as static blocks that work without a kernel.
 book: $(ENV)
-	$(JB) build . $(JB_FLAGS)
+	PERFLAB_BUILD=1 $(JB) build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
 # On a GPU: build the book live and record what it measured into results/ (one run id).
 book-record: $(ENV)
-	PERFLAB_MODE=live PERFLAB_RECORD=1 \
+	PERFLAB_MODE=live PERFLAB_RECORD=1 PERFLAB_BUILD=1 \
 	PERFLAB_RUN_ID=$$($(PYTHON) -c 'import uuid; print(uuid.uuid4().hex[:12])') \
 	$(JB) build . $(JB_FLAGS)
 

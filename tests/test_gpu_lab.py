@@ -30,7 +30,7 @@ def test_every_kernel_passes_its_correctness_check(live):
 
 def test_live_run_gives_the_replay_columns(live):
     import perflab
-    df = perflab.run("ceilings.copy", sizes=(1 << 24,))
+    df = perflab.run("machine.copy", sizes=(1 << 24,))
     assert set(df["variant"]) == {"kernel-vec4", "cupy-elementwise", "cudaMemcpy"}
     assert df["correct"].all() and (df["TB/s"] > 0).all()
     assert perflab.caption(df).startswith("measured live on ")
@@ -39,11 +39,11 @@ def test_live_run_gives_the_replay_columns(live):
 
 def test_launch_limits_are_checked_before_launch(live):
     from perflab.errors import LaunchConfigError
-    from perflab.experiments.ceilings import _copy_spec
+    from perflab.chapters.machine import copy_spec
     from perflab.kernels import get_kernel, launch
     import cupy as cp
 
-    k = get_kernel(_copy_spec())
+    k = get_kernel(copy_spec())
     x = cp.zeros(1024, dtype=cp.float32)
     with pytest.raises(LaunchConfigError, match="exceeds the device limit of 1024"):
         launch(k, 1, 2048, (x, x, np.int64(256)))
@@ -106,7 +106,7 @@ def test_cublas_modes_are_what_they_say(live):
 
 def test_gpu_reference_agrees_with_numpy(live):
     import cupy as cp
-    from perflab.experiments.sgemm import Problem
+    from perflab.chapters.sgemm import Problem
 
     gpu = Problem(67, 45, 93, timing=False, reference="gpu")
     cpu = cp.asnumpy(gpu.A).astype("f8") @ cp.asnumpy(gpu.B).astype("f8")

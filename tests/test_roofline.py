@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from perflab import roofline
@@ -30,16 +29,3 @@ def test_gemm_intensity():
     # skinny 128x128x32768 is dominated by reading A and B
     ai = roofline.gemm_intensity(128, 128, 32768)
     assert ai == pytest.approx(2 * 128 * 128 * 32768 / (4 * (2 * 128 * 32768 + 128 * 128)))
-
-
-def test_ceilings_from_rows():
-    copy = pd.DataFrame({"TB/s": [3.9, 4.1]})
-    copy.attrs["source"] = {"kind": "recorded", "device": "X", "date": "d", "commit": "c",
-                            "run_ids": ["r"]}
-    fma = pd.DataFrame({"TFLOP/s": [30.0, 61.0]})
-    ten = pd.DataFrame({"variant": ["mma.sync acc=8", "cuBLAS TF32", "cuBLAS FP32"],
-                        "TFLOP/s": [310.0, 400.0, 50.0]})
-    c = roofline.ceilings_from(copy, fma, ten)
-    assert c.bandwidth_Bps == pytest.approx(4.1e12)
-    assert c.peaks_flops == pytest.approx({"FP32 FMA": 61e12, "TF32 mma.sync": 310e12,
-                                           "TF32 cuBLAS": 400e12})

@@ -1,7 +1,7 @@
 """perflab — the GPU Performance Lab's package.
 
     import perflab as lab
-    df = lab.run("ceilings.copy")     # live on a GPU, replayed from results/ without one
+    df = lab.run("machine.copy")      # live on a GPU, replayed from results/ without one
     lab.caption(df)                   # where the numbers came from
 """
 from .device import mode

@@ -1,7 +1,7 @@
 """Kernels: plain `.cu` files under `kernels/`, compiled at run time by NVRTC through
 CuPy, with template parameters (tile sizes) instantiated through `name_expressions`.
 
-    spec = KernelSpec("matmul/03_smem_tiling.cu", "sgemm_smem", template=(32,))
+    spec = KernelSpec("01-sgemm/03_smem_tiling.cu", "sgemm_smem", template=(32,))
     k = get_kernel(spec)                    # compiled once per (file, options, names)
     launch(k, grid, block, (A, B, C, M, N, K), shared_mem=0)
 
@@ -31,7 +31,7 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 class KernelSpec:
     """One kernel instantiation: a file under kernels/, a function name, template args."""
 
-    file: str                       # relative to kernels/, e.g. "matmul/03_smem_tiling.cu"
+    file: str                       # relative to kernels/, e.g. "01-sgemm/03_smem_tiling.cu"
     name: str                       # the __global__ function, e.g. "sgemm_smem"
     template: tuple = ()            # template arguments, e.g. (32,) -> "sgemm_smem<32>"
     options: tuple[str, ...] = field(default_factory=tuple)  # extra NVRTC options
@@ -49,7 +49,16 @@ class KernelSpec:
 
     @property
     def all_options(self) -> tuple[str, ...]:
-        return BASE_OPTIONS + (f"-I{paths.KERNELS}",) + tuple(self.options)
+        """The options NVRTC gets: the lab's, include paths (kernels/ and the file's own
+        folder, so a chapter's files include each other by bare name), then the spec's."""
+        return (BASE_OPTIONS + (f"-I{paths.KERNELS}", f"-I{self.path.parent}")
+                + tuple(self.options))
+
+    @property
+    def recorded_options(self) -> list[str]:
+        """The options a row records: those that change the code (not the include paths,
+        which depend on where the lab is checked out)."""
+        return list(BASE_OPTIONS + tuple(self.options))
 
 
 def _template_arg(a) -> str:
@@ -211,6 +220,56 @@ def capture_launches():
         yield _CAPTURE
     finally:
         _CAPTURE = prev
+
+
+def capturing() -> bool:
+    """Whether launches are being recorded (inside `capture_launches`)."""
+    return _CAPTURE is not None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One launch of a plan: the kernel, its configuration, which arrays it takes (names
+    looked up at call time), the scalar arguments after them, dynamic shared memory."""
+    kernel: object
+    grid: tuple
+    block: tuple
+    arrays: str                 # e.g. "ABC": the call's arrays, in argument order
+    scalars: tuple = ()
+    shared_mem: int = 0
+
+
+class Plans:
+    """Launch plans computed once per key (device, shapes, alignment, parameters).
+
+    On a problem of tens of microseconds the Python around a launch (choosing a shape,
+    validating, looking up kernels) is as long as the kernels, and the timer's events
+    bracket the whole call: a rung computes its plan once, and a call is then only its
+    launches. Every plan's launches were checked against the device when it was made."""
+
+    def __init__(self):
+        self._plans: dict = {}
+
+    def get(self, key, build):
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = build()
+        return plan
+
+    def drop(self, keep=lambda key: False) -> None:
+        """Forget the plans whose key `keep` rejects (all of them by default)."""
+        self._plans = {k: v for k, v in self._plans.items() if keep(k)}
+
+
+def run_steps(steps, arrays: dict) -> None:
+    """Enqueue a plan's launches; through `launch` (which records them) when capturing,
+    else directly."""
+    for st in steps:
+        args = tuple(arrays[c] for c in st.arrays) + tuple(st.scalars)
+        if _CAPTURE is not None:
+            launch(st.kernel, st.grid, st.block, args, shared_mem=st.shared_mem)
+        else:
+            st.kernel(st.grid, st.block, args, shared_mem=st.shared_mem)
 
 
 def launch(kernel, grid, block, args, shared_mem: int = 0) -> None:

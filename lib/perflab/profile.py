@@ -3,12 +3,18 @@ that launches each kernel once, and its per-kernel counters become rows of an ex
 
 The child launches a named marker kernel before every segment (one variant × size), so
 the parent can cut ncu's per-kernel table into segments without relying on NVTX filters.
-Inputs come from the host (no cuRAND kernels to filter out). Clocks are left as they are
-(`--clock-control none`): the lab never changes a GPU's settings.
+Clocks are left as they are (`--clock-control none`): the lab never changes a GPU's
+settings.
+
+What a segment runs is the chapter's business: `profile(segments, child="module")` runs
+`python -m perflab.profile module plan.json` under ncu, and that module's
+`prepare(segments)` returns one callable per segment, everything compiled and every input
+made (from the host: no cuRAND kernels to filter out) before the first marker.
 """
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 import json
 import os
@@ -71,10 +77,11 @@ def _base(metric: str) -> str:
     return metric.split(".")[0]
 
 
-def profile(segments: list[dict], timeout: int = 480) -> list[dict]:
-    """Run the child under ncu. `segments`: [{"label", "variant", "M", "N", "K"}].
-    Returns one dict per segment: label, kernels (names) and metrics summed or averaged
-    over the segment's kernels (times and bytes summed; ratios weighted by duration)."""
+def profile(segments: list[dict], child: str, timeout: int = 480) -> list[dict]:
+    """Run `child`'s segments under ncu (`segments`: JSON-able dicts the child reads).
+    Returns one dict per segment: the segment's keys, kernels (names) and metrics summed
+    or averaged over the segment's kernels (times and bytes summed; ratios weighted by
+    duration)."""
     ncu = ncu_path()
     have = available_metrics(ncu)
     wanted = {k: v for k, v in METRICS.items() if _base(v[0]) in have}
@@ -87,7 +94,7 @@ def profile(segments: list[dict], timeout: int = 480) -> list[dict]:
             json.dump(segments, f)
         cmd = [ncu, "--clock-control", "none", "--csv", "--page", "raw", "--log-file", log,
                "--metrics", ",".join(v[0] for v in wanted.values()),
-               sys.executable, "-m", "perflab.profile", plan]
+               sys.executable, "-m", "perflab.profile", child, plan]
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if run.returncode != 0 or not os.path.exists(log):
             raise PerflabError(f"ncu failed (exit {run.returncode}):\n{run.stdout[-2000:]}\n"
@@ -148,45 +155,23 @@ def _segment(rows, segments, wanted) -> list[dict]:
     return out
 
 
-def _child(plan_path: str) -> None:
-    """The profiled process: for every segment, a marker launch, then the kernel(s) once."""
+def _child(module: str, plan_path: str) -> None:
+    """The profiled process: the chapter prepares every segment, then each runs once
+    after a marker launch."""
     import cupy as cp
-    import numpy as np
 
-    from .blas import gemm
-    from .sgemm import get
-
-    marker = cp.ElementwiseKernel("float32 x", "float32 y", "y = x", MARKER)
-    flag = cp.zeros(1, dtype=cp.float32)
-    rng = np.random.default_rng()
     with open(plan_path) as f:
         segments = json.load(f)
-    from .kernels import get_kernel
-    for seg in segments:           # compile everything before the first marker
-        if not seg["variant"].startswith("cuBLAS"):
-            v = get(seg["variant"])
-            for spec in v.kernels(v.params()):
-                get_kernel(spec)
-    cache = {}
-    for seg in segments:
-        M, N, K = seg["M"], seg["N"], seg["K"]
-        if (M, N, K) not in cache:
-            cache.clear()
-            A = cp.asarray(rng.uniform(-1, 1, (M, K)).astype(np.float32))
-            B = cp.asarray(rng.uniform(-1, 1, (K, N)).astype(np.float32))
-            cache[(M, N, K)] = (A, B, cp.empty((M, N), dtype=cp.float32))
-        A, B, C = cache[(M, N, K)]
-        name = seg["variant"]
-        if name.startswith("cuBLAS"):
-            fn = (lambda m: lambda: gemm(A, B, C, m))(name.split()[1].lower())
-        else:
-            v = get(name)
-            p = v.params()
-            fn = (lambda v, p: lambda: v.run(A, B, C, p))(v, p)
+    calls = importlib.import_module(module).prepare(segments)
+    marker = cp.ElementwiseKernel("float32 x", "float32 y", "y = x", MARKER)
+    flag = cp.zeros(1, dtype=cp.float32)
+    marker(flag, flag)                         # compiled before the first segment
+    cp.cuda.Device().synchronize()
+    for fn in calls:
         marker(flag, flag)
         fn()
         cp.cuda.Device().synchronize()
 
 
 if __name__ == "__main__":
-    _child(sys.argv[1])
+    _child(sys.argv[1], sys.argv[2])

@@ -1,19 +1,19 @@
 """Experiments: plain functions from parameters to rows, registered by name.
 
-    @experiment("ceilings.copy", chapter="00-machine", small={"sizes": [1 << 20]},
-                kernels=lambda: [KernelSpec("ceilings/copy.cu", "copy_vec4")])
+    @experiment("machine.copy", small={"sizes": [1 << 20]},
+                kernels=lambda: [KernelSpec("00-machine/copy.cu", "copy_vec4")])
     def copy(ctx, sizes=(1 << 30,)):
         ...
         ctx.row(variant="kernel", params={"bytes": n}, metrics={...}, check=chk, ...)
 
-The same function serves the notebook (`perflab.run`), `python -m perflab record`, the
+An experiment lives in a chapter package (perflab.chapters.<slug>): its name starts with
+the slug and its chapter is that package's CHAPTER. The same function serves the notebook (`perflab.run`), `python -m perflab record`, the
 small-size correctness pass (`python -m perflab check`, also under compute-sanitizer) and
 the GPU tests. `ctx.timing` is False in the correctness pass: the function then checks
 every kernel and times nothing.
 """
 from __future__ import annotations
 
-import importlib
 import inspect
 import math
 from dataclasses import dataclass, field
@@ -21,10 +21,6 @@ from typing import Callable
 
 from .errors import UnknownExperimentError
 from .kernels import KernelSpec
-
-#: Modules that define experiments; importing them registers their experiments.
-EXPERIMENT_MODULES = ("perflab.experiments.ceilings", "perflab.experiments.sgemm")
-
 
 @dataclass
 class Experiment:
@@ -56,19 +52,30 @@ class Experiment:
 _REGISTRY: dict[str, Experiment] = {}
 
 
-def experiment(name: str, *, chapter: str, title: str = "", small: dict | None = None,
+def experiment(name: str, *, title: str = "", small: dict | None = None,
                kernels: Callable[[], list[KernelSpec]] | None = None,
-               requires: Callable[[], str | None] | None = None, sweep: bool = False):
+               requires: Callable[[], str | None] | None = None, sweep: bool = False,
+               chapter: str | None = None):
+    """Register `func` as experiment `name`. Its chapter is the CHAPTER of the chapter
+    package that defines it (`chapter` overrides that, for tests), and `name` must start
+    with that package's slug."""
     def register(func):
-        _REGISTRY[name] = Experiment(name, chapter, title or name, func, small or {},
+        ch = chapter
+        if ch is None:
+            from .chapters import chapter_of
+            slug, ch = chapter_of(func.__module__)
+            if not name.startswith(slug + "."):
+                raise ValueError(f"experiment {name!r} of chapter {ch} must be named "
+                                 f"'{slug}.<something>'")
+        _REGISTRY[name] = Experiment(name, ch, title or name, func, small or {},
                                      kernels or list, requires, sweep)
         return func
     return register
 
 
 def _load_all() -> None:
-    for mod in EXPERIMENT_MODULES:
-        importlib.import_module(mod)
+    from .chapters import discover
+    discover()
 
 
 def all_experiments() -> dict[str, Experiment]:
@@ -157,7 +164,7 @@ class Context:
             "rel_err": None if check is None else _num(check.rel_err),
             "tolerance": None if check is None else check.tolerance,
             "kernels": [{"file": s.file, "name": s.name_expression,
-                         "options": list(s.all_options[:1] + tuple(s.options)),
+                         "options": s.recorded_options,
                          "sha256": source_sha256(s.file)} for s in kernels],
             "launch": launch or {},
             "provenance": self.run,

@@ -1,7 +1,7 @@
 """The roofline: attainable rate = min(compute peak, arithmetic intensity × bandwidth).
 
-Ceilings come from measured rows (chapter 0), never from a datasheet; `ceilings_from`
-picks them out of the ceilings experiments of one run.
+Ceilings come from measured rows, never from a datasheet: chapter 0
+(perflab.chapters.machine.ceilings) picks them out of its experiments of one run.
 """
 from __future__ import annotations
 
@@ -32,21 +32,6 @@ def attainable(intensity, peak_flops: float, bandwidth_Bps: float):
 def gemm_intensity(M: int, N: int, K: int, bytes_per_elem: int = 4) -> float:
     """FLOP per byte of a GEMM that reads A and B once and writes C once (the floor)."""
     return 2.0 * M * N * K / (bytes_per_elem * (M * K + K * N + M * N))
-
-
-def ceilings_from(copy_df, fma_df, tensor_df) -> Ceilings:
-    """Best measured copy bandwidth, FP32 FMA rate and TF32 rates, as a Ceilings."""
-    from .lab import caption
-
-    bw = float(copy_df["TB/s"].max()) * 1e12
-    peaks = {"FP32 FMA": float(fma_df["TFLOP/s"].max()) * 1e12}
-    mma = tensor_df[tensor_df["variant"].str.startswith("mma.sync")]
-    if len(mma):
-        peaks["TF32 mma.sync"] = float(mma["TFLOP/s"].max()) * 1e12
-    tf32 = tensor_df[tensor_df["variant"] == "cuBLAS TF32"]
-    if len(tf32):
-        peaks["TF32 cuBLAS"] = float(tf32["TFLOP/s"].max()) * 1e12
-    return Ceilings(bw, peaks, caption(copy_df))
 
 
 def plot(ax, ceil: Ceilings, points=(), ai_range=(0.05, 2000.0)):

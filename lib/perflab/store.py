@@ -22,7 +22,9 @@ from pathlib import Path
 from . import paths
 from .errors import ResultsError
 
-SCHEMA = 1
+#: 2: kernel sha256 over the expanded source (perflab.kernels.source_sha256), files under
+#: kernels/NN-slug/.
+SCHEMA = 2
 ROW_KEYS = ("experiment", "variant", "params", "metrics", "correct", "rel_err",
             "kernels", "launch", "provenance")
 

@@ -65,3 +65,8 @@ def benchmark(fn, args_sets, name: str, *, n_repeat: int = 50, n_warmup: int = 5
         "min_ms": float(t.min()),
         "n_timed": int(t.size),
     }
+
+
+def as_metrics(t: dict) -> dict:
+    """The times of a `benchmark` result as row metrics: name -> (value, "ms")."""
+    return {k: (v, "ms") for k, v in t.items() if k.endswith("_ms")}

@@ -1,0 +1,170 @@
+"""Chapter 0's experiments: the three ceilings every other chapter is placed against,
+measured on the device rather than quoted from a datasheet."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...correctness import compare, poison
+from ...device import clocks_now, current, fp32_peak_flops
+from ...kernels import KernelSpec, blocks_per_sm, get_kernel, launch
+from ...registry import experiment
+from ...timing import as_metrics
+
+COPY_UNROLL = 4
+FMA_CHAINS = (1, 2, 4, 8, 16)
+MMA_ACC = (1, 2, 4, 8)
+
+
+def copy_spec():
+    return KernelSpec("00-machine/copy.cu", "copy_vec4", template=(COPY_UNROLL,))
+
+
+def fma_spec(chains):
+    return KernelSpec("00-machine/fma_chains.cu", "fma_chains", template=(chains,))
+
+
+def mma_spec(acc):
+    return KernelSpec("00-machine/mma_tf32_peak.cu", "mma_tf32_peak", template=(acc,))
+
+
+@experiment("machine.copy", title="Device-to-device copy bandwidth",
+            small={"sizes": (4099 * 16,)}, kernels=lambda: [copy_spec()])
+def copy(ctx, sizes=(1 << 28, 1 << 30, 1 << 32)):
+    """Copy `size` bytes three ways: the lab's 16-byte kernel, CuPy's elementwise copy and
+    the driver's cudaMemcpy. Bytes moved = 2 × size (read + write)."""
+    import cupy as cp
+
+    dev = current()
+    spec = copy_spec()
+    k = get_kernel(spec)
+    for size in sizes:
+        if 2 * size > dev.total_mem_bytes // 2:      # a smaller GPU: skip what cannot fit
+            continue
+        n4 = size // 16
+        src = cp.random.random(n4 * 4, dtype=cp.float32)
+        dst = cp.empty_like(src)
+        block = 256
+        grid = -(-n4 // (block * COPY_UNROLL))
+
+        ways = {
+            "kernel-vec4": lambda: launch(k, grid, block, (src, dst, np.int64(n4))),
+            "cupy-elementwise": lambda: cp.copyto(dst, src),
+            "cudaMemcpy": lambda: dst.data.copy_from_device(src.data, src.nbytes),
+        }
+        for variant, fn in ways.items():
+            poison(dst)
+            fn()
+            chk = compare(dst, src, "exact")
+            metrics = {"bytes_moved": (2 * src.nbytes, "B")}
+            if ctx.timing and chk.correct:
+                t = ctx.time(lambda: fn(), [()], variant)
+                metrics.update(as_metrics(t))
+                metrics["TB/s"] = (2 * src.nbytes / (t["median_ms"] * 1e-3) / 1e12, "TB/s")
+            ctx.row(variant=variant, params={"bytes": int(src.nbytes)}, metrics=metrics,
+                    check=chk, kernels=[spec] if variant == "kernel-vec4" else [],
+                    launch={"grid": grid, "block": block} if variant == "kernel-vec4" else {})
+        src = dst = None                               # free before the next size
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+@experiment("machine.fma", title="FP32 FMA peak vs independent chains",
+            small={"fmas_per_thread": 1 << 10, "occupancies": ("full",)},
+            kernels=lambda: [fma_spec(c) for c in FMA_CHAINS])
+def fma(ctx, fmas_per_thread=1 << 20, occupancies=("1 warp/scheduler", "full")):
+    """FFMA throughput for CHAINS independent chains per thread, at one warp per SM
+    sub-partition (latency exposed) and at full occupancy. FLOPs = 2 per FMA."""
+    import cupy as cp
+
+    dev = current()
+    y, z = np.float32(0.5), np.float32(0.5)
+    for occ in occupancies:
+        for chains in FMA_CHAINS:
+            spec = fma_spec(chains)
+            k = get_kernel(spec)
+            if occ == "full":
+                block = 256
+                per_sm = blocks_per_sm(k, block)
+            else:
+                block, per_sm = 128, 1       # 4 warps per SM: one per scheduler
+            grid = dev.sms * per_sm
+            iters = max(1, fmas_per_thread // (8 * chains))
+            out = cp.empty(grid * block, dtype=cp.float32)
+            poison(out)
+            launch(k, grid, block, (out, y, z, np.int32(iters)))
+            ref = _fma_reference(chains, iters * 8, 0.5, 0.5)
+            chk = compare(out, cp.full(out.shape, ref, dtype=cp.float64), "fp32")
+            flops = 2.0 * grid * block * iters * 8 * chains
+            metrics = {"flops": (flops, "FLOP")}
+            if ctx.timing and chk.correct:
+                t = ctx.time(lambda: launch(k, grid, block, (out, y, z, np.int32(iters))),
+                             [()], f"chains{chains}-{occ}")
+                metrics.update(as_metrics(t))
+                metrics["TFLOP/s"] = (flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
+                peak = fp32_peak_flops(dev.as_dict())
+                metrics["datasheet_TFLOP/s"] = (peak / 1e12, "TFLOP/s")
+                metrics["frac_of_datasheet"] = (metrics["TFLOP/s"][0] * 1e12 / peak, "1")
+                clk = clocks_now().get("sm_clock_mhz")   # read right after the timed runs
+                if clk:
+                    metrics["sm_clock_after_mhz"] = (clk, "MHz")
+            ctx.row(variant=f"chains={chains}", params={"chains": chains, "occupancy": occ,
+                                                        "fmas_per_thread": iters * 8 * chains},
+                    metrics=metrics, check=chk, kernels=[spec],
+                    launch={"grid": grid, "block": block, "blocks_per_sm": per_sm})
+
+
+def _fma_reference(chains: int, steps: int, y: float, z: float) -> float:
+    """Closed form of x <- x*y + z after `steps` steps, summed over the chains, in float64."""
+    fixed = z / (1 - y)
+    return float(sum(y ** steps * ((c + 1) * 0.125 - fixed) + fixed for c in range(chains)))
+
+
+@experiment("machine.tensor", title="TF32 tensor-core peaks",
+            small={"iters": 64, "gemm_sizes": (257,)},
+            kernels=lambda: [mma_spec(a) for a in MMA_ACC])
+def tensor(ctx, iters=1 << 14, gemm_sizes=(8192,)):
+    """Two tensor ceilings: mma.sync m16n8k8 TF32 with operands in registers (what any
+    mma.sync kernel can reach) and cuBLAS TF32/FP32 GEMM (the practical library peak)."""
+    import cupy as cp
+    from ...blas import gemm
+
+    dev = current()
+    ab = cp.asarray([1.0, 0.5], dtype=cp.float32)
+    for acc in MMA_ACC:
+        spec = mma_spec(acc)
+        k = get_kernel(spec)
+        block = 256
+        per_sm = blocks_per_sm(k, block)
+        grid = dev.sms * per_sm
+        out = cp.empty(grid * block, dtype=cp.float32)
+        poison(out)
+        launch(k, grid, block, (ab, out, np.int32(iters)))
+        expect = cp.full(out.shape, 4.0 * 4 * acc * iters, dtype=cp.float64)
+        chk = compare(out, expect, "fp32")
+        flops = 2.0 * 16 * 8 * 8 * (grid * block // 32) * acc * iters
+        metrics = {"flops": (flops, "FLOP")}
+        if ctx.timing and chk.correct:
+            t = ctx.time(lambda: launch(k, grid, block, (ab, out, np.int32(iters))), [()],
+                         f"mma-acc{acc}")
+            metrics.update(as_metrics(t))
+            metrics["TFLOP/s"] = (flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
+        ctx.row(variant=f"mma.sync acc={acc}", params={"acc": acc, "size": 0},
+                metrics=metrics, check=chk, kernels=[spec],
+                launch={"grid": grid, "block": block, "blocks_per_sm": per_sm})
+    for n in gemm_sizes:
+        A = cp.random.uniform(-1, 1, (n, n), dtype=cp.float32)
+        B = cp.random.uniform(-1, 1, (n, n), dtype=cp.float32)
+        C = cp.empty((n, n), dtype=cp.float32)
+        ref = A.astype(cp.float64) @ B.astype(cp.float64)
+        for mode in ("fp32", "tf32"):
+            poison(C)
+            gemm(A, B, C, mode)
+            chk = compare(C, ref, mode)
+            flops = 2.0 * n ** 3
+            metrics = {"flops": (flops, "FLOP")}
+            if ctx.timing and chk.correct:
+                t = ctx.time(lambda: gemm(A, B, C, mode), [()], f"cublas-{mode}")
+                metrics.update(as_metrics(t))
+                metrics["TFLOP/s"] = (flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
+            ctx.row(variant=f"cuBLAS {mode.upper()}", params={"acc": 0, "size": n},
+                    metrics=metrics, check=chk, kernels=[])
+        A = B = C = ref = None

@@ -1,0 +1,39 @@
+"""Chapter 1, tiled SGEMM (chapters/01-sgemm.md): a ladder of kernels, one idea per rung
+(kernels/01-sgemm/01..09), each checked against a float64 reference and timed next to
+cuBLAS in the same run.
+
+    from perflab.chapters import sgemm
+    v = sgemm.get("06-warptiling")
+    v.run(A, B, C, v.params())             # checked, then enqueued on the stream
+
+Modules: variant (what a rung is, the operand checks), simple (01-05), warptile (06),
+splitk (07), tensor (08, 09), experiments (ladder, sweep, split-K, profile), report
+(tables and figures), explorer (the tile-size explorer), profiling (the ncu child).
+"""
+from __future__ import annotations
+
+CHAPTER = "01-sgemm"
+TITLE = "Tiled SGEMM: from DRAM to registers to tensor cores"
+
+from ...errors import ConfigError  # noqa: E402
+from .variant import Variant  # noqa: E402
+
+
+def variants() -> list[Variant]:
+    """The rungs, in ladder order."""
+    from . import simple, splitk, tensor, warptile
+    return list(simple.VARIANTS) + [warptile.VARIANT, splitk.VARIANT] + list(tensor.VARIANTS)
+
+
+def get(name: str) -> Variant:
+    vs = {v.name: v for v in variants()}
+    if name not in vs:
+        raise ConfigError(f"unknown SGEMM variant {name!r}; known: {', '.join(vs)}")
+    return vs[name]
+
+
+from . import experiments  # noqa: E402  (registers sgemm.*)
+from .experiments import Problem, baselines, configs, measure, run_variant  # noqa: E402
+
+__all__ = ["CHAPTER", "TITLE", "Variant", "variants", "get", "Problem", "baselines",
+           "configs", "measure", "run_variant"]

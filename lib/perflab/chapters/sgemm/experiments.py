@@ -1,0 +1,212 @@
+"""Chapter 1's experiments: every rung of the ladder checked against a float64 reference
+and timed next to cuBLAS (FP32 and TF32 modes, named) measured in the same run."""
+from __future__ import annotations
+
+import itertools
+import os
+
+from ...correctness import compare, poison
+from ...errors import ConfigError
+from ...kernels import capture_launches, checked
+from ...registry import experiment
+from ...device import current
+from ...timing import as_metrics
+from . import get as get_variant
+from . import variants
+
+#: (M, N, K): the seed's size, two large squares, a non-square, a size that is a multiple
+#: of no tile, and the skinny problem that leaves all but one SM idle without split-K.
+SIZES = ((3072, 3072, 3072), (4096, 4096, 4096), (8192, 8192, 8192),
+         (4096, 8192, 2048), (3000, 2999, 3001), (128, 128, 32768))
+# (512, 512, 512) is a multiple of every default tile: the untested (EDGE = false) kernels
+# of 06, 07 and 08 run in the correctness pass and under the sanitizers too.
+SMALL_SIZES = ((67, 45, 93), (128, 128, 1024), (257, 130, 511), (512, 512, 512))
+#: The naive rungs take seconds per call at the large sizes; they are timed up to this.
+NAIVE_MAX_FLOP = 2 * 3072 ** 3
+SWEEP_SIZE = (4096, 4096, 4096)
+SWEEP_VARIANTS = ("06-warptiling", "08-tf32-mma")
+
+
+def _all_specs():
+    """Every kernel the ladder launches: each rung at its default parameters."""
+    return [s for v in variants() for s in v.kernels(dict(v.default_params))]
+
+
+def combinations(v) -> list[dict]:
+    """Every combination of a variant's param_space over its defaults (defaults first)."""
+    out = [dict(v.default_params)]
+    keys = list(v.param_space)
+    for combo in itertools.product(*(v.param_space[k] for k in keys)):
+        p = {**v.default_params, **dict(zip(keys, combo))}
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def configs(v, M=4096, N=4096, K=4096, device: dict | None = None) -> list[dict]:
+    """The valid combinations of a variant's param_space (defaults first)."""
+    out = []
+    for p in combinations(v):
+        try:
+            v.check(p, M, N, K, device)
+        except ConfigError:
+            continue
+        out.append(p)
+    return out
+
+
+class Problem:
+    """Fresh random inputs for one (M, N, K), a float64 reference, and rotated copies of
+    the inputs so that every timed call reads them from device memory, not L2."""
+
+    def __init__(self, M, N, K, *, timing: bool, reference: str = "gpu"):
+        import cupy as cp
+        from ...timing import rotations
+
+        self.M, self.N, self.K = M, N, K
+        self.seed = int.from_bytes(os.urandom(4), "little")
+        rng = cp.random.default_rng(self.seed)
+        self.A = rng.uniform(-1, 1, (M, K), dtype=cp.float32)
+        self.B = rng.uniform(-1, 1, (K, N), dtype=cp.float32)
+        self.C = cp.empty((M, N), dtype=cp.float32)
+        if reference == "cpu":       # small sizes: NumPy float64 on the host
+            self.ref = cp.asarray(cp.asnumpy(self.A).astype("f8") @ cp.asnumpy(self.B).astype("f8"))
+        else:                        # cuBLAS DGEMM on float64 copies
+            self.ref = self.A.astype(cp.float64) @ self.B.astype(cp.float64)
+        self.flops = 2.0 * M * N * K
+        nbytes = 4 * (M * K + K * N + M * N)
+        n = rotations(nbytes, current().l2_bytes) if timing else 1
+        self.sets = [(self.A, self.B, self.C)] + [
+            (self.A.copy(), self.B.copy(), cp.empty_like(self.C)) for _ in range(n - 1)]
+
+    @property
+    def params(self) -> dict:
+        return {"M": self.M, "N": self.N, "K": self.K}
+
+
+def measure(ctx, prob: Problem, name: str, precision: str, fn, *, params: dict,
+            specs=(), baseline: dict | None = None, timed: bool = True, fast=None) -> dict:
+    """Check `fn(A, B, C)` on `prob`, then time it if it passed (`fast`, the same call
+    without its argument checks, when given); record and return the row."""
+    poison(prob.C)
+    with capture_launches() as launches:
+        checked(lambda: fn(prob.A, prob.B, prob.C), f"{name} {prob.params}")
+    chk = compare(prob.C, prob.ref, precision)
+    metrics = {"flops": (prob.flops, "FLOP")}
+    if ctx.timing and timed and chk.correct:
+        t = ctx.time(fast or fn, prob.sets, f"{name}/{prob.M}x{prob.N}x{prob.K}")
+        metrics.update(as_metrics(t))
+        tf = prob.flops / (t["median_ms"] * 1e-3) / 1e12
+        metrics["TFLOP/s"] = (tf, "TFLOP/s")
+        for mode, base in (baseline or {}).items():
+            if base:
+                metrics[f"vs_cublas_{mode}"] = (tf / base, "x")
+    return ctx.row(variant=name, params={**prob.params, **params}, metrics=metrics,
+                   check=chk, kernels=list(specs), launch=launches,
+                   precision=precision, seed=prob.seed)
+
+
+def baselines(ctx, prob: Problem) -> dict:
+    """cuBLAS FP32 and TF32 on `prob`, recorded as rows; their TFLOP/s by mode."""
+    from ...blas import gemm
+
+    out = {}
+    for mode in ("fp32", "tf32"):
+        r = measure(ctx, prob, f"cuBLAS {mode.upper()}", mode,
+                    lambda A, B, C, m=mode: gemm(A, B, C, m), params={})
+        out[mode] = r["metrics"].get("TFLOP/s", {}).get("value")
+    return out
+
+
+def run_variant(ctx, prob, v, params, baseline, timed=True):
+    """Check, time and record rung `v` with `params` on `prob` (a row saying why, when
+    the parameters cannot run it)."""
+    base = {"fp32": baseline.get("fp32")} if v.precision == "fp32" else baseline
+    try:
+        v.check(params, prob.M, prob.N, prob.K, current().as_dict())
+        return measure(ctx, prob, v.name, v.precision,
+                       lambda A, B, C: v.run(A, B, C, params),
+                       fast=lambda A, B, C: v.enqueue(A, B, C, params),
+                       params=params, specs=v.kernels(params), baseline=base, timed=timed)
+    except ConfigError as exc:   # invalid here (tile sizes, or this GPU's limits): say why
+        return ctx.row(variant=v.name, params={**prob.params, **params}, metrics={},
+                       kernels=[], invalid=str(exc), precision=v.precision)
+
+
+@experiment("sgemm.ladder", title="The SGEMM ladder against cuBLAS",
+            small={"sizes": SMALL_SIZES}, kernels=_all_specs)
+def ladder(ctx, sizes=SIZES, variant_names=None):
+    import cupy as cp
+
+    for M, N, K in sizes:
+        prob = Problem(M, N, K, timing=ctx.timing,
+                       reference="gpu" if ctx.timing else "cpu")
+        baseline = baselines(ctx, prob)
+        for v in variants():
+            if variant_names and v.name not in variant_names:
+                continue
+            slow = v.name.startswith(("01-", "02-")) and prob.flops > NAIVE_MAX_FLOP
+            if slow:
+                continue
+            run_variant(ctx, prob, v, dict(v.default_params), baseline)
+        del prob
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+@experiment("sgemm.sweep", title="Tile-size sweep of the fastest rungs",
+            small={"size": (130, 67, 200)}, sweep=True,
+            kernels=lambda: [s for n in SWEEP_VARIANTS for p in configs(get_variant(n))
+                             for s in get_variant(n).kernels(p)])
+def sweep(ctx, size=SWEEP_SIZE, variant_names=SWEEP_VARIANTS):
+    ctx.budget_s = 0.4      # ~100 configurations: a shorter timing budget for each
+    M, N, K = size
+    prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
+    baseline = baselines(ctx, prob)
+    dev = current().as_dict()
+    for name in variant_names:
+        v = get_variant(name)
+        for p in configs(v, M, N, K, dev):
+            run_variant(ctx, prob, v, p, baseline)
+
+
+@experiment("sgemm.splitk", title="Split-K on the skinny problem",
+            small={"size": (64, 96, 4100)}, sweep=True,
+            kernels=lambda: [s for p in configs(get_variant("07-split-k"), 128, 128, 32768)
+                             for s in get_variant("07-split-k").kernels(p)])
+def splitk(ctx, size=(128, 128, 32768)):
+    M, N, K = size
+    prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
+    baseline = baselines(ctx, prob)
+    v = get_variant("07-split-k")
+    for p in configs(v, M, N, K, current().as_dict()):
+        run_variant(ctx, prob, v, p, baseline)
+
+
+def _ncu_missing():
+    import shutil
+    return None if shutil.which("ncu") else "Nsight Compute (ncu) is not installed here"
+
+
+PROFILE_SEGMENTS = (
+    [((4096, 4096, 4096), n) for n in ("cuBLAS FP32", "cuBLAS TF32")]
+    + [((4096, 4096, 4096), v) for v in
+       ("01-naive", "02-coalesced", "03-smem-tiling", "04-register-tiling", "05-occupancy",
+        "06-warptiling", "08-tf32-mma", "09-3xtf32")]
+    + [((128, 128, 32768), v) for v in ("cuBLAS FP32", "06-warptiling", "07-split-k")])
+
+
+@experiment("sgemm.profile", title="What limits each rung: profiler counters",
+            small={"segments": ()}, requires=_ncu_missing)
+def profile(ctx, segments=PROFILE_SEGMENTS):
+    """Each rung once under Nsight Compute: DRAM and L2 bytes, shared-memory wavefronts
+    and bank conflicts, occupancy, pipe utilisation and the main stall reasons."""
+    from ...profile import profile as run_ncu
+
+    if not ctx.timing or not segments:
+        return
+    plan = [{"variant": v, "M": m, "N": n, "K": k} for (m, n, k), v in segments]
+    for seg in run_ncu(plan, child="perflab.chapters.sgemm.profiling"):
+        specs = [] if seg["variant"].startswith("cuBLAS") else \
+            get_variant(seg["variant"]).kernels(get_variant(seg["variant"]).params())
+        ctx.row(variant=seg["variant"], params={"M": seg["M"], "N": seg["N"], "K": seg["K"]},
+                metrics=seg["metrics"], kernels=specs, profiled_kernels=", ".join(seg["kernels"]))

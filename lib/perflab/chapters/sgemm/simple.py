@@ -1,0 +1,165 @@
+"""Rungs 01-05 of the SGEMM ladder: one thread per element (01, 02), shared-memory tiles
+(03), register microtiles (04, 05). Each is a `Variant`: the kernels it launches for a set
+of tile parameters, how it launches them, and which combinations cannot work (`validate`
+raises ConfigError with the reason, before anything is compiled)."""
+from __future__ import annotations
+
+from ...kernels import get_kernel, launch
+from .variant import Variant, ceil_div, i32, require, spec
+
+
+# ----------------------------------------------------------------------- 01, 02 naive
+
+def _simple(file, fn, coalesced):
+    kspec = spec(file, fn)
+
+    def enqueue(A, B, C, params):
+        (M, K), N = A.shape, B.shape[1]
+        # 02: x walks columns of C; 01: x walks rows.
+        grid = (ceil_div(N, 32), ceil_div(M, 32)) if coalesced else (ceil_div(M, 32), ceil_div(N, 32))
+        launch(get_kernel(kspec), grid, (32, 32), (A, B, C) + i32(M, N, K))
+
+    def validate(p, M, N, K, device):
+        rows = ceil_div(N, 32) if not coalesced else ceil_div(M, 32)
+        require(rows <= 65535, fn, f"grid.y = {rows} exceeds 65535")
+
+    return kspec, enqueue, validate
+
+
+_naive_spec, _naive_run, _naive_validate = _simple("01_naive.cu", "sgemm_naive", coalesced=False)
+_coal_spec, _coal_run, _coal_validate = _simple("02_coalesced.cu", "sgemm_coalesced",
+                                                coalesced=True)
+
+
+# ------------------------------------------------------------------- 03 smem tiling
+
+def _smem_spec(p):
+    return spec("03_smem_tiling.cu", "sgemm_smem", template=(int(p["TILE"]),))
+
+
+def _smem_validate(p, M, N, K, device):
+    T = int(p["TILE"])
+    require(1 <= T <= 32, "03-smem-tiling", f"TILE={T}: a TILE x TILE block needs TILE <= 32")
+    require(ceil_div(M, T) <= 65535, "03-smem-tiling", "grid.y = ceil(M/TILE) exceeds 65535")
+
+
+def _smem_run(A, B, C, p):
+    (M, K), N = A.shape, B.shape[1]
+    T = int(p["TILE"])
+    launch(get_kernel(_smem_spec(p)), (ceil_div(N, T), ceil_div(M, T)), (T, T),
+           (A, B, C) + i32(M, N, K))
+
+
+# ------------------------------------------------------------- 04, 05 register tiling
+
+_TILE_KEYS = ("BM", "BN", "BK", "TM", "TN")
+
+
+def _blocktile_threads(name, p, max_threads):
+    """Checks shared by rungs 04 and 05 (BM x BN tile, TM x TN microtile per thread);
+    returns the threads per block."""
+    BM, BN, BK, TM, TN = (int(p[k]) for k in _TILE_KEYS)
+    require(TM % 4 == 0 and TN % 4 == 0, name,
+            f"TM={TM} and TN={TN} must be multiples of 4 (microtiles are read as float4)")
+    require(BM % TM == 0, name, f"the microtile must divide the tile: BM={BM} % TM={TM} != 0")
+    require(BN % TN == 0, name, f"the microtile must divide the tile: BN={BN} % TN={TN} != 0")
+    threads = (BM // TM) * (BN // TN)
+    require(32 <= threads <= max_threads, name,
+            f"(BM/TM)*(BN/TN) = {threads} threads; a block needs 32..{max_threads}")
+    require((BM * BK) % threads == 0, name,
+            f"(BM*BK) % threads != 0 ({BM}*{BK} % {threads}): the A tile must split evenly")
+    require((BK * BN) % threads == 0, name,
+            f"(BK*BN) % threads != 0 ({BK}*{BN} % {threads}): the B tile must split evenly")
+    require(TM * TN <= 64, name,
+            f"a {TM}x{TN} microtile needs {TM * TN} accumulators: more than 64 spills registers")
+    smem = 4 * BK * ((BM + 4) + BN)
+    require(smem <= 48 * 1024, name,
+            f"static shared memory {smem} B exceeds 48 KB (BK*(BM+4+BN)*4)")
+    return threads
+
+
+def _tile_variant(file, fn, name, max_threads):
+    def kspec(p):
+        return spec(file, fn, template=tuple(int(p[k]) for k in _TILE_KEYS))
+
+    def validate(p, M, N, K, device):
+        _blocktile_threads(name, p, max_threads)
+        require(ceil_div(M, int(p["BM"])) <= 65535, name, "grid.y = ceil(M/BM) exceeds 65535")
+
+    def enqueue(A, B, C, p):
+        (M, K), N = A.shape, B.shape[1]
+        threads = _blocktile_threads(name, p, max_threads)
+        grid = (ceil_div(N, int(p["BN"])), ceil_div(M, int(p["BM"])))
+        launch(get_kernel(kspec(p)), grid, (threads,), (A, B, C) + i32(M, N, K))
+
+    return kspec, validate, enqueue
+
+
+_reg_spec, _reg_validate, _reg_run = _tile_variant(
+    "04_register_tiling.cu", "sgemm_regtile", "04-register-tiling", 1024)
+# 05 asks for two blocks per SM (__launch_bounds__(threads, 2)): more than 256 threads
+# would squeeze a thread under 128 registers and spill the 8x8 accumulators.
+_occ_spec, _occ_validate, _occ_run = _tile_variant(
+    "05_occupancy.cu", "sgemm_occupancy", "05-occupancy", 256)
+
+
+VARIANTS: list[Variant] = [
+    Variant(
+        name="01-naive",
+        label="naive, one thread per element",
+        precision="fp32",
+        idea="One thread per element of C; threadIdx.x walks rows, so a warp's loads of A "
+             "and stores of C touch 32 different rows (uncoalesced).",
+        kernels=lambda p: [_naive_spec],
+        enqueue=_naive_run,
+        validate=_naive_validate,
+    ),
+    Variant(
+        name="02-coalesced",
+        label="coalesced global access",
+        precision="fp32",
+        idea="threadIdx.x walks columns: a warp's loads of B and stores of C are 128 "
+             "contiguous bytes, and A is a broadcast.",
+        kernels=lambda p: [_coal_spec],
+        enqueue=_coal_run,
+        validate=_coal_validate,
+    ),
+    Variant(
+        name="03-smem-tiling",
+        label="shared-memory tiles 32×32",
+        precision="fp32",
+        idea="Blocks stage TILE×TILE tiles of A and B in shared memory: every float read "
+             "from global memory is reused TILE times.",
+        kernels=lambda p: [_smem_spec(p)],
+        enqueue=_smem_run,
+        default_params={"TILE": 32},
+        param_space={"TILE": [8, 16, 32]},
+        validate=_smem_validate,
+    ),
+    Variant(
+        name="04-register-tiling",
+        label="register microtiles 4×4, 1024 threads",
+        precision="fp32",
+        idea="Each thread accumulates a TM×TN microtile in registers from float4 shared "
+             "loads (LDS.128): half a shared load per FMA instead of two.",
+        kernels=lambda p: [_reg_spec(p)],
+        enqueue=_reg_run,
+        default_params={"BM": 128, "BN": 128, "BK": 8, "TM": 4, "TN": 4},
+        param_space={"BM": [64, 128], "BN": [64, 128], "BK": [8, 16], "TM": [4, 8],
+                     "TN": [4]},
+        validate=_reg_validate,
+    ),
+    Variant(
+        name="05-occupancy",
+        label="8×8 microtiles, 256 threads, 2 blocks/SM",
+        precision="fp32",
+        idea="256 threads with 8×8 microtiles (≤128 registers) so two blocks share an SM; "
+             "a quarter of a shared load per FMA.",
+        kernels=lambda p: [_occ_spec(p)],
+        enqueue=_occ_run,
+        default_params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+        param_space={"BM": [64, 128], "BN": [64, 128], "BK": [8, 16], "TM": [8],
+                     "TN": [8]},
+        validate=_occ_validate,
+    ),
+]

@@ -1,0 +1,144 @@
+"""What one rung of the SGEMM ladder is, to the experiments that check and time it.
+
+Every variant computes C = A @ B for row-major float32 matrices, A (M, K), B (K, N),
+C (M, N), any positive M, N, K (not only multiples of the tile).
+
+    v = get("06-warptiling")
+    v.run(A, B, C, v.params(BM=128, auto_shape=False))   # checked, then enqueued
+
+`run` checks the operands (dtype, layout, shapes) and the parameters once, here, for
+every rung, and raises ConfigError with the reason; `enqueue` only puts the kernels on
+the current stream (what the timer calls, after one checked `run`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ...errors import ConfigError
+from ...kernels import KernelSpec
+
+#: The kernels of this chapter, relative to kernels/.
+KDIR = "01-sgemm"
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str                        # "03-smem-tiling": file order, used in tables and plots
+    label: str                       # "shared-memory tiles 32×32"
+    precision: str                   # "fp32" | "tf32" | "3xtf32"
+    idea: str                        # one sentence: what this rung changes
+    kernels: Callable[[dict], list[KernelSpec]]          # every spec `enqueue` launches
+    enqueue: Callable[..., None]     # enqueue(A, B, C, params): launches, no checks
+    default_params: dict = field(default_factory=dict)
+    param_space: dict = field(default_factory=dict)      # name -> allowed values (explorer/sweep)
+    # validate(params, M, N, K, device) raises ConfigError(reason); `device` is a device
+    # dict (DeviceInfo.as_dict() or a recorded row's) or None when no device is known.
+    validate: Callable[..., None] | None = None
+    # Parameters that auto_shape=True chooses per problem: given with auto_shape on, they
+    # would be ignored, so `params` and `run` refuse them instead.
+    auto_keys: tuple[str, ...] = ()
+
+    def params(self, **overrides) -> dict:
+        """The default parameters with `overrides`; unknown names and tile parameters that
+        auto_shape would replace are refused with the reason."""
+        unknown = set(overrides) - set(self.default_params)
+        if unknown:
+            raise ConfigError(f"{self.name}: unknown parameter(s) {sorted(unknown)}; "
+                              f"it takes {sorted(self.default_params)}")
+        p = {**self.default_params, **overrides}
+        self._refuse_ignored(p)
+        return p
+
+    def _refuse_ignored(self, p: dict) -> None:
+        if not p.get("auto_shape"):
+            return
+        given = {k: p[k] for k in self.auto_keys if p[k] != self.default_params[k]}
+        if given:
+            shown = ", ".join(f"{k}={v}" for k, v in given.items())
+            raise ConfigError(
+                f"{self.name}: with auto_shape=True the tile ({', '.join(self.auto_keys)}) "
+                f"is chosen per problem, so {shown} would be ignored; pass "
+                "auto_shape=False to use the tile you give")
+
+    def check(self, params: dict, M: int, N: int, K: int, device: dict | None = None) -> None:
+        """Raise ConfigError with the reason when `params` cannot run this problem (on
+        `device`, when given: its shared-memory and thread limits)."""
+        missing = set(self.default_params) - set(params)
+        if missing:
+            raise ConfigError(f"{self.name}: parameter(s) {sorted(missing)} missing; "
+                              f"use {self.name}.params(...) to start from the defaults")
+        if min(M, N, K) < 1:
+            raise ConfigError(f"{self.name}: M, N, K must be positive, got {M}, {N}, {K}")
+        self._refuse_ignored(params)
+        if self.validate is not None:
+            self.validate(params, M, N, K, device)
+
+    def run(self, A, B, C, params: dict) -> None:
+        """Check the operands and the parameters, then enqueue the kernels (a launch the
+        GPU cannot run is refused by perflab.kernels.launch, naming the limit)."""
+        M, N, K = operands(self.name, A, B, C)
+        self.check(params, M, N, K)
+        self.enqueue(A, B, C, params)
+
+
+def operands(name: str, A, B, C) -> tuple[int, int, int]:
+    """(M, N, K) of C = A @ B, or ConfigError naming what is wrong: every rung reads
+    row-major float32 device arrays of matching shapes, and C must not overlap A or B."""
+    for nm, x in (("A", A), ("B", B), ("C", C)):
+        dtype = getattr(x, "dtype", None)
+        if dtype != np.float32:
+            raise ConfigError(f"{name}: {nm} is {dtype}, not float32 (cast it: "
+                              f"{nm}.astype(cupy.float32))")
+        if getattr(x, "ndim", None) != 2:
+            raise ConfigError(f"{name}: {nm} must be a 2-D matrix, got shape {x.shape}")
+        if not x.flags.c_contiguous:
+            raise ConfigError(f"{name}: {nm} must be C-contiguous (row-major); pass "
+                              f"cupy.ascontiguousarray({nm})")
+    (M, K), (K2, N) = A.shape, B.shape
+    if K2 != K:
+        raise ConfigError(f"{name}: A is {M}x{K} but B is {K2}x{N}: inner dimensions differ")
+    if C.shape != (M, N):
+        raise ConfigError(f"{name}: C is {C.shape[0]}x{C.shape[1]}, A @ B is {M}x{N}")
+    for nm, x in (("A", A), ("B", B)):
+        lo, hi = x.data.ptr, x.data.ptr + x.nbytes
+        if lo < C.data.ptr + C.nbytes and C.data.ptr < hi:
+            raise ConfigError(f"{name}: C overlaps {nm}; the kernels read {nm} while "
+                              "writing C, so C must be a separate array")
+    return int(M), int(N), int(K)
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def i32(*xs):
+    return tuple(np.int32(x) for x in xs)
+
+
+def aligned(*arrays, cols: tuple[int, ...] = ()) -> bool:
+    """The 16-byte path is legal: every array starts on 16 bytes and every row length in
+    `cols` (in floats) is a multiple of 4, so every row starts on 16 bytes too."""
+    return all(c % 4 == 0 for c in cols) and all(a.data.ptr % 16 == 0 for a in arrays)
+
+
+def require(cond: bool, name: str, reason: str) -> None:
+    if not cond:
+        raise ConfigError(f"{name}: {reason}")
+
+
+def smem_fits(name: str, need: int, device: dict | None, what: str) -> None:
+    """Refuse a block whose shared memory exceeds what `device` lets one block opt in to."""
+    if device is None:
+        return
+    limit = int(device["smem_per_block_optin"])
+    require(need <= limit, name,
+            f"{what} = {need} B of shared memory, over the {limit // 1024} KB "
+            f"({limit} B) a block may use on {device.get('name', 'this GPU')}")
+
+
+def spec(file: str, fn: str, template: tuple = ()) -> KernelSpec:
+    """A kernel of this chapter: `file` under kernels/01-sgemm/."""
+    return KernelSpec(f"{KDIR}/{file}", fn, template=template)

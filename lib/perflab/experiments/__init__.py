@@ -1,1 +1,0 @@
-"""The chapters' experiments. Importing a module registers its experiments."""

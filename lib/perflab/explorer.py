@@ -1,0 +1,262 @@
+"""Explorers: pick a configuration, read its measurement — in the rendered book with no
+Python kernel and no network, and in Jupyter, where on a GPU it measures live.
+
+One explorer is a set of rows of an experiment (replayed or live), the parameters a
+reader chooses (each with its options), the fields shown for the chosen row, and the
+reason a combination cannot run (the chapter's own check, so the page gives the same
+reason the Python call would). The chart is Vega-Lite, built with Altair:
+
+- in the book (`make book` sets PERFLAB_BUILD=1) it is a static block: the rows and the
+  reasons travel inside the page as JSON, the controls are Vega-Lite's bound inputs and
+  `_static/perflab/explorer.js` answers a selection from that JSON, with the Vega bundle
+  served from the book itself (perflab.sphinxext);
+- in Jupyter it is an `altair.JupyterChart` (offline: its JavaScript comes from the
+  vl-convert package) with the same controls; with a GPU and a `measure` function, a
+  button compiles, checks and times the chosen configuration and adds it to the chart.
+
+    ex = Explorer("sgemm-06", rows_df, experiment="sgemm.sweep",
+                  match={"variant": "06-warptiling", "M": 4096, "N": 4096, "K": 4096},
+                  params={"BM": [64, 128, 256], "BN": [64, 128, 256]},
+                  fields=[Field("TFLOP/s", digits=1, suffix=" TFLOP/s")],
+                  reason=lambda p: None or "why not")
+    ex.show()
+"""
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+import pandas as pd
+
+from . import device, lab
+from .errors import ConfigError
+
+#: The colour of the chosen configuration in every explorer chart; the others are grey-blue.
+SELECTED, OTHER = "#d62728", "#9ecae1"
+
+
+@dataclass(frozen=True)
+class Field:
+    """A metric of the chosen row: `digits` after the point, "fixed" or "exp" notation."""
+    name: str
+    digits: int = 2
+    style: str = "fixed"
+    prefix: str = ""
+    suffix: str = ""
+
+    def format(self, v) -> str:
+        if v is None:
+            return "—"
+        body = f"{v:.{self.digits}e}" if self.style == "exp" else f"{v:.{self.digits}f}"
+        return f"{self.prefix}{body}{self.suffix}"
+
+
+def _plain(v):
+    """A JSON-able Python scalar: NumPy scalars unwrapped, whole floats as ints, NaN None."""
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return None
+        if v.is_integer():
+            return int(v)
+    return v
+
+
+def _key(params: dict, names) -> tuple:
+    return tuple(str(_plain(params[n])).lower() for n in names)
+
+
+class Explorer:
+    def __init__(self, id: str, frame: pd.DataFrame, *, experiment: str, match: dict,
+                 params: dict[str, list], fields: list[Field],
+                 reason: Callable[[dict], str | None], title: str = "",
+                 measure: Callable[[dict], pd.DataFrame] | None = None,
+                 defaults: dict | None = None, y: str | None = None):
+        if not params:
+            raise ValueError(f"explorer {id}: no parameters to choose")
+        self.id, self.experiment, self.match = id, experiment, dict(match)
+        self.params = {k: [_plain(o) for o in opts] for k, opts in params.items()}
+        self.fields, self.reason, self.title, self.measure = list(fields), reason, title, measure
+        self.y = y or self.fields[0].name
+        self.defaults = {k: _plain((defaults or {}).get(k, opts[0]))
+                         for k, opts in self.params.items()}
+        self.frame = frame.assign(_source=lab.caption(frame))
+
+    # -- the rows ---------------------------------------------------------------------
+    def rows(self) -> list[dict]:
+        """The rows of the frame this explorer shows: params, values, and how it ran."""
+        d = self.frame
+        for k, v in self.match.items():
+            d = d[d[k] == v] if k in d else d.iloc[0:0]
+        out = []
+        for _, r in d.iterrows():
+            if any(k not in r or pd.isna(r[k]) for k in self.params):
+                continue
+            invalid = r.get("invalid") if "invalid" in r else None
+            status = ("invalid" if isinstance(invalid, str) else
+                      "failed" if r.get("correct") is False else "recorded")
+            out.append({"params": {k: _plain(r[k]) for k in self.params},
+                        "values": {f.name: _plain(r.get(f.name)) for f in self.fields},
+                        "status": status, "reason": invalid if status == "invalid" else None,
+                        "source": r["_source"]})
+        return out
+
+    def invalid(self) -> list[dict]:
+        """Every combination of the options that cannot run, with the reason."""
+        out = []
+        names = list(self.params)
+        for combo in itertools.product(*self.params.values()):
+            p = dict(zip(names, combo))
+            why = self.reason(p)
+            if why:
+                out.append({"params": p, "reason": why})
+        return out
+
+    def lookup(self, chosen: dict) -> dict:
+        """What the explorer shows for `chosen`: status, values, reason (the same answer
+        explorer.js gives in the page)."""
+        names = list(self.params)
+        k = _key(chosen, names)
+        for r in self.rows():
+            if _key(r["params"], names) == k:
+                return r
+        for r in self.invalid():
+            if _key(r["params"], names) == k:
+                return {"status": "invalid", "reason": r["reason"], "values": {}}
+        return {"status": "not-recorded", "values": {}, "reason": None}
+
+    # -- what the page carries ----------------------------------------------------------
+    def payload(self) -> dict:
+        from .registry import get
+
+        return {
+            "id": self.id, "title": self.title, "experiment": self.experiment,
+            "chapter": get(self.experiment).chapter,
+            "device_slug": self.frame.attrs.get("source", {}).get("slug", "?"),
+            "match": self.match,
+            "params": [{"name": k, "options": v, "value": self.defaults[k]}
+                       for k, v in self.params.items()],
+            "fields": [f.__dict__ for f in self.fields],
+            "rows": [r for r in self.rows() if r["status"] != "invalid"],
+            "invalid": self.invalid() + [{"params": r["params"], "reason": r["reason"]}
+                                         for r in self.rows() if r["status"] == "invalid"],
+            "vega": self.chart().to_dict(),
+        }
+
+    def chart(self):
+        """A bar per recorded configuration, sorted by the first field; the chosen one in
+        red. The controls are the chart's bound parameters."""
+        import altair as alt
+
+        recs = []
+        for r in self.rows():
+            if r["status"] != "recorded" or r["values"].get(self.y) is None:
+                continue
+            recs.append({**r["params"], self.y: r["values"][self.y],
+                         "configuration": " ".join(f"{k}={v}" for k, v in r["params"].items())})
+        data = pd.DataFrame(recs)
+        sel = [alt.param(name=k, value=self.defaults[k],
+                         bind=alt.binding_select(options=opts, name=f"{k} "))
+               for k, opts in self.params.items()]
+        chosen = " && ".join(f"toString(datum['{k}']) == toString({k})" for k in self.params)
+        return (alt.Chart(data)
+                .mark_bar()
+                .encode(x=alt.X("configuration:N", sort="-y", axis=None,
+                                title="every recorded configuration, fastest first"),
+                        y=alt.Y(f"{self.y}:Q", title=self.y),
+                        color=alt.condition(chosen, alt.value(SELECTED), alt.value(OTHER)),
+                        tooltip=["configuration", alt.Tooltip(f"{self.y}:Q", format=".3g")])
+                .add_params(*sel)
+                .properties(width=600, height=180))
+
+    def readout_html(self, chosen: dict) -> str:
+        """The readout block for `chosen` (explorer.js rebuilds the same markup)."""
+        r = self.lookup(chosen)
+        head = " ".join(f"{k}={chosen[k]}" for k in self.params)
+        if r["status"] in ("recorded", "failed"):
+            parts = [f'<span data-field="{html.escape(f.name)}" '
+                     f'data-value="{html.escape(json.dumps(r["values"].get(f.name)))}">'
+                     f'{html.escape(f.format(r["values"].get(f.name)))}</span>'
+                     for f in self.fields]
+            body = " · ".join(parts) + (" · <b>failed its check</b>" if r["status"] == "failed" else "")
+        elif r["status"] == "invalid":
+            body = f"cannot run: {html.escape(r['reason'])}"
+        else:
+            body = ("not in the recorded run; on a machine with an NVIDIA GPU this explorer "
+                    "measures it live")
+        source = (f'<div class="perflab-explorer-source">{html.escape(r["source"])}</div>'
+                  if r.get("source") else "")
+        return (f'<div class="perflab-explorer-readout" data-status="{r["status"]}">'
+                f'<span class="perflab-explorer-choice">{html.escape(head)}</span>: {body}'
+                f'{source}</div>')
+
+    def html(self) -> str:
+        """The static explorer: data, readout (for the defaults), chart container."""
+        data = json.dumps(self.payload(), allow_nan=False).replace("</", "<\\/")
+        title = f'<div class="perflab-explorer-title">{html.escape(self.title)}</div>' \
+            if self.title else ""
+        return (f'<div class="perflab-explorer" data-explorer="{html.escape(self.id)}">'
+                f'{title}<script type="application/json" class="perflab-explorer-data">'
+                f'{data}</script>{self.readout_html(self.defaults)}'
+                f'<div class="perflab-explorer-chart"></div></div>')
+
+    # -- showing it -----------------------------------------------------------------------
+    def show(self):
+        """The static block in a book build; the Jupyter widget otherwise."""
+        from IPython.display import HTML, display
+
+        if os.environ.get("PERFLAB_BUILD") == "1":
+            display(HTML(self.html()))
+        else:
+            display(self.widget())
+
+    def widget(self):
+        """ipywidgets: the chart (JupyterChart), the readout, and on a GPU with a
+        `measure` function a button that measures the chosen configuration live."""
+        import altair as alt
+        import ipywidgets as W
+
+        alt.JupyterChart.enable_offline()
+        jchart = alt.JupyterChart(self.chart())
+        readout = W.HTML(self.readout_html(self.defaults))
+        chosen = dict(self.defaults)
+
+        def changed(change):
+            chosen[change["name"]] = change["new"]
+            readout.value = self.readout_html(chosen)
+
+        jchart.params.observe(changed, names=list(self.params))
+        parts = [jchart, readout]
+        if self.measure is not None and device.mode() == "live":
+            button = W.Button(description="compile · check · time", layout=W.Layout(width="220px"))
+
+            def clicked(_):
+                if self.reason(chosen):
+                    readout.value = self.readout_html(chosen)
+                    return
+                button.disabled, button.description = True, "measuring…"
+                try:
+                    self.add(self.measure(dict(chosen)))
+                    jchart.chart = self.chart()
+                    readout.value = self.readout_html(chosen)
+                except ConfigError as exc:
+                    readout.value = f"<b>cannot run</b>: {html.escape(str(exc))}"
+                finally:
+                    button.disabled, button.description = False, "compile · check · time"
+
+            button.on_click(clicked)
+            parts.insert(1, button)
+        return W.VBox(parts)
+
+    def add(self, rows: pd.DataFrame) -> None:
+        """Put newly measured rows in front of the recorded ones (they win the lookup)."""
+        merged = pd.concat([rows.assign(_source=lab.caption(rows)), self.frame],
+                           ignore_index=True)
+        merged.attrs = self.frame.attrs
+        self.frame = merged

@@ -1,0 +1,56 @@
+"""A Sphinx extension for the book: everything a page loads is served by the book itself.
+
+- MathJax 3 (the SVG build, which needs no font files) from the `django-static-mathjax`
+  package on PyPI, copied into `_static/perflab/` (_config.yml points `mathjax_path`
+  there);
+- Vega, Vega-Lite and vega-embed as one bundle made by the `vl-convert-python` package,
+  written to `_static/perflab/vega-bundle.js` and loaded only on pages with an explorer,
+  with `explorer.js` (lib/perflab/static/);
+- the lab's CSS for tables, dropdowns and explorers on every page.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+STATIC = Path(__file__).parent / "static"
+MATHJAX = "perflab/tex-svg-full.js"
+
+
+def _mathjax_file() -> Path:
+    from importlib import resources
+    try:
+        root = resources.files("mathjax")
+    except ModuleNotFoundError:
+        raise RuntimeError("the book's MathJax comes from the django-static-mathjax "
+                           "package: pip install -r requirements.txt") from None
+    return Path(str(root / "static" / "mathjax" / "es5" / "tex-svg-full.js"))
+
+
+def _write_assets(app) -> None:
+    """Put the vendored scripts in a folder Sphinx copies into _static/."""
+    import vl_convert
+
+    out = Path(app.doctreedir).parent / "perflab_static"
+    dest = out / "perflab"
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(_mathjax_file(), dest / "tex-svg-full.js")
+    bundle = dest / "vega-bundle.js"
+    if not bundle.exists():
+        bundle.write_text(vl_convert.javascript_bundle())
+    for f in STATIC.iterdir():
+        shutil.copyfile(f, dest / f.name)
+    app.config.html_static_path.append(str(out))
+
+
+def _page(app, pagename, templatename, context, doctree) -> None:
+    if doctree is not None and "perflab-explorer" in context.get("body", ""):
+        app.add_js_file("perflab/vega-bundle.js")
+        app.add_js_file("perflab/explorer.js")
+
+
+def setup(app):
+    app.connect("builder-inited", _write_assets)
+    app.connect("html-page-context", _page)
+    app.add_css_file("perflab/perflab.css")
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -2,6 +2,8 @@
 #
 #   make book            create .venv, install, build the book WITH execution into _build/html
 #   make test            CPU tests (GPU tests deselected)      make test-gpu   all tests
+#   make test-browser    open every page of _build/html in headless Chromium, network off, and check it
+#   make browser         install Debian's chromium (apt-get) if /usr/bin/chromium is missing
 #   make record          re-measure on a GPU and write results/ (ARGS="..." passes options)
 #   make book-record     on a GPU: build the book live and record what it measured
 #   make sanitize        run the kernels under compute-sanitizer
@@ -48,7 +50,7 @@ JB := $(PYTHON) -c 'import sys; from jupyter_book.cli.main import main; sys.exit
 export PERFLAB_ROOT := $(CURDIR)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help venv book book-record test test-gpu record sanitize compile-report stale clean distclean wheelhouse wheelhouse-install lab
+.PHONY: help venv book book-record test test-gpu test-browser browser record sanitize compile-report stale clean distclean wheelhouse wheelhouse-install lab
 
 help:
 	@awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' $(firstword $(MAKEFILE_LIST))
@@ -90,6 +92,24 @@ test: $(ENV)
 
 test-gpu: $(ENV)
 	PERFLAB_REQUIRE_GPU=1 $(PYTHON) -m pytest $(ARGS)
+
+# The built book in headless Chromium (tests/browser): requests leaving the book, console
+# errors, math left as TeX, content wider than the column, explorers that do not answer.
+# Full-page screenshots and heights.json go to _build/screenshots/.
+test-browser: $(ENV) browser
+	@test -f _build/html/index.html || { echo "make test-browser: _build/html/index.html is missing: run make book first" >&2; exit 1; }
+	$(PYTHON) -m pytest tests/browser $(ARGS)
+
+# Debian's chromium, from apt: the browser is never downloaded from anywhere else.
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  command -v apt-get >/dev/null 2>&1 || { echo "make browser: /usr/bin/chromium is missing and there is no apt-get: install Chromium as /usr/bin/chromium" >&2; exit 1; }; \
+	  if [ "$$(id -u)" = 0 ]; then sudo=; \
+	  elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
+	  else echo "make browser: /usr/bin/chromium is missing and installing it needs root: run 'apt-get install chromium' as root, or make browser where sudo works" >&2; exit 1; fi; \
+	  $$sudo apt-get update -q; \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	fi
 
 record: $(ENV)
 	$(PYTHON) -m perflab record $(ARGS)

@@ -10,3 +10,9 @@ def glue(name: str, value) -> None:
     if hasattr(value, "item"):
         value = value.item()
     _glue(name, value, display=False)
+
+
+def glue_all(values: dict) -> None:
+    """Glue every name -> value of `values` (a chapter's `summary` of its rows)."""
+    for name, value in values.items():
+        glue(name, value)

@@ -173,7 +173,7 @@ class Explorer:
                         color=alt.condition(chosen, alt.value(SELECTED), alt.value(OTHER)),
                         tooltip=["configuration", alt.Tooltip(f"{self.y}:Q", format=".3g")])
                 .add_params(*sel)
-                .properties(width=600, height=180))
+                .properties(width=600, height=110))
 
     def readout_html(self, chosen: dict) -> str:
         """The readout block for `chosen` (explorer.js rebuilds the same markup)."""

@@ -6,8 +6,14 @@ import pandas as pd
 from .device import fp32_lanes, fp32_peak_flops
 from .lab import caption
 
-#: One colour per series across the book (cuBLAS always the same grey, and so on).
-COLORS = {"cuBLAS FP32": "0.35", "cuBLAS TF32": "0.6", "kernel": "C0"}
+#: One colour per series across the book: the vendor baselines always the same greys,
+#: FP32 (FFMA) kernels blue, tensor-core kernels red.
+COLORS = {"cuBLAS FP32": "0.25", "cuBLAS TF32": "0.55", "fp32": "C0", "tf32": "C3",
+          "kernel": "C0"}
+
+#: Where label_points tries a label, in points from its marker (in this order).
+_OFFSETS = [(5, 4), (5, -11), (-5, 4), (-5, -11), (6, 14), (6, -21), (-6, 14), (-6, -21),
+            (12, -4), (-12, -4)]
 
 
 def stamp(fig, df) -> None:
@@ -51,3 +57,25 @@ def datasheet(dev: dict) -> dict:
     fp32 = fp32_peak_flops(dev)
     dram = 2 * dev["mem_bus_bits"] / 8 * dev["mem_clock_max_mhz"] * 1e6
     return {"fp32_flops": fp32, "dram_Bps": dram}
+
+
+def label_points(ax, points, fontsize: int = 8) -> None:
+    """Label (x, y, text) points so that no label overlaps another label or a marker:
+    each label takes the first offset around its point that is clear."""
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    taken = [ax.transData.transform((x, y)) for x, y, _ in points]
+    boxes = []
+    for x, y, text in points:
+        for dx, dy in _OFFSETS:
+            ann = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy),
+                              fontsize=fontsize, ha="left" if dx > 0 else "right",
+                              va="bottom" if dy > 0 else "top")
+            box = ann.get_window_extent(renderer).expanded(1.05, 1.1)
+            clear = (not any(box.overlaps(b) for b in boxes)
+                     and not any(box.contains(*p) for p in taken))
+            if clear or (dx, dy) == _OFFSETS[-1]:
+                boxes.append(box)
+                break
+            ann.remove()

@@ -45,11 +45,12 @@ def plot(ax, ceil: Ceilings, points=(), ai_range=(0.05, 2000.0)):
     ax.plot([], [], " ", label=f"copy: {ceil.bandwidth_Bps / 1e12:.2f} TB/s")
     for label, x, y in points:
         ax.plot([x], [y], "o", ms=6)
-        ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 3), fontsize=8)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP / byte of device memory)")
     ax.set_ylabel("TFLOP/s")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
+    from .plots import label_points
+    label_points(ax, [(x, y, label) for label, x, y in points])
     return ax

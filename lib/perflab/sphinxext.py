@@ -44,9 +44,20 @@ def _write_assets(app) -> None:
 
 
 def _page(app, pagename, templatename, context, doctree) -> None:
+    # Jupyter Book loads sphinx-thebe on every page with code cells even with thebe off:
+    # its inline script is written twice (a console error) and names a CDN. The book
+    # has no live kernel to connect to, so the page does without it.
+    # (In place: these lists are the builder's, which add_js_file below appends to, and
+    # which Sphinx restores before the next page.)
+    scripts, styles = context.get("script_files", []), context.get("css_files", [])
+    scripts[:] = [s for s in scripts if "thebe" not in str(s)
+                  and "THEBE_JS_URL" not in getattr(s, "attributes", {}).get("body", "")]
+    styles[:] = [c for c in styles if "thebe" not in str(c)]
     if doctree is not None and "perflab-explorer" in context.get("body", ""):
-        app.add_js_file("perflab/vega-bundle.js")
-        app.add_js_file("perflab/explorer.js")
+        # Modules: the bundle's top-level names stay out of the page's global scope (Sphinx
+        # declares `_`), and the explorer script runs after the bundle.
+        app.add_js_file("perflab/vega-bundle.js", type="module")
+        app.add_js_file("perflab/explorer.js", type="module")
 
 
 def setup(app):

@@ -90,3 +90,11 @@ def table(df: pd.DataFrame, columns: dict[str, Col | str], *, fold: str | None =
         out = (f'<details class="perflab-fold"><summary>{html.escape(fold)}</summary>'
                f"{out}</details>")
     return HTML(out)
+
+
+def fold_text(summary: str, text: str):
+    """Preformatted text (SASS, a log) closed in a dropdown whose summary is `summary`."""
+    from IPython.display import HTML
+
+    return HTML(f'<details class="perflab-fold"><summary>{html.escape(summary)}</summary>'
+                f'<div class="perflab-table"><pre>{html.escape(text)}</pre></div></details>')

@@ -4,8 +4,9 @@ The contract an explorer follows:
 - a container ``<div class="perflab-explorer" data-explorer="<id>">`` holding
   ``<script type="application/json" class="perflab-explorer-data">`` with
   experiment, chapter, device_slug, match (the fixed row fields, ``variant`` among them),
-  params ([{name, options}], the controls), fields (the metrics shown),
-  rows ([{params, values}]) and invalid ([{params, reason}]);
+  params ([{name, options}], the controls), fields (the metrics shown: names, or
+  {name, ...} objects that also say how to format them), rows ([{params, values}], a row
+  whose check failed with status "failed") and invalid ([{params, reason}]);
 - one ``<select name="<param>">`` per param inside the container (they may appear a
   moment after load, as Vega's bound inputs do), option values the values as strings;
 - a readout ``.perflab-explorer-readout`` with ``data-status`` recorded | invalid |
@@ -26,6 +27,11 @@ from playwright.sync_api import Error as PlaywrightError, Locator, Page
 
 REL_TOL = 1e-9
 
+_CONTROLS = """(box, names) => {
+    const readout = box.querySelector(".perflab-explorer-readout");
+    return {missing: names.filter(name => !box.querySelector(`select[name="${name}"]`)),
+            readout: readout && {status: readout.dataset.status, text: readout.innerText}};
+}"""
 _READOUT_STATE = """el => ({
     status: el.dataset.status, text: el.innerText,
     values: Object.fromEntries([...el.querySelectorAll("[data-field]")]
@@ -45,28 +51,47 @@ def drive_explorers(page: Page, results_dir: Path, timeout_ms: int = 10_000) -> 
 def _drive(box: Locator, results_dir: Path, timeout_ms: int) -> list[str]:
     data = json.loads(box.locator("script.perflab-explorer-data").text_content())
     results = results_dir / data["device_slug"] / data["chapter"] / f"{data['experiment']}.json"
+    if not results.is_file():
+        return [f"no results file {results}"]
     recorded = json.loads(results.read_text())["rows"]
+    if problem := _wait_for_controls(box, [p["name"] for p in data["params"]], timeout_ms):
+        return [problem]
     readout = box.locator(".perflab-explorer-readout")
-    needed = [f'select[name="{p["name"]}"]' for p in data["params"]] + [".perflab-explorer-readout"]
-    missing = [sel for sel in needed if not _appears(box.locator(sel), timeout_ms)]
-    if missing:
-        return [f"no {sel} after {timeout_ms / 1000:g} s" for sel in missing]
-    if not data["rows"]:
+    rows = [r for r in data["rows"] if r.get("status", "recorded") == "recorded"]
+    if not rows:
         return ["embeds no recorded rows"]
     problems = []
-    for row in _picks(data["rows"]):
+    for row in _picks(rows):
         problems += _check_recorded(box, readout, data, row, recorded, timeout_ms)
     if data.get("invalid"):
         problems += _check_invalid(box, readout, data["invalid"][len(data["invalid"]) // 2], timeout_ms)
     return problems
 
 
-def _appears(locator: Locator, timeout_ms: int) -> bool:
-    try:
-        locator.wait_for(state="attached", timeout=timeout_ms)
-    except PlaywrightError:
-        return False
-    return True
+def _poll(page: Page, read, done, timeout_ms: int):
+    """Call read() until done(its result) or the timeout; return the last result."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        result = read()
+        if done(result) or time.monotonic() > deadline:
+            return result
+        page.wait_for_timeout(50)
+
+
+def _wait_for_controls(box: Locator, names: list[str], timeout_ms: int) -> str | None:
+    """Wait for a select per param and the readout; the problem if they do not come (at
+    once where the readout says the explorer failed: its script could not draw it)."""
+    def settled(state):
+        return state["readout"] is not None and (not state["missing"] or state["readout"]["status"] == "failed")
+
+    state = _poll(box.page, lambda: box.evaluate(_CONTROLS, names), settled, timeout_ms)
+    readout, missing = state["readout"], state["missing"]
+    if readout and not missing:
+        return None
+    if readout and readout["status"] == "failed":
+        return f"the explorer failed: {readout['text']!r}"
+    absent = [f'<select name="{n}">' for n in missing] + ([] if readout else ["readout"])
+    return f"no {', '.join(absent)} after {timeout_ms / 1000:g} s"
 
 
 def _picks(rows: list[dict]) -> list[dict]:
@@ -92,14 +117,12 @@ def _select(box: Locator, params: dict, timeout_ms: int) -> str | None:
 
 
 def _await_readout(readout: Locator, done, timeout_ms: int) -> dict:
-    """Poll the readout until done(state) or the timeout; return the last state seen."""
-    deadline = time.monotonic() + timeout_ms / 1000
-    while True:
+    """The readout's state once done(state), or the last one seen at the timeout."""
+    def read():
         state = readout.evaluate(_READOUT_STATE)
         state["values"] = {f: _parse(v) for f, v in state["values"].items()}
-        if done(state) or time.monotonic() > deadline:
-            return state
-        readout.page.wait_for_timeout(50)
+        return state
+    return _poll(readout.page, read, done, timeout_ms)
 
 
 def _parse(raw: str | None):
@@ -131,7 +154,8 @@ def _check_recorded(box, readout, data, row, recorded, timeout_ms) -> list[str]:
     params = row["params"]
     if problem := _select(box, params, timeout_ms):
         return [problem]
-    expected = {f: row["values"][f] for f in data["fields"]}
+    fields = [f if isinstance(f, str) else f["name"] for f in data["fields"]]
+    expected = {f: row["values"][f] for f in fields}
     state = _await_readout(readout, lambda s: s["status"] == "recorded" and all(
         _same(s["values"].get(f), v) for f, v in expected.items()), timeout_ms)
     if state["status"] != "recorded":
@@ -144,8 +168,10 @@ def _check_recorded(box, readout, data, row, recorded, timeout_ms) -> list[str]:
         shown = state["values"].get(field, "nothing")
         if not _same(shown, value):
             problems.append(f"{params}: {field} shows {shown}, the embedded row has {value}")
-        in_file = results_row and _recorded_value(results_row, field)
-        if results_row is not None and not _same(shown, in_file):
+        if results_row is None:
+            continue
+        in_file = _recorded_value(results_row, field)
+        if not _same(shown, in_file):
             problems.append(f"{params}: {field} shows {shown}, the results file has {in_file}")
     return problems
 

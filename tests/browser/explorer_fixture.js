@@ -1,18 +1,24 @@
 // A stand-in explorer for the driver's own test: it follows the contract in
 // explorer_driver.py with plain selects and answers from the embedded JSON.
 // data-bug on the container breaks it on purpose: "wrong-value" shows every value 1%
-// too high, "no-reason" marks an invalid configuration without saying why.
+// too high, "no-reason" marks an invalid configuration without saying why, "no-chart"
+// fails as explorer.js does when its chart library is missing (no controls).
 for (const box of document.querySelectorAll(".perflab-explorer")) {
   const data = JSON.parse(box.querySelector(".perflab-explorer-data").textContent);
   const readout = box.querySelector(".perflab-explorer-readout");
+  if (box.dataset.bug === "no-chart") {
+    readout.dataset.status = "failed";
+    readout.textContent = "the chart library did not load";
+    continue;
+  }
   const chosen = entry => Object.entries(entry.params).every(
     ([name, value]) => box.querySelector(`select[name="${name}"]`).value === String(value));
 
   const update = () => {
     const row = data.rows.find(chosen), invalid = data.invalid.find(chosen);
     if (row) {
-      readout.dataset.status = "recorded";
-      readout.replaceChildren(...data.fields.map(field => {
+      readout.dataset.status = row.status || "recorded";
+      readout.replaceChildren(...data.fields.map(f => f.name || f).map(field => {
         const value = box.dataset.bug === "wrong-value" ? row.values[field] * 1.01 : row.values[field];
         const span = document.createElement("span");
         span.dataset.field = field;

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urljoin
 
 from playwright.sync_api import Browser, ElementHandle, Page
 
@@ -23,9 +24,9 @@ CHROMIUM_ARGS = [
     "--disable-default-apps", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]
 VIEWPORT = {"width": 1400, "height": 900}
-# The sphinx-book-theme content column, without the sidebars beside it: the article with
-# its header buttons and prev/next links (search.html has no <article>, only this).
-MAIN_COLUMN = ".bd-article-container"
+# The sphinx-book-theme content column, without the sidebars beside it and the buttons
+# and prev/next links above and below it (search.html has no <article>: its container).
+MAIN_COLUMN = "article.bd-article, .bd-search-container"
 MATHJAX_TIMEOUT_MS = 15_000
 
 
@@ -60,6 +61,7 @@ def open_page(browser: Browser, base_url: str, path: str, lands_on: str | None =
     of its problems, which keeps growing while the page is used: requests to anywhere but
     base_url (aborted), console errors, uncaught exceptions."""
     problems: list[str] = []
+    aborted: set[str] = set()
     context = browser.new_context(viewport=VIEWPORT, service_workers="block")
 
     def route(route):
@@ -68,11 +70,12 @@ def open_page(browser: Browser, base_url: str, path: str, lands_on: str | None =
             route.continue_()
         else:
             problems.append(f"request leaving the book ({request.resource_type}): {request.url}")
+            aborted.add(request.url)
             route.abort()
 
     def console(msg):
-        if msg.type == "error":
-            where = msg.location.get("url")
+        where = msg.location.get("url")
+        if msg.type == "error" and where not in aborted:  # an aborted request is reported once
             problems.append(f"console error: {msg.text}" + (f" (at {where}:{msg.location['lineNumber']})" if where else ""))
 
     def websocket(ws):
@@ -87,7 +90,7 @@ def open_page(browser: Browser, base_url: str, path: str, lands_on: str | None =
     try:
         page.goto(base_url + path, wait_until="load")
         if lands_on:
-            page.wait_for_url(base_url + lands_on, wait_until="load")
+            page.wait_for_url(urljoin(base_url + path, lands_on), wait_until="load")
         problems += _wait_until_typeset(page)
         yield page, problems
     finally:

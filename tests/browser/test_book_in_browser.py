@@ -104,7 +104,7 @@ def test_page_checks_report_problems(tmp_path, browser):
         problems += check_page(page)
     text = "\n".join(problems)
     assert "request leaving the book (image): http://example.invalid/logo.png" in text
-    assert "console error: boom" in text
+    assert "console error: boom" in text and "logo.png:0" not in text  # the request, once
     assert "math left as text, 2 times: “\\(x^2\\)”, “$a_b$”" in text
     assert '<table class="wide"> reaches' in text and "“a wide table”" in text
     for quiet in ("y\\)", "w\\)", "z\\)", "scrolls", "$5", "page scrolls"):
@@ -117,11 +117,13 @@ EXPLORER = {
     "match": MATCH,
     "params": [{"name": "BM", "options": [64, 128]}, {"name": "BN", "options": [64, 128]},
                {"name": "swizzle", "options": [False, True]}],
-    "fields": ["TFLOP/s", "rel_err"],
+    "fields": ["TFLOP/s", {"name": "rel_err", "digits": 1}],  # a name, or an object with one
     "rows": [
         {"params": {"BM": 64, "BN": 64, "swizzle": False}, "values": {"TFLOP/s": 31.41592653589793, "rel_err": 1.1e-06}},
         {"params": {"BM": 64, "BN": 128, "swizzle": True}, "values": {"TFLOP/s": 42.71828182845905, "rel_err": 1.2e-06}},
         {"params": {"BM": 128, "BN": 128, "swizzle": True}, "values": {"TFLOP/s": 48.73, "rel_err": 1.3e-06}},
+        {"params": {"BM": 128, "BN": 64, "swizzle": True}, "values": {"TFLOP/s": 50.1, "rel_err": 0.5},
+         "status": "failed"},  # failed its check: the driver must not expect "recorded" for it
     ],
     "invalid": [{"params": {"BM": 128, "BN": 64, "swizzle": False},
                  "reason": "06-warptiling: BN not divisible by WN (64 % 128)"}],
@@ -144,10 +146,10 @@ def explorer_page(tmp_path: Path, bug: str, scale: float) -> None:
     """index.html with one explorer (fixture JS, broken as `bug` says) and results/."""
     data = json.dumps(EXPLORER).replace("</", "<\\/")
     (tmp_path / "index.html").write_text(f"""<!doctype html><html><head><meta charset="utf-8"></head><body>
-<article class="bd-article"><div class="perflab-explorer" data-explorer="fixture" data-bug="{bug}">
+<div class="perflab-explorer" data-explorer="fixture" data-bug="{bug}">
 <script type="application/json" class="perflab-explorer-data">{data}</script>
 <div class="perflab-explorer-readout" data-status="not-recorded"></div>
-</div></article><script src="explorer_fixture.js"></script></body></html>""")
+</div><script src="explorer_fixture.js"></script></body></html>""")
     (tmp_path / "explorer_fixture.js").write_text((Path(__file__).parent / "explorer_fixture.js").read_text())
     results = tmp_path / "results" / "nvidia-h200" / "01-sgemm" / "sgemm.sweep.json"
     results.parent.mkdir(parents=True)
@@ -160,7 +162,8 @@ def explorer_page(tmp_path: Path, bug: str, scale: float) -> None:
     ("no-reason", 1.0, "the readout is 'invalid' with text 'not a valid configuration'; expected 'invalid' "
                        "and the reason '06-warptiling: BN not divisible by WN (64 % 128)'"),
     ("", 1 + 1e-6, f"TFLOP/s shows 42.71828182845905, the results file has {42.71828182845905 * (1 + 1e-6)}"),
-], ids=["works", "wrong-value", "no-reason", "results-differ"])
+    ("no-chart", 1.0, "the explorer failed: 'the chart library did not load'"),
+], ids=["works", "wrong-value", "no-reason", "results-differ", "no-chart"])
 def test_explorer_driver(tmp_path, browser, bug, scale, complaint):
     explorer_page(tmp_path, bug, scale)
     with serve(tmp_path) as url, open_page(browser, url, "index.html") as (page, problems):

@@ -1,10 +1,10 @@
-"""Tables and figures of the SGEMM chapter, computed from the experiment rows."""
+"""Tables, figures and quoted numbers of the SGEMM chapter, computed from the rows."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ..plots import stamp
+from ...plots import COLORS, label_points
 
 BASELINES = ("cuBLAS FP32", "cuBLAS TF32")
 
@@ -50,14 +50,14 @@ def ladder_bars(ax, df: pd.DataFrame, M, N, K, labels: dict):
     d = df[(df["M"] == M) & (df["N"] == N) & (df["K"] == K)]
     rungs = d[~d["variant"].isin(BASELINES) & d["TFLOP/s"].notna()]
     y = np.arange(len(rungs))
-    colors = ["C0" if p == "fp32" else "C3" for p in rungs["precision"]]
+    colors = [COLORS["fp32"] if p == "fp32" else COLORS["tf32"] for p in rungs["precision"]]
     ax.barh(y, rungs["TFLOP/s"], xerr=None, color=colors)
     ax.set_yticks(y, [f"{v}  {labels.get(v, '')}" for v in rungs["variant"]], fontsize=8)
     ax.invert_yaxis()
     for base, ls in zip(BASELINES, ("-", "--")):
         val = d.loc[d["variant"] == base, "TFLOP/s"]
         if len(val):
-            ax.axvline(val.iloc[0], color="0.2", ls=ls, lw=1.2,
+            ax.axvline(val.iloc[0], color=COLORS[base], ls=ls, lw=1.2,
                        label=f"{base}: {val.iloc[0]:.1f} TFLOP/s")
     for yi, (_, r) in zip(y, rungs.iterrows()):
         ax.text(r["TFLOP/s"], yi, f" {r['TFLOP/s']:.1f}", va="center", fontsize=7)
@@ -68,28 +68,51 @@ def ladder_bars(ax, df: pd.DataFrame, M, N, K, labels: dict):
 
 
 def speed_accuracy(ax, df: pd.DataFrame, M, N, K):
-    """Relative error against TFLOP/s at one size: the price of tensor cores."""
+    """Relative error against TFLOP/s at one size: the price of tensor cores. The FP32
+    rungs share one error and are labelled once; no two labels overlap."""
     d = df[(df["M"] == M) & (df["N"] == N) & (df["K"] == K) & df["TFLOP/s"].notna()]
     fp32_rungs = d[(d["precision"] == "fp32") & ~d["variant"].isin(BASELINES)]
+    points = []
     for _, r in d.iterrows():
-        style = "s" if r["variant"] in BASELINES else "o"
-        ax.plot(r["TFLOP/s"], r["rel_err"], style, ms=6,
-                color="0.3" if r["variant"] in BASELINES else
-                ("C0" if r["precision"] == "fp32" else "C3"))
-        if r["variant"] in fp32_rungs["variant"].values:
-            continue        # FP32 rungs share one error: labelled once, below
-        ax.annotate(r["variant"], (r["TFLOP/s"], r["rel_err"]), fontsize=7,
-                    textcoords="offset points", xytext=(4, 3))
+        base = r["variant"] in BASELINES
+        color = COLORS.get(r["variant"]) if base else COLORS["fp32" if r["precision"] == "fp32" else "tf32"]
+        ax.plot(r["TFLOP/s"], r["rel_err"], "s" if base else "o", ms=6, color=color)
+        if r["variant"] not in fp32_rungs["variant"].values:
+            points.append((r["TFLOP/s"], r["rel_err"], r["variant"]))
     if len(fp32_rungs):
         first = fp32_rungs.loc[fp32_rungs["TFLOP/s"].idxmin()]
-        ax.annotate(f"FP32 rungs {fp32_rungs['variant'].iloc[0][:2]}–"
-                    f"{fp32_rungs['variant'].iloc[-1][:2]}", (first["TFLOP/s"], first["rel_err"]),
-                    fontsize=7, textcoords="offset points", xytext=(4, 4))
+        points.append((first["TFLOP/s"], first["rel_err"],
+                       f"FP32 rungs {fp32_rungs['variant'].iloc[0][:2]}–"
+                       f"{fp32_rungs['variant'].iloc[-1][:2]}"))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("TFLOP/s")
     ax.set_ylabel("relative error ‖C − C₆₄‖ / ‖C₆₄‖")
     ax.grid(True, which="both", alpha=0.3)
+    label_points(ax, points)
+    return ax
+
+
+def splitk_curve(ax, splitk: pd.DataFrame, M=128, N=128, K=32768):
+    """Time against the number of K slices: the best over BK and stages per slice count,
+    the range of those configurations as a band, the automatic choice and cuBLAS."""
+    d = splitk[(splitk["variant"] == "07-split-k") & (splitk["M"] == M) & (splitk["K"] == K)]
+    us = d.assign(us=d["median_ms"] * 1e3)
+    fixed = us[us["slices"] > 0].groupby("slices")["us"].agg(["min", "max"]).sort_index()
+    ax.fill_between(fixed.index, fixed["min"], fixed["max"], color=COLORS["fp32"], alpha=0.2,
+                    label="range over BK 16/32 × 2/3 stages")
+    ax.plot(fixed.index, fixed["min"], "o-", color=COLORS["fp32"], label="07 split-K, best configuration")
+    auto = us[us["slices"] == 0]["us"]
+    if len(auto):
+        ax.axhline(auto.min(), color=COLORS["fp32"], ls=":", lw=1.2,
+                   label=f"07 with slices chosen automatically: {auto.min():.0f} µs")
+    base = at(splitk, "cuBLAS FP32", M, N, K, "median_ms") * 1e3
+    ax.axhline(base, color=COLORS["cuBLAS FP32"], ls="--", lw=1.2, label=f"cuBLAS FP32: {base:.0f} µs")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("K slices (blocks per output tile)")
+    ax.set_ylabel("µs per call")
+    ax.legend(fontsize=8)
     return ax
 
 
@@ -115,10 +138,6 @@ def _fmt(x):
     return int(x) if isinstance(x, float) and x.is_integer() else x
 
 
-__all__ = ["correctness_table", "ratio_table", "ladder_bars", "speed_accuracy",
-           "sweep_heatmap", "size_label", "with_size", "stamp"]
-
-
 def last_wave(launch_06: list, launch_07: list, sms: int) -> dict:
     """From the recorded launches of 06 and of 07's last-wave split on one problem: the
     tiles, how many waves of `sms` x blocks-per-SM they make, and the split (tail tiles,
@@ -130,3 +149,249 @@ def last_wave(launch_06: list, launch_07: list, sms: int) -> dict:
         tail = launch_07[1]["grid"][1]
         out.update(tail=tail, slices=(launch_07[0]["grid"][0] - tiles) // tail + 1)
     return out
+
+
+# ------------------------------------------------------------------ numbers for the prose
+
+def at(df: pd.DataFrame, variant: str, M, N, K, col: str = "TFLOP/s") -> float:
+    """One value of one row (NaN when that row or value was not measured)."""
+    sel = df[(df["variant"] == variant) & (df["M"] == M) & (df["N"] == N) & (df["K"] == K)]
+    return float(sel[col].iloc[0]) if len(sel) and col in sel else float("nan")
+
+
+def best_fp32(ladder: pd.DataFrame, M, N, K):
+    """(variant, TFLOP/s, × cuBLAS FP32) of the fastest FFMA rung at one size."""
+    d = ladder[(ladder["precision"] == "fp32") & ~ladder["variant"].isin(BASELINES)
+               & (ladder["M"] == M) & (ladder["N"] == N) & (ladder["K"] == K)]
+    r = d.loc[d["TFLOP/s"].idxmax()]
+    return r["variant"], float(r["TFLOP/s"]), float(r["vs_cublas_fp32"])
+
+
+def profiled(prof: pd.DataFrame):
+    """pv(variant, column, M=4096): one counter of the profiled run (NaN if absent)."""
+    p = prof.set_index(["variant", "M"])
+
+    def pv(v, col, M=4096):
+        try:
+            return float(p.loc[(v, M), col])
+        except KeyError:
+            return float("nan")
+    return pv
+
+
+def chain_lengths(ladder: pd.DataFrame, variant: str = "09-3xtf32") -> pd.DataFrame:
+    """Rung 09's error against the length of its accumulation chains: split-K launches one
+    block per K slice along grid z, so a chain is K / slices long."""
+    e3 = ladder[ladder["variant"] == variant][["M", "N", "K", "rel_err"]].copy()
+    slices = [max([g["grid"][2] if len(g["grid"]) > 2 else 1 for g in l] or [1])
+              for l in ladder.loc[e3.index, "launch"]]
+    e3["chain"] = [int(k // s) for k, s in zip(e3["K"], slices)]
+    e3["per_k"] = e3["rel_err"] / e3["chain"]
+    return e3.sort_values("chain")
+
+
+def summary(ladder, splitk, prof, *, fma_peak: float, mma_peak: float, sms: int,
+            l2_bytes: int) -> dict:
+    """Every number the chapter's prose quotes, computed from the rows of one run."""
+    g = {"gflop_4096": 2 * 4096**3 / 1e9, "mb_4096": 4 * 3 * 4096**2 / 1e6, "sms": sms,
+         "fma_peak": fma_peak, "mma_peak": mma_peak, "l2_mib": l2_bytes / 2**20}
+    # correctness
+    g["n_checked"] = int(ladder["correct"].notna().sum())
+    g["n_failed"] = int((ladder["correct"] == False).sum())  # noqa: E712
+    # the best FP32 rung at the three squares
+    for n in (3072, 4096, 8192):
+        v, t, x = best_fp32(ladder, n, n, n)
+        g.update({f"best_fp32_{n}": v, f"best_fp32_{n}_tf": t, f"best_fp32_{n}_x": x,
+                  f"cublas_fp32_{n}": at(ladder, "cuBLAS FP32", n, n, n),
+                  f"best_fp32_{n}_peak": t / fma_peak * 100})
+    g["cublas_fp32_8192_peak"] = g["cublas_fp32_8192"] / fma_peak * 100
+    s = (3072, 3072, 3072)
+    for rung in ("01-naive", "02-coalesced", "03-smem-tiling", "04-register-tiling",
+                 "05-occupancy", "06-warptiling"):
+        g[f"t{rung[:2]}"] = at(ladder, rung, *s)
+    g["coalesce_gain"] = g["t02"] / g["t01"]
+    g["smem_gain"] = g["t03"] / g["t02"]
+    g["reg_vs_smem"] = g["t04"] / g["t03"]
+    g["occ_gain"] = g["t05"] / g["t04"]
+    g["warp_gain"] = g["t06"] / g["t05"]
+    # split-K on the skinny problem
+    sk = (128, 128, 32768)
+    t06, t07 = at(ladder, "06-warptiling", *sk, "median_ms"), at(ladder, "07-split-k", *sk, "median_ms")
+    tcb = at(ladder, "cuBLAS FP32", *sk, "median_ms")
+    g.update(sk_t06=t06 * 1e3, sk_t07=t07 * 1e3, sk_cublas=tcb * 1e3, sk_gain=t06 / t07,
+             sk_vs_cublas=tcb / t07)
+    d = splitk[splitk["variant"] == "07-split-k"]
+    best = d.loc[d["median_ms"].idxmin()]
+    g["sk_best_us"] = float(best["median_ms"]) * 1e3
+    g["sk_best_slices"] = "automatic" if int(best["slices"]) == 0 else str(int(best["slices"]))
+    g["sk_sweep_cublas"] = at(splitk, "cuBLAS FP32", *sk, "median_ms") * 1e3
+    # the last wave at 3072^3
+    row = lambda v: ladder[(ladder["variant"] == v) & (ladder["M"] == 3072) & (ladder["N"] == 3072)
+                           & (ladder["K"] == 3072)].iloc[0]
+    lw = last_wave(row("06-warptiling")["launch"], row("07-split-k")["launch"], sms)
+    g.update(lw_tiles=lw["tiles"], lw_waves=lw["waves"], lw_tail=lw["tail"],
+             lw_slices=lw["slices"], lw_t06=float(row("06-warptiling")["TFLOP/s"]),
+             lw_t07=float(row("07-split-k")["TFLOP/s"]),
+             lw_x=float(row("07-split-k")["vs_cublas_fp32"]),
+             lw_busy=(lw["waves"] - np.floor(lw["waves"])) * 100)
+    g["lw_gain"] = g["lw_t07"] / g["lw_t06"]
+    # tensor cores at 8192^3
+    n = 8192
+    g.update(tf32_tf=at(ladder, "08-tf32-mma", n, n, n),
+             tf32_x=at(ladder, "08-tf32-mma", n, n, n, "vs_cublas_tf32"),
+             cublas_tf32=at(ladder, "cuBLAS TF32", n, n, n),
+             tf32_skinny=at(ladder, "08-tf32-mma", *sk),
+             tf32_skinny_x=at(ladder, "08-tf32-mma", *sk, "vs_cublas_tf32"),
+             err_fp32=at(ladder, "06-warptiling", n, n, n, "rel_err"),
+             err_tf32=at(ladder, "08-tf32-mma", n, n, n, "rel_err"),
+             err_3x=at(ladder, "09-3xtf32", n, n, n, "rel_err"),
+             tf32_3x_tf=at(ladder, "09-3xtf32", n, n, n))
+    g["tf32_of_mma"] = g["tf32_tf"] / mma_peak * 100
+    g["err_ratio"] = g["err_tf32"] / g["err_fp32"]
+    g["tf32_3x_vs_fp32"] = g["tf32_3x_tf"] / at(ladder, "cuBLAS FP32", n, n, n)
+    e3 = chain_lengths(ladder)
+    g["e3_per_k"] = float(e3.loc[e3["K"] != 32768, "per_k"].median())
+    # the counters
+    pv = profiled(prof)
+    g.update(
+        naive_structural_gb=2 * 4096**3 * 4 / 1e9,
+        naive_dram_gb=pv("02-coalesced", "dram_read_MB") / 1e3,
+        naive_l2_gb=pv("02-coalesced", "l2_MB") / 1e3,
+        s01_sectors=pv("01-naive", "gld_sectors_per_request"),
+        s02_sectors=pv("02-coalesced", "gld_sectors_per_request"),
+        s03_mio=pv("03-smem-tiling", "stall_mio_throttle"),
+        s04_mio=pv("04-register-tiling", "stall_mio_throttle"),
+        s03_conf=pv("03-smem-tiling", "smem_ld_bank_conflicts")
+        / max(pv("03-smem-tiling", "smem_ld_wavefronts"), 1) * 100,
+        s04_occ=pv("04-register-tiling", "achieved_occupancy_pct"),
+        s04_short=pv("04-register-tiling", "stall_short_scoreboard"),
+        s04_fma=pv("04-register-tiling", "fma_pipe_pct"),
+        s05_fma=pv("05-occupancy", "fma_pipe_pct"),
+        s05_occ=pv("05-occupancy", "achieved_occupancy_pct"),
+        s06_fma=pv("06-warptiling", "fma_pipe_pct"),
+        s06_issue=pv("06-warptiling", "issue_active_pct"),
+        cublas_occ=pv("cuBLAS FP32", "achieved_occupancy_pct"),
+        cublas_fma=pv("cuBLAS FP32", "fma_pipe_pct"),
+        sk07_us=pv("07-split-k", "duration_us", 128),
+        skcb_us=pv("cuBLAS FP32", "duration_us", 128),
+        sk06_sm=pv("06-warptiling", "sm_throughput_pct", 128),
+        sk07_sm=pv("07-split-k", "sm_throughput_pct", 128),
+        s08_tensor=pv("08-tf32-mma", "tensor_pipe_pct"),
+        s08_mio=pv("08-tf32-mma", "stall_mio_throttle"),
+        s08_math=pv("08-tf32-mma", "stall_math_pipe_throttle"),
+        s08_long=pv("08-tf32-mma", "stall_long_scoreboard"),
+        s09_tensor=pv("09-3xtf32", "tensor_pipe_pct"),
+        cbtf_tensor=pv("cuBLAS TF32", "tensor_pipe_pct"))
+    dram = lambda v: (pv(v, "dram_read_MB") + pv(v, "dram_write_MB")) / 1e3
+    g.update(dram_03_gb=dram("03-smem-tiling"), dram_02_gb=dram("02-coalesced"),
+             struct_32_gb=4 * 4096**3 * (2 / 32) / 1e9)
+    return g
+
+
+def roofline_points(prof: pd.DataFrame, names, M=4096, N=4096, K=4096) -> list:
+    """(label, FLOP per DRAM byte, TFLOP/s) of each profiled rung: the intensity the DRAM
+    saw (bytes read + written) and the speed over the profiled kernels' durations."""
+    pv = profiled(prof)
+    flops = 2.0 * M * N * K
+    pts = []
+    for v in names:
+        mb = pv(v, "dram_read_MB", M) + pv(v, "dram_write_MB", M)
+        us = pv(v, "duration_us", M)
+        if np.isfinite(mb) and mb > 0 and np.isfinite(us) and us > 0:
+            pts.append((v, flops / (mb * 1e6), flops / (us * 1e-6) / 1e12))
+    return pts
+
+
+def targets(ladder: pd.DataFrame) -> pd.DataFrame:
+    """The chapter's targets on this GPU, each against what the run measured."""
+    def tgt(name, got, need):
+        return {"target": name, "measured": got, "needed": need, "met": bool(got >= need)}
+
+    n_failed = int((ladder["correct"] == False).sum())  # noqa: E712
+    return pd.DataFrame([
+        tgt("best FP32 / cuBLAS FP32 at 3072³", best_fp32(ladder, 3072, 3072, 3072)[2], 1.0),
+        tgt("best FP32 / cuBLAS FP32 at 4096³", best_fp32(ladder, 4096, 4096, 4096)[2], 0.9),
+        tgt("best FP32 / cuBLAS FP32 at 8192³", best_fp32(ladder, 8192, 8192, 8192)[2], 0.9),
+        tgt("split-K / cuBLAS FP32 at 128×128×32768",
+            at(ladder, "07-split-k", 128, 128, 32768, "vs_cublas_fp32"), 1.0),
+        tgt("TF32 mma.sync / cuBLAS TF32 at 8192³",
+            at(ladder, "08-tf32-mma", 8192, 8192, 8192, "vs_cublas_tf32"), 0.6),
+        tgt("every check passed", float(n_failed == 0), 1.0),
+    ])
+
+
+# ------------------------------------------------------------------ tables for the chapter
+
+def rungs() -> pd.DataFrame:
+    """The ladder: rung, label, arithmetic, idea."""
+    from . import variants
+    return pd.DataFrame([(v.name, v.label, v.precision, v.idea) for v in variants()],
+                        columns=["rung", "what", "precision", "idea"])
+
+
+def full_table(ladder: pd.DataFrame, fma_peak: float, mma_peak: float) -> pd.DataFrame:
+    """Every timed row with the fraction of its ceiling and its ratio to cuBLAS."""
+    full = with_size(ladder)
+    full = full[full["TFLOP/s"].notna()].copy()
+    ceiling = np.where(full["precision"] == "fp32", fma_peak, mma_peak)
+    full["of_ceiling"] = 100 * full["TFLOP/s"] / ceiling
+    full["x_cublas"] = np.where(full["precision"] == "fp32", full["vs_cublas_fp32"],
+                                full["vs_cublas_tf32"])
+    return full
+
+
+def compile_table() -> pd.DataFrame:
+    """The compile report (sm_90) of every kernel the rungs launch at their defaults."""
+    from ... import compile_report
+    from . import variants
+
+    specs = {}
+    for v in variants():
+        for s in v.kernels(v.params()):
+            specs.setdefault(s.name_expression, (v.name, s))
+    rep = compile_report.report([s for _, s in specs.values()], archs=("sm_90",))
+    rep.insert(0, "rung", [specs[k][0] for k in rep["kernel"]])
+    return rep
+
+
+def launch_table(ladder: pd.DataFrame, M, N, K) -> pd.DataFrame:
+    """The launches recorded at one size: grid, block, registers, shared memory, and the
+    driver's blocks-per-SM answer."""
+    rows = []
+    for _, r in ladder[(ladder["M"] == M) & (ladder["N"] == N) & (ladder["K"] == K)].iterrows():
+        for l in r["launch"] or []:
+            rows.append({"rung": r["variant"], "kernel": l["kernel"],
+                         "grid": "×".join(map(str, l["grid"])),
+                         "block": "×".join(map(str, l["block"])), "registers": l["registers"],
+                         "shared": l["static_smem"] + l["dynamic_smem"],
+                         "blocks_per_sm": l["blocks_per_sm"]})
+    return pd.DataFrame(rows)
+
+
+class SassExcerpts:
+    """The inner loops of rungs 04 (LDS.128 then FFMA) and 08 (LDSM then HMMA), from the
+    cubin NVRTC builds with no GPU, and the instruction counts the prose quotes."""
+
+    def __init__(self):
+        from ... import compile_report as cr
+        from . import get
+
+        v04, v08 = get("04-register-tiling"), get("08-tf32-mma")
+        s04 = cr.sass(v04.kernels(v04.params())[0], "sm_90")
+        s08 = cr.sass(v08.kernels(v08.params())[0], "sm_90")
+        self.excerpts = [
+            ("04-register-tiling: LDS.128 followed by a run of FFMA (sm_90 SASS)",
+             cr.sass_excerpt(s04, r"LDS\.128", r"FFMA", context=10)),
+            ("08-tf32-mma: LDSM (ldmatrix) feeding HMMA (sm_90 SASS)",
+             cr.sass_excerpt(s08, r"LDSM|LDS", r"HMMA", context=10))]
+        c4, c8 = cr.count_instructions(s04, base=True), cr.count_instructions(s08, base=True)
+        self.counts = {
+            "sass04_ffma": c4.get("FFMA", 0),
+            "sass04_lds": sum(n for k, n in cr.count_instructions(s04).items() if k.startswith("LDS")),
+            "sass08_hmma": c8.get("HMMA", 0), "sass08_total": sum(c8.values())}
+
+    def folds(self) -> list:
+        """Each excerpt closed in a dropdown."""
+        from ...tables import fold_text
+        return [fold_text(summary, text) for summary, text in self.excerpts]
+

@@ -100,15 +100,16 @@ test-browser: $(ENV) browser
 	@test -f _build/html/index.html || { echo "make test-browser: _build/html/index.html is missing: run make book first" >&2; exit 1; }
 	$(PYTHON) -m pytest tests/browser $(ARGS)
 
-# Debian's chromium, from apt: the browser is never downloaded from anywhere else.
+# Debian's chromium, from apt: the browser is never downloaded from anywhere else (and the
+# emoji font, so the screenshots show the execution table's status marks).
 browser:
-	@if [ ! -x /usr/bin/chromium ]; then \
+	@if [ ! -x /usr/bin/chromium ] || ! dpkg -s fonts-noto-color-emoji >/dev/null 2>&1; then \
 	  command -v apt-get >/dev/null 2>&1 || { echo "make browser: /usr/bin/chromium is missing and there is no apt-get: install Chromium as /usr/bin/chromium" >&2; exit 1; }; \
 	  if [ "$$(id -u)" = 0 ]; then sudo=; \
 	  elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
 	  else echo "make browser: /usr/bin/chromium is missing and installing it needs root: run 'apt-get install chromium' as root, or make browser where sudo works" >&2; exit 1; fi; \
 	  $$sudo apt-get update -q; \
-	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-noto-color-emoji; \
 	fi
 
 record: $(ENV)

@@ -2,16 +2,23 @@
 
 Most tests compile the tiny kernels in tests/kernels_fixture/ (pointed to by patching
 perflab.paths.KERNELS); `test_every_kernel_compiles` compiles the lab's real kernels.
+Every test starts with an empty compile cache of its own: none depends on a warm one.
 """
 from __future__ import annotations
 
+import re
 import shutil
+import threading
+import time
+import zlib
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from perflab import compile_report as cr
-from perflab import kernels, paths
+from perflab import kernels, paths, registry
+from perflab.compile_report import cache, nvrtc
 from perflab.errors import KernelCompileError, PerflabError
 from perflab.kernels import KernelSpec
 
@@ -26,6 +33,13 @@ FORCED_SPILL = KernelSpec("local_memory.cu", "forced_spill")
 REGTILE = KernelSpec("regtile_sgemm.cu", "sgemm_regtile", template=(128, 128, 8, 8, 8))
 TF32 = KernelSpec("tf32_mma.cu", "sgemm_tf32_mma", template=(2, 2, 4))
 BROKEN = KernelSpec("syntax_error.cu", "broken")
+
+
+@pytest.fixture(autouse=True)
+def compile_cache(tmp_path, monkeypatch) -> Path:
+    """An empty compile cache for each test; returns the folder of its entries."""
+    monkeypatch.setenv("PERFLAB_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "compile"
 
 
 @pytest.fixture
@@ -113,6 +127,40 @@ def test_parse_ptxas_log_with_mangled_template_names():
                                 "spill_store_bytes": 0, "spill_load_bytes": 0}
 
 
+# --------------------------------------------------------------------------- which NVRTC
+
+def test_the_nvrtc_in_use_is_named():
+    ident = nvrtc.identity()
+    assert re.fullmatch(r"\d+\.\d+", ident["nvrtc"])
+    assert Path(ident["library"]).name.startswith("libnvrtc.so")
+    assert Path(ident["library"]).stat().st_size == ident["library_bytes"]
+    assert nvrtc.describe(ident).startswith(f"NVRTC {ident['nvrtc']} ({ident['library']}, ")
+
+
+def test_a_repeated_compile_keeps_its_ptxas_lines(fixture_kernels):
+    """Where a GPU driver is installed, NVRTC keeps what it compiled in the driver's cache
+    and, unless given --no-cache, answers a program it has seen (here: the same source, or
+    the same PTX: both kernels of local_memory.cu are in every program of that file)
+    without running ptxas, so with an empty log."""
+    for spec in (LOCAL_ARRAY, LOCAL_ARRAY, FORCED_SPILL):
+        cr.clear_cache()
+        r = cr.resources(spec, "sm_90")
+        assert r["registers"] > 0 and r["stack_frame_bytes"] > 0
+
+
+def test_a_log_without_resource_lines_names_the_nvrtc(fixture_kernels, monkeypatch,
+                                                     compile_cache):
+    real = nvrtc._compile_program
+    monkeypatch.setattr(nvrtc, "_compile_program", lambda *a: real(*a)[:2] + ("",))
+    with pytest.raises(PerflabError) as exc:
+        cr.resources(PLAIN, "sm_90")
+    msg = str(exc.value)
+    assert nvrtc.describe(nvrtc.identity()) in msg
+    assert "returned no ptxas resource lines for plain_scale" in msg
+    assert "pip install 'nvidia-cuda-nvrtc>=13.1'" in msg
+    assert not list(compile_cache.glob("*")), "a compile without resources was cached"
+
+
 # --------------------------------------------------------------------------- errors
 
 def test_syntax_error_names_file_and_line(fixture_kernels):
@@ -133,33 +181,113 @@ def test_missing_file_is_a_compile_error(fixture_kernels):
         cr.compile_cubin(KernelSpec("no_such_file.cu", "k"), "sm_90")
 
 
-# --------------------------------------------------------------------------- caching
+# --------------------------------------------------------------------------- parallel, cached
 
-def test_one_compile_per_file_and_arch(fixture_kernels):
-    cr.clear_cache()
-    before = cr._build.cache_info().misses
-    cks = cr.compile_many([REVERSE_256, REVERSE_64, PLAIN], "sm_90")
-    assert cr._build.cache_info().misses == before + 1
-    assert cks[0].cubin is cks[1].cubin is cks[2].cubin
+def test_instantiations_of_one_file_compile_in_parallel(fixture_kernels, monkeypatch):
+    running, most = set(), []
+    lock = threading.Lock()
+    real = nvrtc._compile_program
+
+    def compile_slowly(*args):
+        with lock:
+            running.add(threading.get_ident())
+            most.append(len(running))
+        time.sleep(0.2)
+        try:
+            return real(*args)
+        finally:
+            with lock:
+                running.discard(threading.get_ident())
+
+    monkeypatch.setattr(nvrtc, "_compile_program", compile_slowly)
+    monkeypatch.setattr(nvrtc, "_workers", lambda: 2)
+    cks = cr.compile_many([REVERSE_256, REVERSE_64, PLAIN, REVERSE_256], "sm_90")
+    assert max(most) == 2 and len(most) == 3        # the repeated spec compiled once
+    assert [ck.name_expression for ck in cks] == [
+        "reverse_block<256>", "reverse_block<64>", "plain_scale", "reverse_block<256>"]
     assert cks[0].lowered_name != cks[1].lowered_name
-    # Later single-spec calls reuse that build.
-    assert cr.compile_cubin(REVERSE_64, "sm_90").cubin is cks[0].cubin
-    assert cr._build.cache_info().misses == before + 1
+
+
+def test_a_warm_cache_compiles_nothing(fixture_kernels, monkeypatch, compile_cache):
+    specs = [REVERSE_256, REVERSE_64, PLAIN]
+    cold = cr.report(specs)
+    assert cold.attrs["compiled"] == 6
+    entries = sorted(p.name for p in compile_cache.iterdir())
+    assert len(entries) == 6 and all(e.endswith(".z") for e in entries)  # no temporary files
+    warm = cr.report(specs)
+    assert warm.attrs["compiled"] == 0
+    pd.testing.assert_frame_equal(cold, warm)
+
+    def no_compiling(*args):
+        raise AssertionError("compiled although the cache holds it")
+
+    monkeypatch.setattr(nvrtc, "_compile_program", no_compiling)
+    assert cr.compile_cubin(REVERSE_64, "sm_90").cached
+    assert "BAR.SYNC" in cr.sass(REVERSE_64, "sm_90")    # the cubin is cached too
 
 
 def test_edited_source_compiles_again(tmp_path, monkeypatch):
     kdir = tmp_path / "kernels"
     shutil.copytree(FIXTURE, kdir)
     monkeypatch.setattr(paths, "KERNELS", kdir)
-    spec = KernelSpec("smem_template.cu", "plain_scale")
-    assert cr.resources(spec, "sm_90")["shared_static_bytes"] == 0
+    specs = [KernelSpec("smem_template.cu", "plain_scale"), LOCAL_ARRAY]
+    before = cr.report(specs, archs=("sm_90",))
+    assert before.attrs["compiled"] == 2 and before.shared_static_bytes[0] == 0
     src = (kdir / "smem_template.cu").read_text()
     (kdir / "smem_template.cu").write_text(src.replace(
         "    if (i < n) a[i] *= k;",
         "    __shared__ float t[32];\n    t[threadIdx.x % 32] = k;\n"
         "    __syncthreads();\n    if (i < n) a[i] *= t[(threadIdx.x + 1) % 32];"))
-    r = cr.resources(spec, "sm_90")
-    assert r["shared_static_bytes"] == 128 and r["barriers"] == 1
+    after = cr.report(specs, archs=("sm_90",))
+    assert after.attrs["compiled"] == 1                 # local_memory.cu did not change
+    assert after.shared_static_bytes[0] == 128 and after.barriers[0] == 1
+
+
+def test_another_nvrtc_misses_the_cache(fixture_kernels, monkeypatch):
+    assert cr.report([PLAIN], archs=("sm_90",)).attrs["compiled"] == 1
+    real = nvrtc.identity()
+    monkeypatch.setattr(nvrtc, "identity", lambda: {**real, "nvrtc": "13.99"})
+    other = cr.report([PLAIN], archs=("sm_90",))
+    assert other.attrs["compiled"] == 1 and "NVRTC 13.99 (" in other.attrs["nvrtc"]
+    monkeypatch.setattr(nvrtc, "identity", lambda: real)
+    assert cr.report([PLAIN], archs=("sm_90",)).attrs["compiled"] == 0
+
+
+def test_a_corrupt_entry_is_compiled_again(fixture_kernels, compile_cache):
+    specs = [PLAIN, REVERSE_64]
+    first = cr.report(specs, archs=("sm_90",))
+    truncated, foreign = sorted(compile_cache.glob("*.z"))
+    truncated.write_bytes(truncated.read_bytes()[:-16])
+    foreign.write_bytes(zlib.compress(b'{"key": "another entry"}\0not a cubin'))
+    again = cr.report(specs, archs=("sm_90",))
+    assert again.attrs["compiled"] == 2
+    pd.testing.assert_frame_equal(first, again)
+    assert cr.report(specs, archs=("sm_90",)).attrs["compiled"] == 0   # rewritten whole
+
+
+def test_clear_cache_empties_it(fixture_kernels, compile_cache):
+    cr.report([PLAIN], archs=("sm_90",))
+    cr.clear_cache()
+    assert not list(compile_cache.glob("*.z"))
+    assert cr.report([PLAIN], archs=("sm_90",)).attrs["compiled"] == 1
+
+
+def test_a_cache_that_cannot_be_written_is_no_error(fixture_kernels, monkeypatch, tmp_path):
+    (tmp_path / "not-a-folder").write_text("")
+    monkeypatch.setenv("PERFLAB_CACHE_DIR", str(tmp_path / "not-a-folder"))
+    for _ in range(2):
+        assert cr.report([PLAIN], archs=("sm_90",)).attrs["compiled"] == 1
+
+
+def test_cache_directory_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("PERFLAB_CACHE_DIR", str(tmp_path / "p"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert cache.directory() == tmp_path / "p" / "compile"
+    monkeypatch.delenv("PERFLAB_CACHE_DIR")
+    assert cache.directory() == tmp_path / "x" / "perflab" / "compile"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.directory() == tmp_path / "home" / ".cache" / "perflab" / "compile"
 
 
 # --------------------------------------------------------------------------- report
@@ -174,6 +302,7 @@ def test_report_one_row_per_spec_and_arch(fixture_kernels):
     assert list(df["arch"]) == ["sm_89", "sm_90"] * 3
     row = df[(df.kernel == "reverse_block<256>") & (df.arch == "sm_90")].iloc[0]
     assert row.shared_static_bytes == 1024
+    assert df.attrs["nvrtc"] == nvrtc.describe(nvrtc.identity())
     only90 = cr.report(specs, archs=("sm_90",))
     assert list(only90["arch"]) == ["sm_90"] * 3
 
@@ -181,6 +310,12 @@ def test_report_one_row_per_spec_and_arch(fixture_kernels):
 def test_report_raises_on_a_broken_kernel(fixture_kernels):
     with pytest.raises(KernelCompileError, match="syntax_error.cu"):
         cr.report([REVERSE_256, BROKEN])
+
+
+def test_docstring_example_names_a_real_kernel():
+    file, name = re.search(r'KernelSpec\("([^"]+)", "([^"]+)"', cr.__doc__).groups()
+    assert (paths.KERNELS / file).exists(), f"the docstring names kernels/{file}"
+    assert f"{name}(" in (paths.KERNELS / file).read_text()
 
 
 # --------------------------------------------------------------------------- SASS
@@ -241,7 +376,7 @@ def test_missing_nvdisasm_is_a_clear_error(monkeypatch):
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(metadata, "distribution", not_installed)
-    monkeypatch.setattr(cr.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(PerflabError, match="pip install 'nvidia-cuda-nvdisasm"):
         cr.nvdisasm_path()
 
@@ -256,15 +391,33 @@ def test_nvdisasm_found_through_the_package():
 def test_main_prints_the_table(fixture_kernels, capsys):
     specs = [REVERSE_256, REVERSE_64, LOCAL_ARRAY]
     assert cr.main(["--arch", "sm_90"], specs=specs) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "reverse_block<256>" in out and "local_array" in out
     assert "sm_90" in out and "sm_89" not in out
     assert "shared_static_bytes" in out
+    assert f"compiled by {nvrtc.describe(nvrtc.identity())}: 3 compiled now, 0 from" in out
+    assert "compiling" in captured.err and "3/3" in captured.err      # the progress bar
 
     assert cr.main(["--kernel", "local"], specs=specs) == 0
     out = capsys.readouterr().out
     assert "local_array" in out and "reverse_block" not in out
     assert "sm_89" in out and "sm_90" in out
+    assert "1 compiled now, 1 from the cache" in out
+
+
+def test_main_all_takes_every_instantiation(fixture_kernels, monkeypatch, capsys):
+    asked = []
+
+    def kernel_specs(full=False):
+        asked.append(full)
+        return [PLAIN]
+
+    monkeypatch.setattr(registry, "kernel_specs", kernel_specs)
+    assert cr.main(["--arch", "sm_90"]) == 0
+    assert cr.main(["--arch", "sm_90", "--all"]) == 0
+    assert asked == [False, True]
+    assert "plain_scale" in capsys.readouterr().out
 
 
 def test_main_prints_sass(fixture_kernels, capsys):
@@ -286,19 +439,22 @@ def test_main_reports_errors(fixture_kernels, capsys):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_every_kernel_compiles(arch):
-    from perflab import registry
-    specs = list(registry.kernel_specs())
+    """The default set (every experiment's kernels at default parameters), compiled from
+    an empty cache: a kernel that does not compile, or that spills, fails here."""
+    specs = registry.kernel_specs()
     assert specs, "perflab.registry.kernel_specs() returned no kernels"
     df = cr.report(specs, archs=(arch,))
-    assert len(df) == len(specs)
+    assert len(df) == len(specs) and df.attrs["compiled"] == len(specs)
     spilling = df[~df.kernel.str.contains("naive")
                   & ((df.spill_store_bytes > 0) | (df.spill_load_bytes > 0))]
-    assert spilling.empty, f"kernels that spill on {arch}:\n{spilling.to_string(index=False)}"
+    assert spilling.empty, (
+        f"kernels that spill on {arch}, compiled by {df.attrs['nvrtc']} (requirements.txt "
+        "asks for nvidia-cuda-nvrtc>=13.1: 13.0's ptxas spills rungs 06 and 07):\n"
+        + spilling.to_string(index=False))
 
 
 def test_every_kernel_file_is_used_by_an_experiment():
     """A .cu file no experiment launches would never be compiled, checked or timed."""
-    from perflab import paths, registry
     used = {s.file for s in registry.kernel_specs()}
     files = {p.relative_to(paths.KERNELS).as_posix() for p in paths.KERNELS.rglob("*.cu")}
     assert files - used == set(), f"kernel files no experiment uses: {sorted(files - used)}"

@@ -56,7 +56,7 @@ def test_compile_error_names_file_and_line(live, monkeypatch):
     from perflab.errors import KernelCompileError
 
     monkeypatch.setattr(paths, "KERNELS", FIXTURES)
-    kernels._module.cache_clear()
+    kernels.clear_cache()
     with pytest.raises(KernelCompileError, match=r"kernels/syntax_error\.cu\(\d+\)"):
         kernels.get_kernel(kernels.KernelSpec("syntax_error.cu", "broken"))
 

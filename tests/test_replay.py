@@ -12,22 +12,19 @@ from tests.test_store import make_row, tmp_lab  # noqa: F401  (fixture)
 
 @pytest.fixture
 def demo_exp(monkeypatch, tmp_lab):  # noqa: F811
-    reg = dict(registry.all_experiments())
-    monkeypatch.setattr(registry, "_REGISTRY", reg)
-    monkeypatch.setattr(registry, "_load_all", lambda: None)
-
-    @registry.experiment("demo.exp", chapter="00-demo")
-    def demo(ctx, n=4, sizes=(1, 2)):
-        raise AssertionError("a replay must not execute the experiment")
-
     monkeypatch.setenv("PERFLAB_MODE", "replay")
     monkeypatch.setenv("PERFLAB_DEVICE", "demo-gpu")
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("PERFLAB_STRICT", raising=False)
-    path = store.file_for("demo-gpu", "00-demo", "demo.exp")
-    store.write(path, "demo.exp", "00-demo", {"n": 4, "sizes": [1, 2]},
-                [make_row("a", 1.5), make_row("b", 2.5)])
-    return path
+    with registry.isolated():
+        @registry.experiment("demo.exp", chapter="00-demo")
+        def demo(ctx, n=4, sizes=(1, 2)):
+            raise AssertionError("a replay must not execute the experiment")
+
+        path = store.file_for("demo-gpu", "00-demo", "demo.exp")
+        store.write(path, "demo.exp", "00-demo", {"n": 4, "sizes": [1, 2]},
+                    [make_row("a", 1.5), make_row("b", 2.5)])
+        yield path
 
 
 def test_replay_returns_the_rows_with_provenance(demo_exp):
@@ -78,7 +75,7 @@ def test_missing_recording_names_the_command(demo_exp, monkeypatch):
 def test_live_without_gpu_is_an_error(demo_exp, monkeypatch):
     monkeypatch.setenv("PERFLAB_MODE", "live")
     from perflab import device
-    monkeypatch.setattr(device, "_probe", lambda: (None, "no driver (test)"))
+    monkeypatch.setattr(device, "probe", lambda: (None, "no driver (test)"))
     with pytest.raises(NoGPUError, match="no driver"):
         perflab.run("demo.exp")
 

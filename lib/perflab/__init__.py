@@ -1,8 +1,11 @@
 """perflab — the GPU Performance Lab's package.
 
     import perflab as lab
-    df = lab.run("machine.copy")      # live on a GPU, replayed from results/ without one
+    df = lab.run("slug.experiment")   # live on a GPU, replayed from results/ without one
     lab.caption(df)                   # where the numbers came from
+
+Each chapter's code is a package perflab.chapters.<slug>; CONTRIBUTING.md says how one
+is added.
 """
 from .device import mode
 from .errors import (ConfigError, KernelCompileError, KernelRuntimeError, LaunchConfigError,

@@ -8,6 +8,7 @@
   python -m perflab check [--chapter C]      every kernel's correctness check, small sizes
   python -m perflab sanitize                 `check` under compute-sanitizer memcheck + racecheck
   python -m perflab compile-report [...]     offline NVRTC resource report (no GPU needed)
+  python -m perflab new-chapter NN SLUG TITLE  a new chapter's files, from the template
 """
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def _show(args) -> int:
         print(json.dumps(doc["rows"], indent=1))
         return 0
     df = lab.frame(doc["rows"], "recorded")
-    print(f"# {store._rel(path)} — {lab.caption(df)}")
+    print(f"# {store.relative(path)} — {lab.caption(df)}")
     with pd.option_context("display.width", 200, "display.max_columns", 40,
                            "display.max_rows", 500):
         print(df.drop(columns=["experiment", "stale"]).to_string(index=False))
@@ -80,7 +81,7 @@ def _stale(args) -> int:
     chapters = set()
     for path, exp, variant, files in rows:
         chapters.add(path.parent.name)
-        print(f"STALE {store._rel(path)}: {exp}/{variant} (changed: {', '.join(files)})")
+        print(f"STALE {store.relative(path)}: {exp}/{variant} (changed: {', '.join(files)})")
     print("re-record on a machine with an NVIDIA GPU: "
           + "; ".join(f"python -m perflab record --chapter {c}" for c in sorted(chapters)))
     return 1
@@ -122,6 +123,15 @@ def _sanitize(args) -> int:
     return 1 if status else 0
 
 
+def _new_chapter(args) -> int:
+    from . import paths, scaffold
+    for p in scaffold.new_chapter(args.number, args.slug, args.title):
+        print(f"wrote {p.relative_to(paths.ROOT)}")
+    print("add the page to _toc.yml, under the part it belongs to:\n"
+          + scaffold.toc_line(args.number, args.slug))
+    return 0
+
+
 def _compile_report(rest: list[str]) -> int:
     from . import compile_report, registry
     return compile_report.main(rest, registry.kernel_specs())
@@ -153,6 +163,11 @@ def main(argv=None) -> int:
     z.add_argument("--quick", action="store_true",
                    help="skip the tile-size sweeps (every rung is still checked)")
     z.set_defaults(fn=_sanitize)
+    n = sub.add_parser("new-chapter", help="a new chapter's files, from the template")
+    n.add_argument("number", type=int)
+    n.add_argument("slug")
+    n.add_argument("title")
+    n.set_defaults(fn=_new_chapter)
     sub.add_parser("compile-report", add_help=False,
                    help="offline NVRTC report; `compile-report --help` for its options")
     argv = sys.argv[1:] if argv is None else list(argv)

@@ -74,7 +74,7 @@ def _version(v: int) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _probe() -> tuple[DeviceInfo | None, str]:
+def probe() -> tuple[DeviceInfo | None, str]:
     """Ask CuPy for device 0. Returns (info, reason) where reason says why there is none."""
     try:
         import cupy
@@ -138,7 +138,7 @@ def mode() -> str:
         raise ValueError(f"PERFLAB_MODE must be auto, live or replay, not {want!r}")
     if want == "replay":
         return "replay"
-    info, reason = _probe()
+    info, reason = probe()
     if info is None:
         if want == "live":
             raise NoGPUError(f"PERFLAB_MODE=live, but there is no usable GPU: {reason}")
@@ -148,7 +148,7 @@ def mode() -> str:
 
 def current() -> DeviceInfo:
     """The GPU measured live; NoGPUError (with the reason) where there is none."""
-    info, reason = _probe()
+    info, reason = probe()
     if info is None:
         raise NoGPUError(
             f"live measurement needs a CUDA GPU, and there is none here: {reason}. "
@@ -161,7 +161,7 @@ def why_replay() -> str:
     """A sentence for the reader saying why this build replays."""
     if os.environ.get("PERFLAB_MODE", "").lower() == "replay":
         return "PERFLAB_MODE=replay is set"
-    return _probe()[1] or "a GPU is present"
+    return probe()[1] or "a GPU is present"
 
 
 def clocks_now() -> dict:

@@ -32,3 +32,20 @@ class ResultsError(PerflabError):
 
 class UnknownExperimentError(PerflabError):
     """An experiment name that is not registered; the message lists the known ones."""
+
+
+class HostUnavailableError(PerflabError):
+    """This machine cannot run a host source (no cffi, no C compiler, or a CPU without the
+    instruction set it is compiled for): replay the recorded rows, or pick another variant."""
+
+
+class NoCompilerError(HostUnavailableError):
+    """No C compiler that runs: $CC, cc, gcc and clang were tried."""
+
+
+class UnsupportedISAError(HostUnavailableError):
+    """The source's flags need an instruction set this CPU lacks (it would die of SIGILL)."""
+
+
+class HostBuildError(KernelCompileError):
+    """The C compiler rejected a host source or its cdef; the message shows its errors."""

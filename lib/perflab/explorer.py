@@ -14,8 +14,8 @@ reason the Python call would). The chart is Vega-Lite, built with Altair:
   vl-convert package) with the same controls; with a GPU and a `measure` function, a
   button compiles, checks and times the chosen configuration and adds it to the chart.
 
-    ex = Explorer("sgemm-06", rows_df, experiment="sgemm.sweep",
-                  match={"variant": "06-warptiling", "M": 4096, "N": 4096, "K": 4096},
+    ex = Explorer("tiles", rows_df, experiment="slug.sweep",
+                  match={"variant": "tiled", "n": 4096},       # the rows it shows
                   params={"BM": [64, 128, 256], "BN": [64, 128, 256]},
                   fields=[Field("TFLOP/s", digits=1, suffix=" TFLOP/s")],
                   reason=lambda p: None or "why not")

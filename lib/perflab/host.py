@@ -50,8 +50,9 @@ import numpy as np
 
 from . import paths
 from .device import slugify
-from .errors import KernelCompileError, PerflabError
+from .errors import HostBuildError, HostUnavailableError, NoCompilerError, UnsupportedISAError
 from .kernels import source_sha256
+from .timing import repeats_for, summarize
 
 #: Flags every host source is compiled with; a source's own flags come after (and win).
 BASE_FLAGS: tuple[str, ...] = ("-O3",)
@@ -73,23 +74,6 @@ _ISA_MACROS = {
     "__AVX512BF16__": "avx512_bf16", "__AVX512FP16__": "avx512_fp16",
     "__ARM_FEATURE_SVE": "sve",
 }
-
-
-class HostUnavailableError(PerflabError):
-    """This machine cannot run a host source (no cffi, no C compiler, or a CPU without the
-    instruction set it is compiled for): replay the recorded rows, or pick another variant."""
-
-
-class NoCompilerError(HostUnavailableError):
-    """No C compiler that runs: $CC, cc, gcc and clang were tried."""
-
-
-class UnsupportedISAError(HostUnavailableError):
-    """The source's flags need an instruction set this CPU lacks (it would die of SIGILL)."""
-
-
-class HostBuildError(KernelCompileError):
-    """The C compiler rejected a host source or its cdef; the message shows its errors."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +162,16 @@ def _cffi():
             "cffi is not installed (pip install cffi; it is in requirements.txt): host code "
             "is loaded through it; without it the chapter replays recorded rows") from None
     return cffi
+
+
+def unavailable() -> str | None:
+    """Why host code cannot be built and loaded here (no cffi, no C compiler), or None."""
+    try:
+        _cffi()
+        compiler()
+    except HostUnavailableError as exc:
+        return str(exc)
+    return None
 
 
 # --------------------------------------------------------------------------- the CPU
@@ -379,10 +373,7 @@ def benchmark(fn, *, n_repeat: int = 50, n_warmup: int = 5, max_duration: float 
         start = perf_counter_ns()
         fn()
         times.append(perf_counter_ns() - start)
-    t = np.asarray(times) / 1e6
-    p20, median, p80 = np.percentile(t, [20, 50, 80])
-    return {"median_ms": float(median), "p20_ms": float(p20), "p80_ms": float(p80),
-            "min_ms": float(t.min()), "n_timed": int(t.size)}
+    return summarize(np.asarray(times) / 1e6)
 
 
 def auto_benchmark(fn, *, budget_s: float = 1.5) -> dict:
@@ -391,6 +382,5 @@ def auto_benchmark(fn, *, budget_s: float = 1.5) -> dict:
     about `budget_s` seconds."""
     start = perf_counter_ns()
     fn()
-    once = max((perf_counter_ns() - start) / 1e9, 1e-6)
-    return benchmark(fn, n_repeat=int(min(200, max(5, budget_s / once))),
-                     n_warmup=1 if once > 0.05 else 10, max_duration=budget_s * 2)
+    n_repeat, n_warmup = repeats_for((perf_counter_ns() - start) / 1e9, budget_s)
+    return benchmark(fn, n_repeat=n_repeat, n_warmup=n_warmup, max_duration=budget_s * 2)

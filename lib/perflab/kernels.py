@@ -1,9 +1,9 @@
 """Kernels: plain `.cu` files under `kernels/`, compiled at run time by NVRTC through
 CuPy, with template parameters (tile sizes) instantiated through `name_expressions`.
 
-    spec = KernelSpec("01-sgemm/03_smem_tiling.cu", "sgemm_smem", template=(32,))
+    spec = KernelSpec("NN-slug/tiled.cu", "tiled", template=(32,))
     k = get_kernel(spec)                    # compiled once per (file, options, names)
-    launch(k, grid, block, (A, B, C, M, N, K), shared_mem=0)
+    launch(k, grid, block, (A, B, C, n), shared_mem=0)
 
 `launch` checks the configuration against the device and the compiled kernel before
 launching, and `checked(...)` turns an asynchronous CUDA fault into an error that names
@@ -31,9 +31,9 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 class KernelSpec:
     """One kernel instantiation: a file under kernels/, a function name, template args."""
 
-    file: str                       # relative to kernels/, e.g. "01-sgemm/03_smem_tiling.cu"
-    name: str                       # the __global__ function, e.g. "sgemm_smem"
-    template: tuple = ()            # template arguments, e.g. (32,) -> "sgemm_smem<32>"
+    file: str                       # relative to kernels/, e.g. "NN-slug/tiled.cu"
+    name: str                       # the __global__ function, e.g. "tiled"
+    template: tuple = ()            # template arguments, e.g. (32,) -> "tiled<32>"
     options: tuple[str, ...] = field(default_factory=tuple)  # extra NVRTC options
 
     @property
@@ -151,6 +151,12 @@ def _module(file: str, options: tuple[str, ...], names: tuple[str, ...]):
     except CompileException as exc:
         raise KernelCompileError(_compile_message(file, str(exc))) from None
     return mod
+
+
+def clear_cache() -> None:
+    """Forget the modules compiled in this process (the next get_kernel compiles again)."""
+    _module.cache_clear()
+    _CHECKED.clear()
 
 
 def _compile_message(file: str, log: str) -> str:

@@ -1,5 +1,7 @@
 """The one call notebooks make: `run(name, **params)` returns a tidy DataFrame, measured
 live on a GPU or replayed from `results/` without one, through the same code path.
+(An experiment on host code, target "host", is live wherever C can be built and loaded,
+and is recorded under the CPU's slug.)
 
 The DataFrame has one row per variant × size: the parameters as columns, each metric as a
 column (units in `df.attrs["units"]`), `correct`, `rel_err`, `run_id`, `stale`; and
@@ -40,23 +42,44 @@ def record_command(exp: registry.Experiment) -> str:
     return f"python -m perflab record --chapter {exp.chapter}  (or: make record)"
 
 
+def live_here(exp: registry.Experiment) -> bool:
+    """Whether `exp` measures live on this machine: a GPU answers (target "gpu"), or C can
+    be built and loaded here (target "host"); PERFLAB_MODE=replay replays either."""
+    if exp.target == "host":
+        from .host import unavailable
+        return os.environ.get("PERFLAB_MODE", "").lower() != "replay" and unavailable() is None
+    return device.mode() == "live"
+
+
+def new_run(exp: registry.Experiment, run_id: str | None = None) -> tuple[dict, str]:
+    """(provenance of a live run of `exp`, the slug its results are filed under): the GPU,
+    its clocks and versions; or, for host code, the CPU and the C compiler."""
+    extra = {"run_id": run_id} if run_id else {}
+    if exp.target == "host":
+        from .host import cpu_info
+        cpu = cpu_info()
+        dev = {"name": cpu["model"], "slug": cpu["slug"], "kind": "cpu"}
+        return store.new_run(dev, {"host": cpu, **extra}), cpu["slug"]
+    info = device.current()
+    return store.new_run(info.as_dict(), {"clocks": device.clocks_now(), **extra}), info.slug
+
+
 def run(name: str, *, record: bool = False, run_info: dict | None = None,
         progress=None, **params) -> pd.DataFrame:
     """Measure experiment `name` live (GPU present) or replay its recorded rows."""
     exp = registry.get(name)
     full = exp.params(params)
-    live = device.mode() == "live"
+    live = live_here(exp)
     missing = exp.requires() if live and exp.requires else None
     if missing:     # a GPU, but not the tool this experiment needs: replay, and say why
         df = replay(name, **params)
         df.attrs["source"]["note"] = f"not measured live: {missing}"
         return df
     if live:
-        info = device.current()
-        run_info = run_info or store.new_run(info.as_dict(), {"clocks": device.clocks_now()})
-        rows = registry.execute(exp, full, run_info, progress=progress)
+        info, slug = new_run(exp)
+        rows = registry.execute(exp, full, run_info or info, progress=progress)
         if record or os.environ.get("PERFLAB_RECORD") == "1":   # `make book-record`
-            store.write(store.file_for(info.slug, exp.chapter, exp.name), exp.name,
+            store.write(store.file_for(slug, exp.chapter, exp.name), exp.name,
                         exp.chapter, full, rows)
         return frame(rows, source="live")
     return replay(name, **params)
@@ -79,14 +102,14 @@ def replay(name: str, *, device_slug: str | None = None, **params) -> pd.DataFra
                 if _canon(wanted[k]) != _canon(recorded.get(k))}
         if diff:
             raise ResultsError(
-                f"{store._rel(path)} was recorded with other parameters "
+                f"{store.relative(path)} was recorded with other parameters "
                 + ", ".join(f"{k}={v[1]!r} (asked {v[0]!r})" for k, v in diff.items())
                 + f"; measure them live on a GPU, or re-record: {record_command(exp)}")
     rows = doc["rows"]
     stale = {id(r): store.stale_kernels(r) for r in rows}
     bad = sorted({f for fs in stale.values() for f in fs})
     if bad:
-        msg = (f"{store._rel(path)} holds rows measured with kernel sources that have "
+        msg = (f"{store.relative(path)} holds rows measured with kernel sources that have "
                f"changed since ({', '.join('kernels/' + b for b in bad)}); "
                f"re-record them on a GPU: {record_command(exp)}")
         if _strict():
@@ -155,9 +178,10 @@ def caption(df: pd.DataFrame) -> str:
 def record(chapter: str | None = None, experiments: list[str] | None = None,
            out_slug: str | None = None) -> list:
     """Measure every experiment (of one chapter) live, one run id for all, and write them."""
+    import uuid
+
     from tqdm.auto import tqdm
 
-    info = device.current()
     exps = [e for e in registry.all_experiments().values()
             if (chapter is None or e.chapter == chapter)
             and (not experiments or e.name in experiments)]
@@ -165,7 +189,9 @@ def record(chapter: str | None = None, experiments: list[str] | None = None,
         known = ", ".join(registry.chapters())
         raise registry.UnknownExperimentError(
             f"no experiments for chapter {chapter!r}; chapters: {known}")
-    run_info = store.new_run(info.as_dict(), {"clocks": device.clocks_now()})
+    if any(e.target == "gpu" for e in exps):
+        device.current()                 # no GPU: say so before anything is measured
+    run_id = os.environ.get("PERFLAB_RUN_ID") or uuid.uuid4().hex[:12]
     written = []
     with warnings.catch_warnings():
         warnings.simplefilter("default")
@@ -173,24 +199,29 @@ def record(chapter: str | None = None, experiments: list[str] | None = None,
         for exp in bar:
             bar.set_description(exp.name)
             missing = exp.requires() if exp.requires else None
+            if exp.target == "host" and not live_here(exp):
+                from .host import unavailable
+                missing = unavailable() or "PERFLAB_MODE=replay"
             if missing:
                 bar.write(f"skipped {exp.name}: {missing}; its recorded rows stay as they are")
                 continue
             full = exp.params({})
+            run_info, slug = new_run(exp, run_id)
             rows = registry.execute(exp, full, run_info, progress=bar)
-            path = store.file_for(out_slug or info.slug, exp.chapter, exp.name)
+            path = store.file_for(out_slug or slug, exp.chapter, exp.name)
             store.write(path, exp.name, exp.chapter, full, rows)
             written.append(path)
     return written
 
 
 def check_all(chapter: str | None = None, quick: bool = False) -> list[dict]:
-    """The correctness pass: every experiment at its small parameters, nothing timed."""
-    info = device.current()
-    run_info = store.new_run(info.as_dict())
+    """The correctness pass: every experiment at its small parameters, nothing timed (host
+    experiments only where C can be built here)."""
     rows = []
     for exp in registry.all_experiments().values():
         if (chapter and exp.chapter != chapter) or (quick and exp.sweep):
             continue
-        rows += registry.execute(exp, exp.params(exp.small), run_info, timing=False)
+        if exp.target == "host" and not live_here(exp):
+            continue
+        rows += registry.execute(exp, exp.params(exp.small), new_run(exp)[0], timing=False)
     return rows

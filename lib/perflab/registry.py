@@ -1,7 +1,7 @@
 """Experiments: plain functions from parameters to rows, registered by name.
 
-    @experiment("machine.copy", small={"sizes": [1 << 20]},
-                kernels=lambda: [KernelSpec("00-machine/copy.cu", "copy_vec4")])
+    @experiment("slug.copy", small={"sizes": [1 << 20]},
+                kernels=lambda: [KernelSpec("NN-slug/copy.cu", "copy_vec4")])
     def copy(ctx, sizes=(1 << 30,)):
         ...
         ctx.row(variant="kernel", params={"bytes": n}, metrics={...}, check=chk, ...)
@@ -14,6 +14,7 @@ every kernel and times nothing.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 from dataclasses import dataclass, field
@@ -34,6 +35,10 @@ class Experiment:
     # A sweep re-runs kernels that other experiments cover, at other tile parameters: the
     # quick correctness pass and the default compile report leave it out.
     sweep: bool = False
+    # "gpu": measured live where a GPU answers, recorded under the GPU's slug. "host": C
+    # code on the CPU (perflab.host), live wherever a C compiler and cffi are, recorded
+    # under the CPU's slug with the CPU in the provenance.
+    target: str = "gpu"
 
     @property
     def defaults(self) -> dict:
@@ -55,10 +60,13 @@ _REGISTRY: dict[str, Experiment] = {}
 def experiment(name: str, *, title: str = "", small: dict | None = None,
                kernels: Callable[[], list[KernelSpec]] | None = None,
                requires: Callable[[], str | None] | None = None, sweep: bool = False,
-               chapter: str | None = None):
+               target: str = "gpu", chapter: str | None = None):
     """Register `func` as experiment `name`. Its chapter is the CHAPTER of the chapter
     package that defines it (`chapter` overrides that, for tests), and `name` must start
     with that package's slug."""
+    if target not in ("gpu", "host"):
+        raise ValueError(f"experiment {name!r}: target must be 'gpu' or 'host', not {target!r}")
+
     def register(func):
         ch = chapter
         if ch is None:
@@ -68,7 +76,7 @@ def experiment(name: str, *, title: str = "", small: dict | None = None,
                 raise ValueError(f"experiment {name!r} of chapter {ch} must be named "
                                  f"'{slug}.<something>'")
         _REGISTRY[name] = Experiment(name, ch, title or name, func, small or {},
-                                     kernels or list, requires, sweep)
+                                     kernels or list, requires, sweep, target)
         return func
     return register
 
@@ -76,6 +84,20 @@ def experiment(name: str, *, title: str = "", small: dict | None = None,
 def _load_all() -> None:
     from .chapters import discover
     discover()
+
+
+@contextlib.contextmanager
+def isolated():
+    """A registry of its own for the block (tests, a throwaway chapter): the chapters'
+    experiments, and whatever the block registers, which is forgotten after it."""
+    global _REGISTRY
+    _load_all()
+    saved = _REGISTRY
+    _REGISTRY = dict(saved)
+    try:
+        yield
+    finally:
+        _REGISTRY = saved
 
 
 def all_experiments() -> dict[str, Experiment]:
@@ -131,27 +153,31 @@ class Context:
         """
         import cupy as cp
         from .kernels import checked
-        from .timing import benchmark
+        from .timing import benchmark, repeats_for
 
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         start.record()
         checked(lambda: fn(*args_sets[0]), f"{self.nvtx_name(variant)} (warm-up)")
         stop.record()
         stop.synchronize()
-        once = max(cp.cuda.get_elapsed_time(start, stop) / 1e3, 1e-6)
         budget_s = self.budget_s if budget_s is None else budget_s
-        n_repeat = int(min(200, max(5, budget_s / once)))
-        n_warmup = 1 if once > 0.05 else 10
+        n_repeat, n_warmup = repeats_for(cp.cuda.get_elapsed_time(start, stop) / 1e3, budget_s)
         return checked(lambda: benchmark(fn, args_sets, self.nvtx_name(variant),
                                          n_repeat=n_repeat, n_warmup=n_warmup,
                                          max_duration=budget_s * 2),
                        self.nvtx_name(variant))
 
     # -- recording ---------------------------------------------------------------
+    def time_host(self, fn, *, budget_s: float | None = None) -> dict:
+        """Median time of `fn()` on the CPU (perflab.host.auto_benchmark), within about
+        `budget_s` seconds."""
+        from .host import auto_benchmark
+        return auto_benchmark(fn, budget_s=self.budget_s if budget_s is None else budget_s)
+
     def row(self, *, variant: str, params: dict, metrics: dict, check=None,
-            kernels: list[KernelSpec] = (), launch: dict | list | None = None,
-            **extra) -> dict:
-        """Record one row. `metrics` maps a name to (value, unit)."""
+            kernels: list = (), launch: dict | list | None = None, **extra) -> dict:
+        """Record one row. `metrics` maps a name to (value, unit); `kernels` holds the
+        KernelSpecs it ran, or for host code `HostSource.kernel_entry(function)` dicts."""
         from .kernels import source_sha256
 
         r = {
@@ -163,9 +189,10 @@ class Context:
             "correct": None if check is None else bool(check.correct),
             "rel_err": None if check is None else _num(check.rel_err),
             "tolerance": None if check is None else check.tolerance,
-            "kernels": [{"file": s.file, "name": s.name_expression,
-                         "options": s.recorded_options,
-                         "sha256": source_sha256(s.file)} for s in kernels],
+            "kernels": [s if isinstance(s, dict) else
+                        {"file": s.file, "name": s.name_expression,
+                         "options": s.recorded_options, "sha256": source_sha256(s.file)}
+                        for s in kernels],
             "launch": launch or {},
             "provenance": self.run,
             **extra,

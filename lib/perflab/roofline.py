@@ -1,7 +1,7 @@
 """The roofline: attainable rate = min(compute peak, arithmetic intensity × bandwidth).
 
-Ceilings come from measured rows, never from a datasheet: chapter 0
-(perflab.chapters.machine.ceilings) picks them out of its experiments of one run.
+Ceilings come from measured rows, never from a datasheet: the chapter that measures them
+picks them out of its experiments of one run.
 """
 from __future__ import annotations
 

@@ -108,7 +108,7 @@ def _jsonable(x):
 
 def load(path: Path) -> dict:
     """Read and validate one results file; any damage raises ResultsError naming the file."""
-    rel = _rel(path)
+    rel = relative(path)
     if not path.exists():
         raise ResultsError(f"no recorded results at {rel}")
     try:
@@ -147,7 +147,7 @@ def load(path: Path) -> dict:
     return doc
 
 
-def _rel(path: Path) -> str:
+def relative(path: Path) -> str:
     try:
         return str(Path(path).resolve().relative_to(paths.ROOT))
     except ValueError:

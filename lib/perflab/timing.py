@@ -58,13 +58,21 @@ def benchmark(fn, args_sets, name: str, *, n_repeat: int = 50, n_warmup: int = 5
     t = np.asarray(res.gpu_times).reshape(-1) * 1e3
     if t.size == 0:
         raise RuntimeError(f"{name}: no timed runs")
-    return {
-        "median_ms": float(np.median(t)),
-        "p20_ms": float(np.percentile(t, 20)),
-        "p80_ms": float(np.percentile(t, 80)),
-        "min_ms": float(t.min()),
-        "n_timed": int(t.size),
-    }
+    return summarize(t)
+
+
+def summarize(times_ms) -> dict:
+    """Median, 20th and 80th percentile, min (ms) and the number of timed runs."""
+    t = np.asarray(times_ms, dtype=float)
+    p20, median, p80 = np.percentile(t, [20, 50, 80])
+    return {"median_ms": float(median), "p20_ms": float(p20), "p80_ms": float(p80),
+            "min_ms": float(t.min()), "n_timed": int(t.size)}
+
+
+def repeats_for(once_s: float, budget_s: float) -> tuple[int, int]:
+    """(n_repeat, n_warmup) for a call that took `once_s` seconds untimed: a slow one gets
+    one warm-up and a few repeats, a fast one many, all within about `budget_s`."""
+    return int(min(200, max(5, budget_s / max(once_s, 1e-6)))), (1 if once_s > 0.05 else 10)
 
 
 def as_metrics(t: dict) -> dict:

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from perflab.chapters import machine
-from perflab.chapters.machine.experiments import _fma_reference
+from perflab.chapters.machine.experiments import fma_reference
 
 
 def test_ceilings_from_rows():
@@ -30,8 +30,8 @@ def test_ceilings_of_the_recorded_run(monkeypatch):
     assert c.source.startswith("recorded on NVIDIA H200")
 
 
-def test_fma_reference_is_the_iterated_map():
+def testfma_reference_is_the_iterated_map():
     x, y, z, steps = 0.125, 0.5, 0.5, 37
     for _ in range(steps):
         x = x * y + z
-    assert _fma_reference(1, steps, y, z) == pytest.approx(x, rel=1e-15)
+    assert fma_reference(1, steps, y, z) == pytest.approx(x, rel=1e-15)

@@ -61,9 +61,9 @@ def test_plan_matches_the_recorded_launches(row, monkeypatch):
         monkeypatch.setattr(mod, "PLANS", kernels.Plans())
     monkeypatch.setattr(splitk, "blocks_per_sm", blocks)
     monkeypatch.setattr("perflab.device.current", lambda: types.SimpleNamespace(sms=sms))
-    monkeypatch.setattr(splitk, "_workspace", lambda dev, n: None)
+    monkeypatch.setattr(splitk, "workspace", lambda dev, n: None)
     monkeypatch.setattr("cupy.cuda.runtime.getDevice", lambda: 0)
-    monkeypatch.setattr(warptile, "_slots", lambda key, aligned: sms * (
+    monkeypatch.setattr(warptile, "gpu_slots", lambda key, aligned: sms * (
         1 if dict(key)["TM"] * dict(key)["TN"] > 64 else 2))
 
     M, N, K = (row["params"][k] for k in ("M", "N", "K"))

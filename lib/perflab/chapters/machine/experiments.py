@@ -91,7 +91,7 @@ def fma(ctx, fmas_per_thread=1 << 20, occupancies=("1 warp/scheduler", "full")):
             out = cp.empty(grid * block, dtype=cp.float32)
             poison(out)
             launch(k, grid, block, (out, y, z, np.int32(iters)))
-            ref = _fma_reference(chains, iters * 8, 0.5, 0.5)
+            ref = fma_reference(chains, iters * 8, 0.5, 0.5)
             chk = compare(out, cp.full(out.shape, ref, dtype=cp.float64), "fp32")
             flops = 2.0 * grid * block * iters * 8 * chains
             metrics = {"flops": (flops, "FLOP")}
@@ -112,7 +112,7 @@ def fma(ctx, fmas_per_thread=1 << 20, occupancies=("1 warp/scheduler", "full")):
                     launch={"grid": grid, "block": block, "blocks_per_sm": per_sm})
 
 
-def _fma_reference(chains: int, steps: int, y: float, z: float) -> float:
+def fma_reference(chains: int, steps: int, y: float, z: float) -> float:
     """Closed form of x <- x*y + z after `steps` steps, summed over the chains, in float64."""
     fixed = z / (1 - y)
     return float(sum(y ** steps * ((c + 1) * 0.125 - fixed) + fixed for c in range(chains)))

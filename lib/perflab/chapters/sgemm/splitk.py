@@ -91,7 +91,7 @@ PLANS = Plans()
 _WORKSPACE: dict = {}
 
 
-def _workspace(dev: int, nfloats: int):
+def workspace(dev: int, nfloats: int):
     import cupy
     buf = _WORKSPACE.get(dev)
     if buf is None or buf.size < nfloats:
@@ -126,7 +126,7 @@ def _tail_plan(p, M, N, K, dev, al, sms):
     full, tail, S, kslice = tail_split(p, M, N, K, slots)
     grid = (full + tail * S,)
     check_launch(kernel, grid, (nt,), smem)
-    W = _workspace(dev, max(1, tail * S * BM * BN))
+    W = workspace(dev, max(1, tail * S * BM * BN))
     steps = [Step(kernel, grid, (nt,), "ABCW", i32(M, N, K, full, S, kslice), smem)]
     if tail:
         reduce = get_kernel(_tail_reduce_spec(p, al))
@@ -144,7 +144,7 @@ def _split_plan(p, M, N, K, dev, al, sms):
     check_launch(partial, grid, (nt,), smem)
     if S == 1:                                         # one slice: the partial product is C
         return None, [Step(partial, grid, (nt,), "ABC", i32(M, N, K, kslice), smem)]
-    W = _workspace(dev, S * M * N)
+    W = workspace(dev, S * M * N)
     V = 4 if al else 1
     reduce = get_kernel(_reduce_spec(al))
     rgrid = (ceil_div(ceil_div(M * N, V), 32),)

@@ -90,7 +90,7 @@ def _spec(p, is_aligned: bool, is_edge: bool = True):
 
 
 @functools.lru_cache(maxsize=None)
-def _slots(key: tuple, is_aligned: bool) -> int:
+def gpu_slots(key: tuple, is_aligned: bool) -> int:
     """Blocks of one configuration the whole GPU holds at once (occupancy query)."""
     from ...device import current
     from ...kernels import blocks_per_sm
@@ -107,7 +107,7 @@ def pick_shape(p, M, N, is_aligned) -> dict:
         q = {**p, **shape}
         BM, BN = q["BM"], q["BN"]
         blocks = ceil_div(M, BM) * ceil_div(N, BN)
-        slots = _slots(tuple(sorted((k, q[k]) for k in KEYS)), is_aligned)
+        slots = gpu_slots(tuple(sorted((k, q[k]) for k in KEYS)), is_aligned)
         fill = (blocks / slots) / ceil_div(blocks, slots)   # busy fraction of the slots
         area = (M * N) / (blocks * BM * BN)                 # useful fraction of the tiles
         score = fill * area * speed

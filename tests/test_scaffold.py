@@ -1,0 +1,89 @@
+"""A chapter is added by files alone: the template's chapter is written into a throwaway
+copy of the layout, discovered (nothing lists it), its experiment replays a synthetic
+recorded row through `lab.run`, its kernel compiles offline, and it is gone afterwards."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+import yaml
+
+import perflab.chapters
+from perflab import compile_report, lab, paths, registry, scaffold, store
+from perflab.errors import ConfigError
+from tests.test_store import make_row
+
+
+@pytest.fixture
+def layout(tmp_path, monkeypatch):
+    """An empty repository layout: chapters/, kernels/, results/, lib/perflab/chapters/."""
+    for d in ("chapters", "kernels", "results", "lib/perflab/chapters", "tests/chapters"):
+        (tmp_path / d).mkdir(parents=True)
+    monkeypatch.setattr(paths, "KERNELS", tmp_path / "kernels")
+    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
+    monkeypatch.setenv("PERFLAB_CACHE_DIR", str(tmp_path / "cache"))
+    yield tmp_path
+    for name in [m for m in sys.modules if m.startswith("perflab.chapters.demo")]:
+        del sys.modules[name]
+
+
+def test_a_chapter_is_added_by_files_alone(layout, monkeypatch):
+    written = scaffold.new_chapter(42, "demo", "A demo chapter", root=layout)
+    rel = sorted(p.relative_to(layout).as_posix() for p in written)
+    assert rel == sorted(["chapters/42-demo.md", "chapters/notes/42-demo.md",
+                          "kernels/42-demo/scale.cu", "lib/perflab/chapters/demo/__init__.py",
+                          "lib/perflab/chapters/demo/experiments.py",
+                          "tests/chapters/test_demo.py"])
+    page = (layout / "chapters/42-demo.md").read_text()
+    assert yaml.safe_load(page.split("---\n", 2)[1])["kernelspec"]["name"] == "python3"
+    assert "# A demo chapter" in page and "../kernels/42-demo/scale.cu" in page
+    assert scaffold.toc_line(42, "demo") == "      - file: chapters/42-demo"
+
+    with registry.isolated():
+        monkeypatch.setattr(perflab.chapters, "__path__",
+                            [*perflab.chapters.__path__, str(layout / "lib/perflab/chapters")])
+        exp = registry.get("demo.scale")                # found by discovery
+        assert exp.chapter == "42-demo" and "42-demo" in registry.chapters()
+        spec = exp.kernels()[0]
+        assert spec.file == "42-demo/scale.cu"
+        assert compile_report.resources(spec, "sm_90")["registers"] > 0
+
+        # A row as `make record` would write it, then replayed by the same call a page makes.
+        row = make_row("scale", 3.9, file=spec.file, run_id="synthetic")
+        row.update(experiment="demo.scale", chapter="42-demo", params={"n": 1 << 26})
+        store.write(store.file_for("demo-gpu", "42-demo", "demo.scale"), "demo.scale",
+                    "42-demo", exp.params({}), [row])
+        monkeypatch.setenv("PERFLAB_MODE", "replay")
+        monkeypatch.setenv("PERFLAB_DEVICE", "demo-gpu")
+        df = lab.run("demo.scale")
+        assert list(df["TB/s"]) == [3.9] and not df["stale"].any()
+        assert lab.caption(df).startswith("recorded on Demo GPU")
+    assert "demo.scale" not in registry.all_experiments()
+
+
+def test_a_taken_number_or_slug_is_refused(layout):
+    scaffold.new_chapter(42, "demo", "A demo chapter", root=layout)
+    with pytest.raises(ConfigError, match="already taken by 42-demo.md"):
+        scaffold.new_chapter(42, "other", "Another", root=layout)
+    with pytest.raises(ConfigError, match="already taken"):
+        scaffold.new_chapter(43, "demo", "Again", root=layout)
+    with pytest.raises(ConfigError, match="lower-case letters"):
+        scaffold.new_chapter(44, "Bad-Slug", "Bad", root=layout)
+
+
+def test_every_chapter_has_its_files():
+    """Each discovered chapter package has its page, its kernels folder (when it has
+    kernels), its tests and its notes, under one chapter id; and every NN-slug page has
+    a package."""
+    root = paths.ROOT
+    found = perflab.chapters.discover()
+    for slug, pkg in found.items():
+        ch = pkg.CHAPTER
+        assert (root / "chapters" / f"{ch}.md").is_file(), ch
+        assert (root / "chapters" / "notes" / f"{ch}.md").is_file(), ch
+        assert (root / "tests" / "chapters" / f"test_{slug}.py").is_file(), ch
+        files = {s.file.split("/")[0] for e in registry.all_experiments().values()
+                 if e.chapter == ch for s in e.kernels()}
+        assert files <= {ch}, f"{ch} launches kernels outside kernels/{ch}/: {files}"
+    pages = {p.stem for p in (root / "chapters").glob("[0-9][0-9]-*.md")} - {"99-execution"}
+    assert pages == {pkg.CHAPTER for pkg in found.values()}

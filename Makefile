@@ -141,7 +141,8 @@ wheelhouse-install:
 	@test -n "$(PY)" || { echo "usage: make wheelhouse-install PY=python3" >&2; exit 1; }
 	mkdir -p $(WHEEL_DIR) && tar -xJf .whl/wheels.tar.xz -C $(WHEEL_DIR)
 	$(PYTHON) -m pip install --no-index --find-links $(WHEEL_DIR) \
-	  'jupyter-book>=1.0.4,<2' ipykernel ipywidgets jupytext nvtx nvidia-cuda-nvdisasm
+	  'jupyter-book>=1.0.4,<2' ipykernel ipywidgets jupytext nvtx nvidia-cuda-nvdisasm \
+	  altair vl-convert-python anywidget django-static-mathjax cffi
 
 clean:
 	rm -rf _build .pytest_cache

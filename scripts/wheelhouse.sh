@@ -5,24 +5,26 @@
 # tqdm, pytest, requests, ...; the full list is IMAGE below). It keeps what that image
 # lacks: the Jupyter Book 1.x stack (sphinx, myst-nb, myst-parser, sphinx-book-theme,
 # jupyter-cache, nbclient, nbformat, ipykernel, jupyter_client, pyzmq, tornado, traitlets,
-# ipython, ...), ipywidgets, jupytext, nvtx, nvidia-cuda-nvdisasm, and every dependency
+# ipython, ...), ipywidgets, jupytext, nvtx, nvidia-cuda-nvdisasm, the explorers' altair,
+# vl-convert-python and anywidget, MathJax (django-static-mathjax), cffi, and every dependency
 # of those not in the image, resolved by pip for cp312 manylinux x86_64; one version each.
 #
 # An image whose NVRTC is 13.0 also needs nvidia-cuda-nvrtc>=13.1 (requirements.txt says
 # why; 58 MB, not bundled here): pip download --no-deps 'nvidia-cuda-nvrtc>=13.1,<14' and
 # install that wheel with --no-deps next to the image's CuPy.
 #
-# Output: .whl/wheels.tar.xz, ONE file (about 32 MB; git-ignored). The wheels are
-# re-zipped without compression and the set is compressed as a whole with xz: about half
-# the size of the wheels as downloaded (about 58 MB), so the repository plus wheelhouse
-# stays small enough to copy to a machine that has no network. The wheels' contents and
+# Output: .whl/wheels.tar.xz, ONE file (git-ignored; over 60 MB, of which vl-convert-python,
+# which makes the explorers' Vega bundle, is a 33 MB wheel). The wheels are re-zipped
+# without compression and the set is compressed as a whole with xz, so the repository plus
+# wheelhouse stays small enough to copy to a machine that has no network. The wheels' contents and
 # their RECORD hashes are unchanged; pip installs stored (uncompressed) wheels as usual.
 #
 # On the offline machine, from the repository root (with .whl/ copied along):
 #
 #   mkdir -p /tmp/wheels && tar -xJf .whl/wheels.tar.xz -C /tmp/wheels
 #   python3 -m pip install --no-index --find-links /tmp/wheels \
-#       'jupyter-book>=1.0.4,<2' ipykernel ipywidgets jupytext nvtx nvidia-cuda-nvdisasm
+#       'jupyter-book>=1.0.4,<2' ipykernel ipywidgets jupytext nvtx nvidia-cuda-nvdisasm \
+#       altair vl-convert-python anywidget django-static-mathjax cffi
 #   make book PY=python3          # or: make test-gpu PY=python3, make record PY=python3
 #
 # or, the same two install steps:  make wheelhouse-install PY=python3
@@ -46,6 +48,11 @@ WANT=(
   "jupytext>=1.16"
   "nvtx>=0.2.10"
   "nvidia-cuda-nvdisasm>=13,<14"
+  "altair>=5.4"
+  "vl-convert-python>=1.6"
+  "anywidget>=0.9"
+  "django-static-mathjax>=3.2.2"
+  "cffi>=1.17"
 )
 # Kept even where the image has the project, because the book's stack bounds its version
 # from above (myst-parser 3 needs markdown-it-py 3.x) and the image may hold a newer one.

@@ -28,15 +28,15 @@ def _mathjax_file() -> Path:
 
 
 def _write_assets(app) -> None:
-    """Put the vendored scripts in a folder Sphinx copies into _static/."""
-    import vl_convert
-
+    """Put the vendored scripts in a folder Sphinx copies into _static/ (the Vega bundle
+    is made once per build folder: vl-convert is needed only where it is missing)."""
     out = Path(app.doctreedir).parent / "perflab_static"
     dest = out / "perflab"
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(_mathjax_file(), dest / "tex-svg-full.js")
     bundle = dest / "vega-bundle.js"
     if not bundle.exists():
+        import vl_convert
         bundle.write_text(vl_convert.javascript_bundle())
     for f in STATIC.iterdir():
         shutil.copyfile(f, dest / f.name)

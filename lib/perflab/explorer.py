@@ -98,9 +98,11 @@ class Explorer:
         for _, r in d.iterrows():
             if any(k not in r or pd.isna(r[k]) for k in self.params):
                 continue
-            invalid = r.get("invalid") if "invalid" in r else None
+            invalid = r.get("invalid")
+            correct = r.get("correct")
+            failed = correct is not None and not pd.isna(correct) and not bool(correct)
             status = ("invalid" if isinstance(invalid, str) else
-                      "failed" if r.get("correct") is False else "recorded")
+                      "failed" if failed else "recorded")
             out.append({"params": {k: _plain(r[k]) for k in self.params},
                         "values": {f.name: _plain(r.get(f.name)) for f in self.fields},
                         "status": status, "reason": invalid if status == "invalid" else None,

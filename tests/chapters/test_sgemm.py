@@ -230,3 +230,49 @@ def test_explorer_page_block_is_self_contained(sweep):
     assert [p["name"] for p in data["params"]] == ["BM", "BN", "BK", "stages"]
     assert data["match"] == {"variant": "08-tf32-mma", "M": 4096, "N": 4096, "K": 4096,
                              "WM": 64, "WN": 64}
+
+
+@pytest.mark.gpu
+def test_explorer_measures_the_chosen_configuration_live(monkeypatch):
+    """Live, the explorer's button path compiles, checks and times the configuration the
+    reader picked, and the readout then shows that live row."""
+    from perflab import lab
+    from perflab.chapters.sgemm.explorer import tile_explorer
+
+    monkeypatch.setenv("PERFLAB_MODE", "replay")
+    ex = tile_explorer("06-warptiling", lab.replay("sgemm.sweep"), size=(515, 384, 257))
+    monkeypatch.setenv("PERFLAB_MODE", "live")
+    chosen = {**{k: ex.defaults[k] for k in ex.params}, "BM": 128, "BN": 128, "WN": 32,
+              "TN": 8, "stages": 2}
+    rows = ex.measure(chosen)
+    assert rows["correct"].all() and rows["TFLOP/s"].iloc[0] > 0
+    ex.add(rows)
+    shown = ex.lookup(chosen)
+    assert shown["status"] == "recorded" and shown["source"].startswith("measured live on ")
+    assert shown["values"]["TFLOP/s"] == pytest.approx(rows["TFLOP/s"].iloc[0])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float64", "float16"])
+def test_a_rung_given_the_wrong_dtype_refuses_and_writes_nothing(dtype):
+    import cupy as cp
+
+    A = cp.ones((64, 32), dtype=dtype)
+    B = cp.ones((32, 48), dtype=cp.float32)
+    C = cp.full((64, 48), 7.0, dtype=cp.float32)
+    for v in variants():
+        with pytest.raises(ConfigError, match=f"A is {dtype}, not float32"):
+            v.run(A, B, C, v.params())
+    assert bool((C == 7.0).all())
+
+
+def test_explorer_reads_a_failed_check_as_failed(sweep):
+    from perflab.chapters.sgemm.explorer import tile_explorer
+
+    bad = sweep.copy()
+    i = bad.index[(bad["variant"] == "06-warptiling") & (bad["auto_shape"] == False)][3]  # noqa: E712
+    bad.loc[i, "correct"] = False
+    ex = tile_explorer("06-warptiling", bad)
+    chosen = {k: bad.loc[i, k] for k in ex.params}
+    assert ex.lookup(chosen)["status"] == "failed"
+    assert 'data-status="failed"' in ex.readout_html(chosen)

@@ -133,8 +133,8 @@ def _new_chapter(args) -> int:
 
 
 def _compile_report(rest: list[str]) -> int:
-    from . import compile_report, registry
-    return compile_report.main(rest, registry.kernel_specs())
+    from . import compile_report
+    return compile_report.main(rest)
 
 
 def main(argv=None) -> int:

@@ -58,8 +58,9 @@ def resources(ck) -> dict:
         raise PerflabError(
             f"kernels/{ck.file}: {ck.compiler} returned no ptxas resource lines for "
             f"{ck.name_expression} ({ck.lowered_name}) on {ck.arch}, though asked for them "
-            "(-Xptxas=-v); the compile report needs an NVRTC that gives them: "
-            "pip install 'nvidia-cuda-nvrtc>=13.1'. Program log:\n"
+            "(-Xptxas=-v); the compile report needs an NVRTC that prints them (those of "
+            "pip's nvidia-cuda-nvrtc 13.x do): pip install 'nvidia-cuda-nvrtc>=13.1'. "
+            "Program log:\n"
             + (ck.log[-2000:] or "(empty)"))
     return {"kernel": ck.name_expression, "file": ck.file, "arch": ck.arch,
             **{c: info[c] for c in COLUMNS[3:]}}

@@ -50,15 +50,20 @@ class KernelSpec:
     @property
     def all_options(self) -> tuple[str, ...]:
         """The options NVRTC gets: the lab's, include paths (kernels/ and the file's own
-        folder, so a chapter's files include each other by bare name), then the spec's."""
-        return (BASE_OPTIONS + (f"-I{paths.KERNELS}", f"-I{self.path.parent}")
-                + tuple(self.options))
+        folder, so a chapter's files include each other by bare name), then the spec's.
+        (Looked up on every launch of a rung without a plan: kept to a dict lookup.)"""
+        return BASE_OPTIONS + _include_options(str(paths.KERNELS), self.file) + self.options
 
     @property
     def recorded_options(self) -> list[str]:
         """The options a row records: those that change the code (not the include paths,
         which depend on where the lab is checked out)."""
         return list(BASE_OPTIONS + tuple(self.options))
+
+
+@functools.lru_cache(maxsize=None)
+def _include_options(kernels: str, file: str) -> tuple[str, ...]:
+    return (f"-I{kernels}", f"-I{(Path(kernels) / file).parent}")
 
 
 def _template_arg(a) -> str:

@@ -26,6 +26,9 @@ HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 RESULTS = ROOT / "results"
 SKIPPED_DIRS = {"_static", "_sources", "_images", "reports"}
+#: Pages that must stay short (main column, CSS px at 1400 px wide, dropdowns closed):
+#: chapter 1 measured 19,254 px before it was reshaped; its budget is half of that.
+HEIGHT_BUDGET = {"chapters/01-sgemm.html": 19254 // 2}
 
 
 @pytest.fixture(scope="session")
@@ -77,6 +80,9 @@ def test_page(path, browser, book_url, heights):
         problems += check_page(page)
         if column := main_column(page):
             heights[path] = column_height(column)
+            if heights[path] > HEIGHT_BUDGET.get(path, float("inf")):
+                problems.append(f"the main column is {heights[path]} px tall, over its budget "
+                                f"of {HEIGHT_BUDGET[path]} px: fold what supports the text")
         page.screenshot(path=SCREENSHOTS / f"{path.removesuffix('.html').replace('/', '__')}.png", full_page=True)
         problems += drive_explorers(page, RESULTS)
     fail_with(path, problems)

@@ -150,8 +150,8 @@ def test_a_repeated_compile_keeps_its_ptxas_lines(fixture_kernels):
 
 def test_a_log_without_resource_lines_names_the_nvrtc(fixture_kernels, monkeypatch,
                                                      compile_cache):
-    real = nvrtc._compile_program
-    monkeypatch.setattr(nvrtc, "_compile_program", lambda *a: real(*a)[:2] + ("",))
+    real = nvrtc.compile_program
+    monkeypatch.setattr(nvrtc, "compile_program", lambda *a: real(*a)[:2] + ("",))
     with pytest.raises(PerflabError) as exc:
         cr.resources(PLAIN, "sm_90")
     msg = str(exc.value)
@@ -186,7 +186,7 @@ def test_missing_file_is_a_compile_error(fixture_kernels):
 def test_instantiations_of_one_file_compile_in_parallel(fixture_kernels, monkeypatch):
     running, most = set(), []
     lock = threading.Lock()
-    real = nvrtc._compile_program
+    real = nvrtc.compile_program
 
     def compile_slowly(*args):
         with lock:
@@ -199,8 +199,8 @@ def test_instantiations_of_one_file_compile_in_parallel(fixture_kernels, monkeyp
             with lock:
                 running.discard(threading.get_ident())
 
-    monkeypatch.setattr(nvrtc, "_compile_program", compile_slowly)
-    monkeypatch.setattr(nvrtc, "_workers", lambda: 2)
+    monkeypatch.setattr(nvrtc, "compile_program", compile_slowly)
+    monkeypatch.setattr(nvrtc, "workers", lambda: 2)
     cks = cr.compile_many([REVERSE_256, REVERSE_64, PLAIN, REVERSE_256], "sm_90")
     assert max(most) == 2 and len(most) == 3        # the repeated spec compiled once
     assert [ck.name_expression for ck in cks] == [
@@ -221,7 +221,7 @@ def test_a_warm_cache_compiles_nothing(fixture_kernels, monkeypatch, compile_cac
     def no_compiling(*args):
         raise AssertionError("compiled although the cache holds it")
 
-    monkeypatch.setattr(nvrtc, "_compile_program", no_compiling)
+    monkeypatch.setattr(nvrtc, "compile_program", no_compiling)
     assert cr.compile_cubin(REVERSE_64, "sm_90").cached
     assert "BAR.SYNC" in cr.sass(REVERSE_64, "sm_90")    # the cubin is cached too
 
@@ -310,12 +310,6 @@ def test_report_one_row_per_spec_and_arch(fixture_kernels):
 def test_report_raises_on_a_broken_kernel(fixture_kernels):
     with pytest.raises(KernelCompileError, match="syntax_error.cu"):
         cr.report([REVERSE_256, BROKEN])
-
-
-def test_docstring_example_names_a_real_kernel():
-    file, name = re.search(r'KernelSpec\("([^"]+)", "([^"]+)"', cr.__doc__).groups()
-    assert (paths.KERNELS / file).exists(), f"the docstring names kernels/{file}"
-    assert f"{name}(" in (paths.KERNELS / file).read_text()
 
 
 # --------------------------------------------------------------------------- SASS

@@ -51,13 +51,13 @@ def fixture_kernels(monkeypatch, tmp_path):
 def count_builds(monkeypatch) -> list:
     """Record every compilation of a library from now on."""
     builds = []
-    build = host._build
+    build = host.build
 
     def counted(src, cc, out):
         builds.append(src.file)
         build(src, cc, out)
 
-    monkeypatch.setattr(host, "_build", counted)
+    monkeypatch.setattr(host, "build", counted)
     return builds
 
 
@@ -89,8 +89,8 @@ def test_pointer_is_typed_by_dtype(fixture_kernels):
     assert lib.sum(host.pointer(np.ones(4)), 4) == 4.0
     with pytest.raises(TypeError, match="no C type for arrays of complex128"):
         host.pointer(np.ones(4, np.complex128))
-    assert host._plain_ffi().typeof(host.pointer(np.ones(2, np.int32))).cname == "int32_t[]"
-    assert host._plain_ffi().typeof(host.pointer(np.ones(2, np.int32), ctype="int")).cname == "int[]"
+    assert host.plain_ffi().typeof(host.pointer(np.ones(2, np.int32))).cname == "int32_t[]"
+    assert host.plain_ffi().typeof(host.pointer(np.ones(2, np.int32), ctype="int")).cname == "int[]"
 
 
 def test_second_load_comes_from_the_caches(fixture_kernels, monkeypatch):
@@ -98,7 +98,7 @@ def test_second_load_comes_from_the_caches(fixture_kernels, monkeypatch):
     lib = host.load(SCALE)
     assert builds == ["host/scale.c"]
     assert host.load(SCALE) is lib, "one process loads a build once"
-    monkeypatch.setattr(host, "_LOADED", {})      # as a new process would start
+    host.forget_loaded()                          # as a new process would start
     again = host.load(SCALE)
     assert again is not lib and builds == ["host/scale.c"], "the disk cache served it"
     x = np.arange(5.0)
@@ -113,8 +113,8 @@ sys.path.insert(0, {lib!r})
 import numpy as np
 from perflab import host, paths
 paths.KERNELS = Path({kernels!r})
-build = host._build
-host._build = lambda *a: (print("built"), build(*a))
+build = host.build
+host.build = lambda *a: (print("built"), build(*a))
 time.sleep(max(0.0, {start} - time.time()))      # all at once
 src = host.HostSource("host/scale.c", "double sum(const double *x, int64_t n);",
                       libraries=("m",))
@@ -240,7 +240,7 @@ def test_avx512_source_where_the_cpu_has_it_or_not(fixture_kernels, monkeypatch)
 
 def test_a_cpu_without_avx512_refuses_the_source(fixture_kernels, monkeypatch):
     avx2_only = frozenset({"sse4_2", "avx", "avx2", "fma", "bmi2", "f16c"})   # x86-64-v3
-    monkeypatch.setattr(host, "_cpu_flags", lambda: avx2_only)
+    monkeypatch.setattr(host, "cpu_flags", lambda: avx2_only)
     assert not host.supports("avx512f") and host.supports("avx2")
     with pytest.raises(host.UnsupportedISAError, match="avx512f"):
         host.load(AVX512)
@@ -253,7 +253,7 @@ def test_a_cpu_without_avx512_refuses_the_source(fixture_kernels, monkeypatch):
 
 def test_cpu_flags_agree_with_the_compilers_cpuid(fixture_kernels):
     """/proc/cpuinfo and gcc's -march=native (which asks cpuid) see the same ISA."""
-    native = host._isa_needed(host.compiler().argv, ("-march=native",))
+    native = host.isa_needed(host.compiler().argv, ("-march=native",))
     for flag in ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512dq", "avx512vl"):
         assert host.supports(flag) == (flag in native), flag
 

@@ -194,7 +194,7 @@ def _field(name: str) -> str:
     return next((b[name] for b in _cpuinfo() if b.get(name)), "")
 
 
-def _cpu_flags() -> frozenset[str]:
+def cpu_flags() -> frozenset[str]:
     """Every instruction-set flag of the CPU ("flags" on x86, "Features" on Arm); empty
     where /proc/cpuinfo is missing, so that elsewhere supports() says no and the caller
     falls back to plain C."""
@@ -203,7 +203,7 @@ def _cpu_flags() -> frozenset[str]:
 
 def supports(flag: str) -> bool:
     """Whether the CPU has an instruction set, named as in /proc/cpuinfo ("avx512f")."""
-    return flag in _cpu_flags()
+    return flag in cpu_flags()
 
 
 def cpu_slug(model: str) -> str:
@@ -240,7 +240,7 @@ def cpu_info() -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def _isa_needed(argv: tuple[str, ...], flags: tuple[str, ...]) -> frozenset[str]:
+def isa_needed(argv: tuple[str, ...], flags: tuple[str, ...]) -> frozenset[str]:
     """The instruction sets code compiled with `flags` may use, as the compiler itself
     says through its predefined macros: -mavx512f, -march=x86-64-v4, -mno-avx2 and
     -march=native all count as the compiler means them."""
@@ -252,7 +252,7 @@ def _isa_needed(argv: tuple[str, ...], flags: tuple[str, ...]) -> frozenset[str]
 
 def missing_isa(src: HostSource) -> list[str]:
     """The instruction sets `src` is compiled for that this CPU lacks ([] if it runs here)."""
-    return sorted(_isa_needed(compiler().argv, BASE_FLAGS + src.flags) - _cpu_flags())
+    return sorted(isa_needed(compiler().argv, BASE_FLAGS + src.flags) - cpu_flags())
 
 
 # --------------------------------------------------------------------------- build and load
@@ -268,12 +268,12 @@ def _library_path(src: HostSource, cc: Compiler) -> Path:
     key = {"sha256": source_sha256(src.file), "cdef": src.cdef,
            "flags": [*BASE_FLAGS, *src.flags, *_LINK_FLAGS], "libraries": list(src.libraries),
            "compiler": list(cc.argv), "compiler_version": cc.version,
-           "machine": platform.machine(), "cpu": [_model(), *sorted(_cpu_flags())]}
+           "machine": platform.machine(), "cpu": [_model(), *sorted(cpu_flags())]}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
     return cache_dir() / f"{Path(src.file).stem}-{digest[:32]}.so"
 
 
-def _build(src: HostSource, cc: Compiler, out: Path) -> None:
+def build(src: HostSource, cc: Compiler, out: Path) -> None:
     """Compile `src` into the shared library `out`: in a temporary folder beside it, then
     renamed into place, so that a reader never sees a half-written file and concurrent
     builds of one key leave one whole library."""
@@ -290,6 +290,12 @@ def _build(src: HostSource, cc: Compiler, out: Path) -> None:
 
 
 _LOADED: dict[Path, object] = {}
+
+
+def forget_loaded() -> None:
+    """Forget which builds this process loaded (the next `load` opens its file again, as a
+    new process would)."""
+    _LOADED.clear()
 _LOCK = threading.Lock()
 
 
@@ -316,7 +322,7 @@ def load(src: HostSource):
             except (cffi.CDefError, cffi.FFIError) as exc:
                 raise HostBuildError(f"the cdef of kernels/{src.file}: {exc}") from None
             if not path.exists():
-                _build(src, cc, path)
+                build(src, cc, path)
             _LOADED[path] = _open(ffi, path, src)
         return _LOADED[path]
 
@@ -351,11 +357,11 @@ def pointer(a: np.ndarray, ctype: str | None = None):
     if ctype is None:
         raise TypeError(f"no C type for arrays of {a.dtype}; use one of "
                         f"{', '.join(sorted(str(d) for d in _C_TYPES))}, or name it (ctype=)")
-    return _plain_ffi().from_buffer(f"{ctype}[]", a)
+    return plain_ffi().from_buffer(f"{ctype}[]", a)
 
 
 @functools.lru_cache(maxsize=1)
-def _plain_ffi():
+def plain_ffi():
     return _cffi().FFI()
 
 

@@ -48,7 +48,7 @@ def device_table(dev: dict) -> pd.DataFrame:
          f"{dev.get('driver_version')} / {dev.get('runtime_version')} / {dev.get('cupy_version')}"
          f" / {dev.get('nvrtc_version', '?')}"),
     ]
-    return pd.DataFrame(rows, columns=["property", "value"]).set_index("property")
+    return pd.DataFrame(rows, columns=["property", "value"])
 
 
 def datasheet(dev: dict) -> dict:

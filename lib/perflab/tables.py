@@ -71,10 +71,13 @@ def table(df: pd.DataFrame, columns: dict[str, Col | str], *, fold: str | None =
     in that order, as HTML for the book and for Jupyter."""
     from IPython.display import HTML
 
+    missing = [name for name in columns if name not in df]
+    if missing:
+        raise KeyError(f"table: no column {missing} in the rows (they have {list(df.columns)})")
     heads, cells = [], []
     for name, col in columns.items():
         col = Col(col, "text") if isinstance(col, str) else col
-        values = df[name] if name in df else pd.Series([None] * len(df), index=df.index)
+        values = df[name]
         head, fmt = _formatter(col, values)
         heads.append((head, col.kind not in ("text", "bool")))
         cells.append(["—" if _missing(v) else fmt(v) for v in values])

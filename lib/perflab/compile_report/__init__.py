@@ -6,8 +6,7 @@ of the program log give its registers, static shared memory, stack frame, spill
 stores/loads and barriers. nvdisasm from pip (`nvidia-cuda-nvdisasm`) turns the cubin into
 SASS.
 
-    spec = KernelSpec("01-sgemm/04_register_tiling.cu", "sgemm_regtile",
-                      template=(128, 128, 8, 8, 8))
+    spec = KernelSpec("NN-slug/regtile.cu", "sgemm_regtile", template=(128, 128, 8, 8, 8))
     resources(spec, "sm_90")    # {'kernel': 'sgemm_regtile<128, 128, 8, 8, 8>', 'registers': ..., ...}
     report(specs)               # DataFrame: one row per spec x arch
     text = sass(spec, "sm_90")  # the SASS of just that function

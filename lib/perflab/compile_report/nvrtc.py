@@ -121,7 +121,7 @@ def _compile_message(file: str, arch: str, log: str) -> str:
     return f"NVRTC could not compile kernels/{file} for {arch}:\n{shown}"
 
 
-def _compile_program(source: str, file: str, options: tuple[str, ...], arch: str,
+def compile_program(source: str, file: str, options: tuple[str, ...], arch: str,
                      name: str) -> tuple[str, bytes, str]:
     """Compile `source` with the one name expression `name`: (lowered name, cubin, log)."""
     api = _api()
@@ -148,7 +148,7 @@ def _compile_program(source: str, file: str, options: tuple[str, ...], arch: str
 
 def _compile(source: str, spec: KernelSpec, arch: str, compiler: str) -> CompiledKernel:
     options = _options(spec, arch)
-    lowered, cubin, log = _compile_program(source, spec.file, options, arch,
+    lowered, cubin, log = compile_program(source, spec.file, options, arch,
                                            spec.name_expression)
     ck = CompiledKernel(file=spec.file, name_expression=spec.name_expression, arch=arch,
                         options=spec.all_options, lowered_name=lowered, cubin=cubin,
@@ -181,7 +181,7 @@ def _store(key: str, ck: CompiledKernel) -> None:
     cache.store(key, meta, ck.cubin)
 
 
-def _workers() -> int:
+def workers() -> int:
     """The cores this process may run on."""
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
@@ -221,7 +221,7 @@ def _compile_in_parallel(todo: dict[str, tuple[KernelSpec, str]], sources: dict[
     out = {}
     bar = tqdm(total=len(todo), desc="compiling", unit="kernel", file=sys.stderr,
                disable=not progress, mininterval=0.2 if sys.stderr.isatty() else 10)
-    pool = ThreadPoolExecutor(max_workers=min(len(todo), _workers()))
+    pool = ThreadPoolExecutor(max_workers=min(len(todo), workers()))
     try:
         futures = {pool.submit(_compile, sources[spec.file], spec, arch, compiler): key
                    for key, (spec, arch) in todo.items()}

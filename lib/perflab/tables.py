@@ -65,12 +65,20 @@ def _formatter(col: Col, values: pd.Series):
     return col.header, fmt
 
 
+class Html:
+    """A block of HTML that the book and Jupyter display as it is (`_repr_html_`)."""
+
+    def __init__(self, data: str):
+        self.data = data
+
+    def _repr_html_(self) -> str:
+        return self.data
+
+
 def table(df: pd.DataFrame, columns: dict[str, Col | str], *, fold: str | None = None,
-          caption: str | None = None):
+          caption: str | None = None) -> Html:
     """`df` shown with `columns` (source column -> Col, or a header for a text column),
     in that order, as HTML for the book and for Jupyter."""
-    from IPython.display import HTML
-
     missing = [name for name in columns if name not in df]
     if missing:
         raise KeyError(f"table: no column {missing} in the rows (they have {list(df.columns)})")
@@ -92,12 +100,10 @@ def table(df: pd.DataFrame, columns: dict[str, Col | str], *, fold: str | None =
     if fold:
         out = (f'<details class="perflab-fold"><summary>{html.escape(fold)}</summary>'
                f"{out}</details>")
-    return HTML(out)
+    return Html(out)
 
 
-def fold_text(summary: str, text: str):
+def fold_text(summary: str, text: str) -> Html:
     """Preformatted text (SASS, a log) closed in a dropdown whose summary is `summary`."""
-    from IPython.display import HTML
-
-    return HTML(f'<details class="perflab-fold"><summary>{html.escape(summary)}</summary>'
+    return Html(f'<details class="perflab-fold"><summary>{html.escape(summary)}</summary>'
                 f'<div class="perflab-table"><pre>{html.escape(text)}</pre></div></details>')

@@ -82,6 +82,21 @@ def test_sha_covers_included_headers(tmp_lab):
     assert source_sha256("demo/scale.cu") != before
 
 
+def test_a_move_keeps_the_sha_and_an_edit_changes_it(tmp_lab):
+    """The hash is of the text compiled, not of where the files sit: the chapter folder
+    renamed, the header moved and the #include rewritten to match leave it unchanged."""
+    before = source_sha256("demo/scale.cu")
+    kdir = paths.KERNELS
+    (kdir / "02-demo" / "include").mkdir(parents=True)
+    (kdir / "demo" / "common.cuh").rename(kdir / "02-demo" / "include" / "common.cuh")
+    (kdir / "02-demo" / "scale.cu").write_text(
+        (kdir / "demo" / "scale.cu").read_text().replace('"demo/common.cuh"', '"include/common.cuh"'))
+    (kdir / "demo" / "scale.cu").unlink()
+    assert source_sha256("02-demo/scale.cu") == before
+    (kdir / "02-demo" / "include" / "common.cuh").write_text("#define SCALE 2.5f\n")
+    assert source_sha256("02-demo/scale.cu") != before
+
+
 def test_compiled_text_changes_with_a_header(tmp_lab):
     """CuPy's compile cache is keyed on the text handed to NVRTC: an edited header must
     change that text, or the cubin compiled before the edit would be served."""

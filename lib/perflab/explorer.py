@@ -230,7 +230,7 @@ class Explorer:
         chosen = dict(self.defaults)
 
         def changed(change):
-            chosen[change["name"]] = change["new"]
+            chosen[change["name"]] = _plain(change["new"])
             readout.value = self.readout_html(chosen)
 
         jchart.params.observe(changed, names=list(self.params))

@@ -233,11 +233,6 @@ def capture_launches():
         _CAPTURE = prev
 
 
-def capturing() -> bool:
-    """Whether launches are being recorded (inside `capture_launches`)."""
-    return _CAPTURE is not None
-
-
 @dataclass(frozen=True)
 class Step:
     """One launch of a plan: the kernel, its configuration, which arrays it takes (names

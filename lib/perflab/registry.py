@@ -7,9 +7,9 @@
         ctx.row(variant="kernel", params={"bytes": n}, metrics={...}, check=chk, ...)
 
 An experiment lives in a chapter package (perflab.chapters.<slug>): its name starts with
-the slug and its chapter is that package's CHAPTER. The same function serves the notebook (`perflab.run`), `python -m perflab record`, the
-small-size correctness pass (`python -m perflab check`, also under compute-sanitizer) and
-the GPU tests. `ctx.timing` is False in the correctness pass: the function then checks
+the slug and its chapter is that package's CHAPTER. The same function serves the notebook
+(`perflab.run`), `python -m perflab record`, the small-size correctness pass
+(`python -m perflab check`, also under compute-sanitizer) and the GPU tests. `ctx.timing` is False in the correctness pass: the function then checks
 every kernel and times nothing.
 """
 from __future__ import annotations

@@ -276,3 +276,20 @@ def test_explorer_reads_a_failed_check_as_failed(sweep):
     chosen = {k: bad.loc[i, k] for k in ex.params}
     assert ex.lookup(chosen)["status"] == "failed"
     assert 'data-status="failed"' in ex.readout_html(chosen)
+
+
+def test_jupyter_explorer_answers_a_change_of_its_controls(sweep):
+    """In Jupyter the same explorer is a JupyterChart: moving one of its controls updates
+    the readout from the recorded rows (no GPU here, so no measure button)."""
+    from perflab.chapters.sgemm.explorer import tile_explorer
+
+    ex = tile_explorer("06-warptiling", sweep)
+    box = ex.widget()
+    chart, readout = box.children[0], box.children[-1]
+    assert type(chart).__name__ == "JupyterChart" and len(box.children) == 2
+    chart.params.BN = 128
+    chart.params.TN = 8
+    chart.params.WN = 32
+    chosen = {**ex.defaults, "BN": 128, "TN": 8, "WN": 32}
+    assert readout.value == ex.readout_html(chosen)
+    assert "BN=128 " in readout.value and ex.lookup(chosen)["status"] == "recorded"

@@ -137,6 +137,7 @@ class Explorer:
     def payload(self) -> dict:
         from .registry import get
 
+        rows = self.rows()
         return {
             "id": self.id, "title": self.title, "experiment": self.experiment,
             "chapter": get(self.experiment).chapter,
@@ -145,19 +146,19 @@ class Explorer:
             "params": [{"name": k, "options": v, "value": self.defaults[k]}
                        for k, v in self.params.items()],
             "fields": [f.__dict__ for f in self.fields],
-            "rows": [r for r in self.rows() if r["status"] != "invalid"],
+            "rows": [r for r in rows if r["status"] != "invalid"],
             "invalid": self.invalid() + [{"params": r["params"], "reason": r["reason"]}
-                                         for r in self.rows() if r["status"] == "invalid"],
-            "vega": self.chart().to_dict(),
+                                         for r in rows if r["status"] == "invalid"],
+            "vega": self.chart(rows).to_dict(),
         }
 
-    def chart(self):
-        """A bar per recorded configuration, sorted by the first field; the chosen one in
-        red. The controls are the chart's bound parameters."""
+    def chart(self, rows: list[dict] | None = None):
+        """A bar per recorded configuration (of `rows`, default self.rows()), sorted by the
+        first field; the chosen one in red. The controls are the chart's bound parameters."""
         import altair as alt
 
         recs = []
-        for r in self.rows():
+        for r in self.rows() if rows is None else rows:
             if r["status"] != "recorded" or r["values"].get(self.y) is None:
                 continue
             recs.append({**r["params"], self.y: r["values"][self.y],

@@ -76,8 +76,8 @@ def run(name: str, *, record: bool = False, run_info: dict | None = None,
         df.attrs["source"]["note"] = f"not measured live: {missing}"
         return df
     if live:
-        info, slug = new_run(exp)
-        rows = registry.execute(exp, full, run_info or info, progress=progress)
+        info, slug = new_run(exp) if run_info is None else (run_info, run_info["device"]["slug"])
+        rows = registry.execute(exp, full, info, progress=progress)
         if record or os.environ.get("PERFLAB_RECORD") == "1":   # `make book-record`
             store.write(store.file_for(slug, exp.chapter, exp.name), exp.name,
                         exp.chapter, full, rows)

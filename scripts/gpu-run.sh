@@ -9,7 +9,8 @@
 #   record    re-measure every chapter into results/<device>/
 #   book      build the book with execution (live measurement)
 # Each step's output goes to LOGDIR/<step>.log; the script goes on after a failed step and
-# exits non-zero at the end if any failed. PY=python3 uses that interpreter instead of .venv.
+# exits non-zero at the end if any failed. PY=python3 uses that interpreter instead of .venv;
+# CHAPTER=NN-slug limits check, sanitize (quick: no sweeps) and record to that chapter.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logdir=${1:?usage: scripts/gpu-run.sh LOGDIR [STEPS...]}
@@ -26,9 +27,9 @@ for s in $steps; do
   case $s in
     device)   cmd=("$py" -m perflab device) ;;
     tests)    cmd=("${mk[@]}" test-gpu) ;;
-    check)    cmd=("$py" -m perflab check) ;;
-    sanitize) cmd=("${mk[@]}" sanitize) ;;
-    record)   cmd=("${mk[@]}" record) ;;
+    check)    cmd=("$py" -m perflab check ${CHAPTER:+--chapter $CHAPTER}) ;;
+    sanitize) cmd=("${mk[@]}" sanitize ${CHAPTER:+ARGS="--chapter $CHAPTER --quick"}) ;;
+    record)   cmd=("${mk[@]}" record ${CHAPTER:+ARGS="--chapter $CHAPTER"}) ;;
     book)     cmd=("${mk[@]}" book) ;;
     *) echo "unknown step $s"; failed+=("$s"); continue ;;
   esac

@@ -34,13 +34,15 @@ class Check:
 
 
 def poison(arr) -> None:
-    """Fill an output buffer with NaN (floats) or a sentinel (integers) before a launch."""
+    """Fill an output buffer with NaN (floats) or a sentinel (integers: the most negative
+    value, or for unsigned types the largest) before a launch."""
     import cupy as cp
 
     if arr.dtype.kind == "f":
         arr.fill(cp.nan)
     else:
-        arr.fill(cp.iinfo(arr.dtype).min)
+        info = cp.iinfo(arr.dtype)     # unsigned: the maximum (the minimum is 0)
+        arr.fill(info.max if info.min == 0 else info.min)
 
 
 def compare(out, ref, precision: str) -> Check:

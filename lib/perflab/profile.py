@@ -37,6 +37,11 @@ METRICS = {
     "l2_MB": ("lts__t_bytes.sum", "MB", None),
     "gld_sectors_per_request": (
         "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio", "sectors", None),
+    "gld_requests": ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "1", None),
+    "gld_sectors": ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "1", None),
+    "l1_hit_pct": ("l1tex__t_sector_hit_rate.pct", "%", None),
+    "l2_hit_pct": ("lts__t_sector_hit_rate.pct", "%", None),
+    "smem_ld_instructions": ("smsp__inst_executed_op_shared_ld.sum", "1", None),
     "smem_ld_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "1", None),
     "smem_ld_bank_conflicts": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "1", None),
     "achieved_occupancy_pct": ("sm__warps_active.avg.pct_of_peak_sustained_active", "%", None),
@@ -59,6 +64,11 @@ _UNIT_SCALE = {("ns", "us"): 1e-3, ("usecond", "us"): 1.0, ("nsecond", "us"): 1e
                ("MB", "MB"): 1.0, ("GB", "MB"): 1e3}
 
 
+def ncu_missing() -> str | None:
+    """Why the profiler cannot run here (for an experiment's `requires`), or None."""
+    return None if shutil.which("ncu") else "Nsight Compute (ncu) is not installed here"
+
+
 def ncu_path() -> str:
     path = shutil.which("ncu")
     if path is None:
@@ -77,14 +87,16 @@ def _base(metric: str) -> str:
     return metric.split(".")[0]
 
 
-def profile(segments: list[dict], child: str, timeout: int = 480) -> list[dict]:
+def profile(segments: list[dict], child: str, timeout: int = 480,
+            extra_metrics: dict | None = None) -> list[dict]:
     """Run `child`'s segments under ncu (`segments`: JSON-able dicts the child reads).
     Returns one dict per segment: the segment's keys, kernels (names) and metrics summed
     or averaged over the segment's kernels (times and bytes summed; ratios weighted by
-    duration)."""
+    duration). `extra_metrics` adds counters to METRICS, in its form."""
     ncu = ncu_path()
     have = available_metrics(ncu)
-    wanted = {k: v for k, v in METRICS.items() if _base(v[0]) in have}
+    wanted = {k: v for k, v in {**METRICS, **(extra_metrics or {})}.items()
+              if _base(v[0]) in have}
     if "duration_us" not in wanted:
         raise PerflabError("ncu lists no gpu__time_duration metric on this GPU")
     with tempfile.TemporaryDirectory() as tmp:

@@ -167,6 +167,32 @@ class Context:
                                          max_duration=budget_s * 2),
                        self.nvtx_name(variant))
 
+    def time_interleaved(self, calls: dict, *, budget_s: float | None = None,
+                         rounds: int = 9) -> dict:
+        """Time the calls of `calls` (variant -> (fn, args_sets)) alternately, round by
+        round (timing.interleaved), so that ratios between them are taken under the same
+        clock and power state; `timing.ratio(result, slow, fast)` gives them with their
+        spread. One untimed call of each first sizes the rounds to about `budget_s`
+        seconds in all."""
+        import cupy as cp
+        from .kernels import checked
+        from .timing import interleaved
+
+        once = {}
+        for k, (fn, sets) in calls.items():
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            checked(lambda: fn(*sets[0]), f"{self.nvtx_name(k)} (warm-up)")
+            stop.record()
+            stop.synchronize()
+            once[k] = cp.cuda.get_elapsed_time(start, stop) / 1e3
+        budget_s = self.budget_s * len(calls) if budget_s is None else budget_s
+        n = int(min(200, max(3, budget_s / (rounds * max(sum(once.values()), 1e-6)))))
+        prefix = f"{self.exp.chapter}/{self.exp.name}"
+        return checked(lambda: interleaved(calls, prefix, rounds=rounds, n_repeat=n,
+                                           n_warmup=1 if max(once.values()) > 0.05 else 3),
+                       prefix)
+
     # -- recording ---------------------------------------------------------------
     def time_host(self, fn, *, budget_s: float | None = None) -> dict:
         """Median time of `fn()` on the CPU (perflab.host.auto_benchmark), within about

@@ -78,3 +78,47 @@ def repeats_for(once_s: float, budget_s: float) -> tuple[int, int]:
 def as_metrics(t: dict) -> dict:
     """The times of a `benchmark` result as row metrics: name -> (value, "ms")."""
     return {k: (v, "ms") for k, v in t.items() if k.endswith("_ms")}
+
+
+def interleaved(calls: dict, prefix: str, *, rounds: int = 9, n_repeat: int = 20,
+                n_warmup: int = 2) -> dict:
+    """Time several calls alternately: `rounds` rounds, in each of which every call runs
+    `n_repeat` timed times (after `n_warmup` untimed), the order rotated from round to
+    round. `calls` maps a name to (fn, args_sets). The card's clock and power state drift
+    with what ran before; interleaving puts every call under the same drift, so ratios
+    taken round by round (`ratio`) are fair where two separate timed runs are not.
+
+    Returns name -> the `summarize` fields over all timed runs, plus "round_ms": the
+    median of each round (in the order the rounds ran).
+    """
+    from cupyx.profiler import benchmark as cupy_benchmark
+
+    names = list(calls)
+    cycles = {k: itertools.cycle(calls[k][1]) for k in names}
+    times = {k: [] for k in names}
+    per_round = {k: [] for k in names}
+    for r in range(rounds):
+        shift = r % len(names)
+        for k in names[shift:] + names[:shift]:
+            fn, cyc = calls[k][0], cycles[k]
+            with nvtx_range(f"{prefix}/{k}"):
+                res = cupy_benchmark(lambda: fn(*next(cyc)), (), n_repeat=n_repeat,
+                                     n_warmup=n_warmup, name=k)
+            t = np.asarray(res.gpu_times).reshape(-1) * 1e3
+            if t.size == 0:
+                raise RuntimeError(f"{prefix}/{k}: no timed runs")
+            times[k].extend(t.tolist())
+            per_round[k].append(float(np.median(t)))
+    return {k: {**summarize(times[k]), "round_ms": per_round[k]} for k in names}
+
+
+def ratio(res: dict, slow: str, fast: str) -> dict:
+    """How many times faster `fast` ran than `slow` in an `interleaved` result, round by
+    round: the median of the per-round ratios and their spread (min, max)."""
+    a = np.asarray(res[slow]["round_ms"], dtype=float)
+    b = np.asarray(res[fast]["round_ms"], dtype=float)
+    if a.size != b.size or a.size == 0:
+        raise ValueError(f"{slow!r} and {fast!r} were not timed in the same rounds")
+    r = a / b
+    return {"ratio": float(np.median(r)), "ratio_min": float(r.min()),
+            "ratio_max": float(r.max()), "rounds": int(r.size)}

@@ -8,6 +8,7 @@ import os
 from ...correctness import compare, poison
 from ...errors import ConfigError
 from ...kernels import capture_launches, checked
+from ...profile import ncu_missing
 from ...registry import experiment
 from ...device import current
 from ...timing import as_metrics
@@ -182,11 +183,6 @@ def splitk(ctx, size=(128, 128, 32768)):
         run_variant(ctx, prob, v, p, baseline)
 
 
-def _ncu_missing():
-    import shutil
-    return None if shutil.which("ncu") else "Nsight Compute (ncu) is not installed here"
-
-
 PROFILE_SEGMENTS = (
     [((4096, 4096, 4096), n) for n in ("cuBLAS FP32", "cuBLAS TF32")]
     + [((4096, 4096, 4096), v) for v in
@@ -196,7 +192,7 @@ PROFILE_SEGMENTS = (
 
 
 @experiment("sgemm.profile", title="What limits each rung: profiler counters",
-            small={"segments": ()}, requires=_ncu_missing)
+            small={"segments": ()}, requires=ncu_missing)
 def profile(ctx, segments=PROFILE_SEGMENTS):
     """Each rung once under Nsight Compute: DRAM and L2 bytes, shared-memory wavefronts
     and bank conflicts, occupancy, pipe utilisation and the main stall reasons."""

@@ -113,7 +113,7 @@ def profile(segments: list[dict], child: str, timeout: int = 480,
                                f"{run.stderr[-2000:]}")
         with open(log) as f:
             rows = _parse_csv(f.read())
-    return _segment(rows, segments, wanted)
+    return segment_rows(rows, segments, wanted)
 
 
 def _parse_csv(text: str) -> list[dict]:
@@ -139,7 +139,7 @@ def _value(cell, unit_to: str) -> float:
     return x
 
 
-def _segment(rows, segments, wanted) -> list[dict]:
+def segment_rows(rows, segments, wanted) -> list[dict]:
     groups, cur = [], None
     for r in rows:
         name = r.get("Kernel Name", ("", ""))[0]
@@ -148,8 +148,15 @@ def _segment(rows, segments, wanted) -> list[dict]:
             groups.append(cur)
         elif cur is not None:
             cur.append(r)
+    # The marker's own first launch (it compiles before the first segment) opens a group
+    # with no kernels in it.
+    while len(groups) > len(segments) and groups and not groups[0]:
+        groups.pop(0)
     if len(groups) != len(segments):
-        raise PerflabError(f"ncu saw {len(groups)} segments, the plan had {len(segments)}")
+        raise PerflabError(f"ncu saw {len(groups)} segments, the plan had {len(segments)}; "
+                           "kernels per segment: "
+                           + "; ".join(",".join(r.get("Kernel Name", ("?",))[0][:30] for r in g)
+                                       for g in groups)[:3000])
     out = []
     for seg, rs in zip(segments, groups):
         durs = [_value(r[wanted["duration_us"][0]], "us") for r in rs]

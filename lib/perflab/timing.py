@@ -76,8 +76,10 @@ def repeats_for(once_s: float, budget_s: float) -> tuple[int, int]:
 
 
 def as_metrics(t: dict) -> dict:
-    """The times of a `benchmark` result as row metrics: name -> (value, "ms")."""
-    return {k: (v, "ms") for k, v in t.items() if k.endswith("_ms")}
+    """The times of a `benchmark` (or one entry of an `interleaved`) result as row
+    metrics: name -> (value, "ms"); the per-round list stays out."""
+    return {k: (v, "ms") for k, v in t.items()
+            if k.endswith("_ms") and isinstance(v, (int, float))}
 
 
 def interleaved(calls: dict, prefix: str, *, rounds: int = 9, n_repeat: int = 20,

@@ -23,8 +23,8 @@ smem_banks(int stride, int reps, unsigned* out)
     for (int r = 0; r < reps; ++r) {
 #pragma unroll
         for (int u = 0; u < 16; ++u) {
-            unsigned v;                 // volatile: every one of the 16 loads is issued
-            asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+            unsigned v;     // ld.volatile: the compiler may not merge the 16 loads into one
+            asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
             acc += v;
         }
     }

@@ -1,18 +1,32 @@
 // Streaming copy with a chosen number of bytes in flight (Little's law: bandwidth =
-// bytes in flight / latency). The grid is sized to the GPU (blocks per SM × SMs), every
-// thread loops over the buffer with the grid's stride, and each trip issues K independent
-// 16-byte loads before its K stores, so each resident thread keeps K × 16 bytes of reads
-// in flight. Resident warps × K × 16 bytes per SM is the knob the chapter turns.
-template <int K>
+// bytes in flight / latency). The grid is sized to the GPU (blocks per SM × SMs) and each
+// trip of a thread issues K independent 16-byte loads before its K stores, so each
+// resident thread keeps K × 16 bytes of reads in flight: resident warps × K × 16 bytes
+// per SM is the knob the chapter turns.
+//
+// BLOCKED = false: every thread strides over the whole buffer by the grid's size, so one
+// trip's K loads are a grid (megabytes) apart. BLOCKED = true: each block copies its own
+// contiguous chunk, striding by its size, so a trip's K loads are one block-width apart
+// and a block's accesses stay in a few DRAM pages at a time.
+template <int K, bool BLOCKED>
 __global__ void stream_copy(const int4* __restrict__ src, int4* __restrict__ dst,
                             long long n4, int zero_mask)
 {
-    const long long T = (long long)gridDim.x * blockDim.x;
+    long long begin = 0, end = n4, step = (long long)gridDim.x * blockDim.x;
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    for (; i + (K - 1) * T < n4; i += K * T) {
+    if (BLOCKED) {
+        const long long per = (long long)K * blockDim.x;
+        const long long chunk = (n4 + gridDim.x - 1) / gridDim.x;
+        const long long size = (chunk + per - 1) / per * per;
+        begin = blockIdx.x * size;
+        end = begin + size < n4 ? begin + size : n4;
+        step = blockDim.x;
+        i = begin + threadIdx.x;
+    }
+    for (; i + (K - 1) * step < end; i += K * step) {
         int4 v[K];
 #pragma unroll
-        for (int u = 0; u < K; ++u) v[u] = src[i + u * T];
+        for (int u = 0; u < K; ++u) v[u] = src[i + u * step];
         // zero_mask is 0 at run time, which the compiler cannot know: every store's address
         // then depends on all K loaded vectors, so no store (which would stall on its
         // load) is scheduled before the last of the K loads has been issued.
@@ -21,7 +35,7 @@ __global__ void stream_copy(const int4* __restrict__ src, int4* __restrict__ dst
         for (int u = 0; u < K; ++u) dep ^= v[u].x;
         const long long zero = dep & zero_mask;
 #pragma unroll
-        for (int u = 0; u < K; ++u) dst[i + u * T + zero] = v[u];
+        for (int u = 0; u < K; ++u) dst[i + u * step + zero] = v[u];
     }
-    for (; i < n4; i += T) dst[i] = src[i];      // the last partial trip
+    for (; i < end; i += step) dst[i] = src[i];      // the last partial trip
 }

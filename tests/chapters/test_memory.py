@@ -40,11 +40,11 @@ def test_slots_cover_the_working_set_one_line_each_then_spread():
     assert latency.slots_for(4096) == (32, 128)
     m, slot = latency.slots_for(8 << 30)
     assert m == latency.MAX_SLOTS and m * slot == 8 << 30
-    assert latency.slots_for(1 << 20, stride=4) == (1 << 18, 4)
+    assert latency.slots_for(1 << 20, stride=8) == (1 << 17, 8)
 
 
-@pytest.mark.parametrize("bad", [(64, None), (4098, None), (1 << 20, 6), (1 << 20, 0),
-                                 (1 << 20, 1 << 20), (3 << 20, 1 << 21), (1 << 35, None)])
+@pytest.mark.parametrize("bad", [(64, None), (4100, None), (1 << 20, 4), (1 << 20, 12),
+                                 (1 << 20, 0), (1 << 20, 1 << 20), (3 << 20, 1 << 21)])
 def test_bad_chains_are_refused(bad):
     with pytest.raises(ConfigError):
         latency.slots_for(*bad)
@@ -56,14 +56,21 @@ def test_unknown_operator_is_refused():
 
 
 def test_the_walk_the_host_expects():
+    """Addresses are base + 8 · index (base 0 here); the sum covers warm and timed steps."""
     order = np.array([0, 96, 32, 64])          # element indices of a 4-slot cycle
-    ch = latency.Chain(None, order, 512, 128, "random")
-    # warm 4 steps (back at order[0]), then 3 timed: order[1], order[2], order[3]
-    assert ch.expect(4, 3) == (64, 96 + 32 + 64)
-    assert ch.expect(0, 6) == (32, 96 + 32 + 64 + 0 + 96 + 32)
-    strided = latency.Chain(None, None, 1024, 256, "strided", slots=4)   # 0, 64, 128, 192
+    ch = latency.Chain(None, order, 1024, 128, "random")
+    # 7 steps from order[0]: 96, 32, 64, 0, 96, 32, 64
+    assert ch.expect(4, 3) == (8 * 64, 8 * (96 + 32 + 64 + 0 + 96 + 32 + 64))
+    strided = latency.Chain(None, None, 1024, 256, "strided", slots=4)   # 0, 32, 64, 96
     assert strided.start == 0
-    assert strided.expect(1, 4) == (64, 128 + 192 + 0 + 64)
+    assert strided.expect(1, 4) == (8 * 32, 8 * (32 + 64 + 96 + 0 + 32))
+
+
+def test_a_random_cycle_is_walked_in_full_first():
+    ch = latency.Chain(None, np.arange(1 << 20), 8 << 30, 8192, "random")
+    assert latency.warm_steps(ch) == 1 << 20
+    huge = latency.Chain(None, None, 4 << 30, 8, "strided", slots=1 << 29)
+    assert latency.warm_steps(huge) == 256
 
 
 def test_staircase_sizes_are_sorted_by_level_and_cover_past_l2():
@@ -80,9 +87,9 @@ def test_operators_compile_to_distinct_sass_loads():
     for op in latency.OPS:
         sass = cr.sass(latency.chase_spec(op), "sm_90")
         loads[op] = sorted(set(__import__("re").findall(r"\bLDG\.E[A-Z0-9.]*", sass)))
-    assert loads["plain"] == ["LDG.E"]
-    assert loads["cg"] == ["LDG.E.STRONG.GPU"]
-    assert loads["nc"] == ["LDG.E.CONSTANT"]
+    assert loads["plain"] == ["LDG.E.64"]
+    assert loads["cg"] == ["LDG.E.64.STRONG.GPU"]
+    assert loads["nc"] == ["LDG.E.64.CONSTANT"]
     assert len({tuple(v) for v in loads.values()}) == 5
 
 

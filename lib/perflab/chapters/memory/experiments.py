@@ -16,6 +16,7 @@ from ...device import clocks_now, current
 from ...kernels import KernelSpec, blocks_per_sm, get_kernel, launch
 from ...registry import experiment
 from ...timing import as_metrics, ratio
+from .. import machine
 from . import CHAPTER
 from .latency import (OPS, STEPS, chase_spec, chain_holds_cycle, flush_l2,
                       make_chain, probe, probe_spec, smem_chase_spec, smem_walk, walk,
@@ -41,7 +42,7 @@ STAIRCASE = staircase_sizes()
 #: The explorer's grid: working set × stride of a strided (not random) chase.
 EXPLORE_SIZES = (16 * KiB, 128 * KiB, 1 * MiB, 16 * MiB, 48 * MiB, 256 * MiB, 1 * GiB,
                  4 * GiB)
-EXPLORE_STRIDES = (4, 32, 128, 1 * KiB, 64 * KiB, 2 * MiB)
+EXPLORE_STRIDES = (8, 32, 128, 1 * KiB, 64 * KiB, 2 * MiB)
 #: Operator working sets: one inside L1, one inside L2 only, one far past L2.
 OPERATOR_SIZES = (16 * KiB, 4 * MiB, 1 * GiB)
 
@@ -101,7 +102,7 @@ def latency(ctx, sizes=STAIRCASE, repeats=3):
 
 
 @experiment("memory.stride_chase", title="Latency by working set and stride (the explorer's grid)",
-            small={"sizes": (16 * KiB, 1 * MiB), "strides": (4, 128)}, sweep=True,
+            small={"sizes": (16 * KiB, 1 * MiB), "strides": (8, 128)}, sweep=True,
             kernels=lambda: [chase_spec("plain")])
 def stride_chase(ctx, sizes=EXPLORE_SIZES, strides=EXPLORE_STRIDES):
     """The classic strided chase: slot i points to slot i + 1, `stride` bytes on; a
@@ -224,14 +225,19 @@ def coalescing_specs() -> list[KernelSpec]:
             for n in ("copy_interleaved", "copy_runs", "copy_strided")]
 
 
-def stream_spec(k: int) -> KernelSpec:
-    return KernelSpec(f"{CHAPTER}/stream.cu", "stream_copy", template=(k,))
+def stream_spec(k: int, blocked: bool) -> KernelSpec:
+    return KernelSpec(f"{CHAPTER}/stream.cu", "stream_copy", template=(k, blocked))
 
 
 STREAM_K = (1, 2, 4, 8)
+LAYOUTS = {False: "grid-strided", True: "blocked"}
 #: Streaming configurations raced against the copy ceiling: (K, threads per block,
-#: blocks per SM).
+#: blocks per SM), each in both layouts.
 STREAM_CONFIGS = ((4, 512, 4), (8, 256, 4), (8, 512, 2), (4, 1024, 2), (2, 1024, 2))
+
+
+def _stream_specs():
+    return [stream_spec(k, b) for k in STREAM_K for b in LAYOUTS]
 STRIDES = (1, 2, 4, 8, 16, 32)
 
 
@@ -242,14 +248,14 @@ def _baselines(src, dst):
             "cupy copyto": lambda: cp.copyto(dst, src)}
 
 
-def resident(k: int, threads: int, per_sm: int) -> bool:
+def resident(k: int, blocked: bool, threads: int, per_sm: int) -> bool:
     """Whether `per_sm` blocks of `threads` threads of stream_copy<k> fit on one SM at once
     (registers and threads), so that the warps counted are the warps in flight."""
-    return blocks_per_sm(get_kernel(stream_spec(k)), threads) >= per_sm
+    return blocks_per_sm(get_kernel(stream_spec(k, blocked)), threads) >= per_sm
 
 
-def _stream_call(dev, src, dst, k, threads, per_sm):
-    kern = get_kernel(stream_spec(k))
+def _stream_call(dev, src, dst, k, blocked, threads, per_sm):
+    kern = get_kernel(stream_spec(k, blocked))
     grid = dev.sms * per_sm
     n4 = src.nbytes // 16
     return (lambda: launch(kern, grid, threads, (src, dst, np.int64(n4), np.int32(0)))), \
@@ -282,7 +288,7 @@ def _timed_rows(ctx, calls, checks, nbytes_of, params_of, kernels_of, launch_of,
 
 @experiment("memory.coalescing", title="Coalescing: the seed's pair, a stride sweep, the best streaming copy",
             small={"n": 1000003, "stride_n": 100003, "big": 1 << 22},
-            kernels=lambda: coalescing_specs() + [stream_spec(k) for k in STREAM_K])
+            kernels=lambda: coalescing_specs() + _stream_specs() + [machine.copy_spec()])
 def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30):
     """(1) The seed's pair: `n` floats copied by the same threads, interleaved or in runs,
     raced against cudaMemcpy of the same bytes. (2) out[i] = in[i·stride] for `stride_n`
@@ -342,12 +348,21 @@ def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30):
     src = cp.random.random(big // 4, dtype=cp.float32)
     dst = cp.empty_like(src)
     calls, launches, kspec = dict(_baselines(src, dst)), {}, {}
-    for k, threads, per_sm in STREAM_CONFIGS:
-        if not resident(k, threads, per_sm):
-            continue
-        name = f"stream K={k} {threads}x{per_sm}"
-        calls[name], launches[name] = _stream_call(dev, src, dst, k, threads, per_sm)
-        kspec[name] = [stream_spec(k)]
+    for blocked, layout in LAYOUTS.items():
+        for k, threads, per_sm in STREAM_CONFIGS:
+            if not resident(k, blocked, threads, per_sm):
+                continue
+            name = f"{layout} K={k} {threads}x{per_sm}"
+            calls[name], launches[name] = _stream_call(dev, src, dst, k, blocked, threads,
+                                                       per_sm)
+            kspec[name] = [stream_spec(k, blocked)]
+    # chapter 0's copy kernel: one trip per thread, 4 vectors, blocks over the buffer in order
+    c0 = get_kernel(machine.copy_spec())
+    n4, u = src.nbytes // 16, machine.copy_spec().template[0]
+    g0 = -(-n4 // (256 * u))
+    calls["chapter 0 copy_vec4"] = lambda: launch(c0, g0, 256, (src, dst, np.int64(n4)))
+    launches["chapter 0 copy_vec4"], kspec["chapter 0 copy_vec4"] = \
+        {"grid": g0, "block": 256}, [machine.copy_spec()]
     checks = {}
     for k, fn in calls.items():
         poison(dst)
@@ -356,7 +371,7 @@ def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30):
     _timed_rows(ctx, calls, checks, lambda k: 2 * src.nbytes,
                 lambda k: {"part": "stream", "bytes": int(src.nbytes), "stride": 1},
                 lambda k: kspec.get(k, []), lambda k: launches.get(k, {}),
-                base=("cudaMemcpy", "cupy copyto"), budget_s=5.0)
+                base=("cudaMemcpy", "cupy copyto"), budget_s=6.0)
 
 
 #: Little's law: resident warps per SM × independent 16-byte loads per thread.
@@ -370,33 +385,36 @@ def inflight_launch(warps: int) -> tuple[int, int]:
 
 @experiment("memory.inflight", title="Little's law: copy bandwidth against bytes in flight",
             small={"nbytes": 1 << 22, "warps": (1, 64), "ks": (1, 8)},
-            kernels=lambda: [stream_spec(k) for k in STREAM_K])
+            kernels=_stream_specs)
 def inflight(ctx, nbytes=1 << 28, warps=WARPS_PER_SM, ks=STREAM_K):
-    """stream_copy<K> with one grid of `warps` resident warps on every SM: reads in flight
-    per SM = warps × 32 × K × 16 bytes. All configurations and cudaMemcpy interleaved."""
+    """stream_copy<K> with one grid of `warps` resident warps on every SM, in both layouts:
+    reads in flight per SM = warps × 32 × K × 16 bytes. All configurations and cudaMemcpy
+    interleaved."""
     import cupy as cp
 
     dev = current()
     src = cp.random.random(nbytes // 4, dtype=cp.float32)
     dst = cp.empty_like(src)
     calls, launches, kspec, params = dict(_baselines(src, dst)), {}, {}, {}
-    for w in warps:
-        threads, per_sm = inflight_launch(w)
-        for k in ks:
-            if not resident(k, threads, per_sm):     # e.g. K=8 at 64 warps: too many registers
-                continue
-            name = f"w={w} K={k}"
-            calls[name], launches[name] = _stream_call(dev, src, dst, k, threads, per_sm)
-            kspec[name] = [stream_spec(k)]
-            params[name] = {"warps_per_sm": w, "K": k,
-                            "inflight_per_sm": w * 32 * k * 16, "bytes": int(src.nbytes)}
+    for blocked, layout in LAYOUTS.items():
+        for w in warps:
+            threads, per_sm = inflight_launch(w)
+            for k in ks:
+                if not resident(k, blocked, threads, per_sm):   # K=8 at 64 warps: registers
+                    continue
+                name = f"{layout} w={w} K={k}"
+                calls[name], launches[name] = _stream_call(dev, src, dst, k, blocked,
+                                                           threads, per_sm)
+                kspec[name] = [stream_spec(k, blocked)]
+                params[name] = {"layout": layout, "warps_per_sm": w, "K": k,
+                                "inflight_per_sm": w * 32 * k * 16, "bytes": int(src.nbytes)}
     checks = {}
     for k, fn in calls.items():
         poison(dst)
         fn()
         checks[k] = compare(dst, src, "exact")
     _timed_rows(ctx, calls, checks, lambda k: 2 * src.nbytes,
-                lambda k: params.get(k, {"warps_per_sm": 0, "K": 0, "inflight_per_sm": 0,
-                                         "bytes": int(src.nbytes)}),
+                lambda k: params.get(k, {"layout": "library", "warps_per_sm": 0, "K": 0,
+                                         "inflight_per_sm": 0, "bytes": int(src.nbytes)}),
                 lambda k: kspec.get(k, []), lambda k: launches.get(k, {}),
-                base=("cudaMemcpy", "cupy copyto"), budget_s=8.0)
+                base=("cudaMemcpy", "cupy copyto"), budget_s=12.0)

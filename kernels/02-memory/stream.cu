@@ -23,6 +23,9 @@ __global__ void stream_copy(const int4* __restrict__ src, int4* __restrict__ dst
         step = blockDim.x;
         i = begin + threadIdx.x;
     }
+    // unroll 1 (here and in the tail): the compiler may not unroll a loop and hoist the
+    // next trip's loads above this trip's stores, which would put more than K in flight.
+#pragma unroll 1
     for (; i + (K - 1) * step < end; i += K * step) {
         int4 v[K];
 #pragma unroll
@@ -37,5 +40,6 @@ __global__ void stream_copy(const int4* __restrict__ src, int4* __restrict__ dst
 #pragma unroll
         for (int u = 0; u < K; ++u) dst[i + u * step + zero] = v[u];
     }
+#pragma unroll 1
     for (; i < end; i += step) dst[i] = src[i];      // the last partial trip
 }

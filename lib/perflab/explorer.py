@@ -77,7 +77,8 @@ class Explorer:
                  params: dict[str, list], fields: list[Field],
                  reason: Callable[[dict], str | None], title: str = "",
                  measure: Callable[[dict], pd.DataFrame] | None = None,
-                 defaults: dict | None = None, y: str | None = None):
+                 defaults: dict | None = None, y: str | None = None,
+                 labels: dict[str, Callable] | None = None):
         if not params:
             raise ValueError(f"explorer {id}: no parameters to choose")
         self.id, self.experiment, self.match = id, experiment, dict(match)
@@ -86,6 +87,10 @@ class Explorer:
         self.y = y or self.fields[0].name
         self.defaults = {k: _plain((defaults or {}).get(k, opts[0]))
                          for k, opts in self.params.items()}
+        # What a control shows for each option (e.g. 16384 -> "16 KiB"); the value itself
+        # is what rows and results files hold.
+        self.labels = {k: [str((labels or {}).get(k, str)(o)) for o in opts]
+                       for k, opts in self.params.items()}
         self.frame = frame.assign(_source=lab.caption(frame))
 
     # -- the rows ---------------------------------------------------------------------
@@ -143,8 +148,8 @@ class Explorer:
             "chapter": get(self.experiment).chapter,
             "device_slug": self.frame.attrs.get("source", {}).get("slug", "?"),
             "match": self.match,
-            "params": [{"name": k, "options": v, "value": self.defaults[k]}
-                       for k, v in self.params.items()],
+            "params": [{"name": k, "options": v, "labels": self.labels[k],
+                        "value": self.defaults[k]} for k, v in self.params.items()],
             "fields": [f.__dict__ for f in self.fields],
             "rows": [r for r in rows if r["status"] != "invalid"],
             "invalid": self.invalid() + [{"params": r["params"], "reason": r["reason"]}
@@ -165,7 +170,8 @@ class Explorer:
                          "configuration": " ".join(f"{k}={v}" for k, v in r["params"].items())})
         data = pd.DataFrame(recs)
         sel = [alt.param(name=k, value=self.defaults[k],
-                         bind=alt.binding_select(options=opts, name=f"{k} "))
+                         bind=alt.binding_select(options=opts, labels=self.labels[k],
+                                                 name=f"{k} "))
                for k, opts in self.params.items()]
         chosen = " && ".join(f"toString(datum['{k}']) == toString({k})" for k in self.params)
         return (alt.Chart(data)
@@ -178,10 +184,16 @@ class Explorer:
                 .add_params(*sel)
                 .properties(width=600, height=110))
 
+    def label(self, name: str, value) -> str:
+        """The control's text for `value` of parameter `name`."""
+        opts = [str(o).lower() for o in self.params[name]]
+        v = str(_plain(value)).lower()
+        return self.labels[name][opts.index(v)] if v in opts else str(value)
+
     def readout_html(self, chosen: dict) -> str:
         """The readout block for `chosen` (explorer.js rebuilds the same markup)."""
         r = self.lookup(chosen)
-        head = " ".join(f"{k}={chosen[k]}" for k in self.params)
+        head = " ".join(f"{k}={self.label(k, chosen[k])}" for k in self.params)
         if r["status"] in ("recorded", "failed"):
             parts = [f'<span data-field="{html.escape(f.name)}" '
                      f'data-value="{html.escape(json.dumps(r["values"].get(f.name)))}">'

@@ -93,6 +93,21 @@ def test_operators_compile_to_distinct_sass_loads():
     assert len({tuple(v) for v in loads.values()}) == 5
 
 
+@pytest.mark.parametrize("k", ex.STREAM_K)
+@pytest.mark.parametrize("blocked", [False, True])
+def test_stream_copy_keeps_exactly_k_loads_ahead_of_its_stores(k, blocked):
+    """The bytes-in-flight axis counts K loads per thread: the main loop's SASS must issue
+    exactly K 16-byte loads before its first store (no fewer: the compiler interleaving
+    stores; no more: the compiler unrolling the loop and hoisting the next trip's loads)."""
+    import re
+    from perflab import compile_report as cr
+    sass = cr.sass(ex.stream_spec(k, blocked), "sm_90")
+    ops = "".join("L" if o.startswith("LDG") else "S"
+                  for o in re.findall(r"\b(LDG\.E\.128|STG\.E\.128)", sass))
+    assert ops.startswith("L" * k + "S")
+    assert max(len(run) for run in re.findall("L+", ops)) == k
+
+
 def test_inflight_launch_makes_the_warps_asked_for():
     for w in ex.WARPS_PER_SM:
         threads, per_sm = ex.inflight_launch(w)

@@ -26,10 +26,16 @@
     const invalid = new Map(data.invalid.map((r) => [key(r.params, names), r.reason]));
     const chosen = Object.fromEntries(data.params.map((p) => [p.name, p.value]));
     const readout = el.querySelector(".perflab-explorer-readout");
+    // What a control shows for an option (the payload's labels), as explorer.py writes it.
+    function label(n, v) {
+      const p = data.params.find((q) => q.name === n);
+      const i = p.options.map((o) => String(o).toLowerCase()).indexOf(String(v).toLowerCase());
+      return p.labels && i >= 0 ? p.labels[i] : String(v);
+    }
 
     function show() {
       const k = key(chosen, names);
-      const head = names.map((n) => n + "=" + chosen[n]).join(" ");
+      const head = names.map((n) => n + "=" + label(n, chosen[n])).join(" ");
       const row = rows.get(k);
       let status, body, source = "";
       if (row) {

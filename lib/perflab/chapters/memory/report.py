@@ -1,0 +1,394 @@
+"""Chapter 2's numbers and figures, computed from the rows (live or recorded): the prose
+quotes only what `summary` returns."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ... import plots
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+
+#: Published load latencies of the same chip (GH200: the H100 die at 1980 MHz, like this
+#: H200), one warp chasing a random chain: RRZE gpu-benches, gpu-latency/gh200.txt
+#: (github.com/RRZE-HPC/gpu-benches), median cycles per plateau. A range where the
+#: plateau is not flat. These are the study's numbers, typed from its results file.
+PUBLISHED = {
+    "source": "RRZE gpu-benches (gpu-latency), NVIDIA GH200 at 1980 MHz",
+    "url": "https://github.com/RRZE-HPC/gpu-benches",
+    "levels": {"L1": (32.0, 33.7), "near L2": (280.4, 280.4), "far L2": (458.0, 532.0),
+               "HBM": (680.0, 689.0)},
+}
+
+
+def windows(l2_bytes: int) -> dict:
+    """Working-set ranges (bytes, inclusive) read as each plateau: well inside L1, well
+    inside one half of the L2, between the halves' capacity and the whole L2, and well past
+    the L2; the last window is where a TLB step would show."""
+    return {"L1": (4 * KiB, 64 * KiB), "near L2": (1 * MiB, 8 * MiB),
+            "far L2": (int(0.45 * l2_bytes), int(0.67 * l2_bytes)),
+            "HBM": (256 * MiB, 1 * GiB), "HBM, 2–8 GiB": (2 * GiB, 8 * GiB)}
+
+
+def staircase(lat: pd.DataFrame) -> pd.DataFrame:
+    """One row per working set: median, min and max cycles and ns over the repeats."""
+    d = lat[(lat["variant"] == "random") & lat["correct"].astype(bool)]
+    g = d.groupby("bytes")
+    out = pd.DataFrame({"cycles": g["cycles"].median(), "cycles_min": g["cycles"].min(),
+                        "cycles_max": g["cycles"].max(), "ns": g["ns"].median(),
+                        "clock_ghz": g["clock_ghz"].median(), "repeats": g.size()})
+    return out.reset_index()
+
+
+def plateaus(lat: pd.DataFrame, l2_bytes: int) -> pd.DataFrame:
+    """Each plateau's latency (median over its window, per repeat, then over repeats), the
+    spread between repeats, and the published value beside it."""
+    d = lat[(lat["variant"] == "random") & lat["correct"].astype(bool)]
+    recs = []
+    for level, (lo, hi) in windows(l2_bytes).items():
+        w = d[(d["bytes"] >= lo) & (d["bytes"] <= hi)]
+        if w.empty:
+            continue
+        per = w.groupby("repeat")["cycles"].median()
+        ns = w.groupby("repeat")["ns"].median()
+        c = float(per.median())
+        ref = PUBLISHED["levels"].get(level)
+        off = None
+        if ref:
+            off = 0.0 if ref[0] <= c <= ref[1] else min(abs(c - ref[0]), abs(c - ref[1])) / (
+                ref[0] if c < ref[0] else ref[1])
+        recs.append({"level": level, "from": lo, "to": hi, "sizes": int(w["bytes"].nunique()),
+                     "cycles": c, "ns": float(ns.median()),
+                     "spread_pct": 100 * float(per.max() - per.min()) / c,
+                     "published_lo": ref[0] if ref else None,
+                     "published_hi": ref[1] if ref else None,
+                     "off_pct": None if off is None else 100 * off})
+    return pd.DataFrame(recs)
+
+
+def shared_latency(lat: pd.DataFrame) -> float:
+    d = lat[(lat["variant"] == "shared") & lat["correct"].astype(bool)]
+    return float(d["cycles"].median())
+
+
+def edges(st: pd.DataFrame, l1: float, near: float, hbm: float) -> dict:
+    """Where the staircase leaves each plateau: the largest working set still within 10 %
+    of the L1 and near-L2 values, and the smallest within 3 % of the HBM value."""
+    def last_within(v):
+        ok = st[(st["cycles"] - v).abs() <= 0.1 * v]["bytes"]
+        return int(ok.max()) if len(ok) else None
+    hb = st[st["cycles"] >= 0.97 * hbm]["bytes"]
+    return {"l1_edge": last_within(l1), "near_edge": last_within(near),
+            "hbm_from": int(hb.min()) if len(hb) else None}
+
+
+def plot_staircase(ax, lat: pd.DataFrame, l2_bytes: int, dev: dict) -> None:
+    """Cycles per load against working set: every repeat as a dot, the median as a line,
+    the published plateaus as bands, and the L2's size and half marked."""
+    st = staircase(lat)
+    d = lat[(lat["variant"] == "random") & lat["correct"].astype(bool)]
+    ax.plot(d["bytes"], d["cycles"], ".", color=plots.COLORS["fp32"], alpha=0.35, ms=4,
+            label="each repeat")
+    ax.plot(st["bytes"], st["cycles"], "-", color=plots.COLORS["fp32"], lw=1.6,
+            label="median (random pointer chase)")
+    for i, (level, (lo, hi)) in enumerate(PUBLISHED["levels"].items()):
+        ax.axhspan(lo * 0.97, hi * 1.03, color="0.85", zorder=0,
+                   label="published (RRZE, GH200)" if i == 0 else None)
+    for x, txt in ((l2_bytes / 2, "½ L2"), (l2_bytes, "L2")):
+        ax.axvline(x, color="0.5", ls=":", lw=1)
+        ax.text(x, 770, txt, fontsize=7, ha="center", va="bottom", color="0.35")
+    ax.set_xscale("log", base=2)
+    ticks = [4 * KiB, 64 * KiB, 1 * MiB, 16 * MiB, 256 * MiB, 4 * GiB]
+    ax.set_xticks(ticks, [size_label(t) for t in ticks])
+    ax.set_ylim(0, 800)
+    ax.set_xlabel("working set")
+    ax.set_ylabel("cycles per dependent load")
+    sec = ax.secondary_yaxis("right", functions=(lambda c: c / _ghz(st),
+                                                 lambda n: n * _ghz(st)))
+    sec.set_ylabel("ns")
+    ax.legend(fontsize=7, loc="upper left")
+
+
+def _ghz(st) -> float:
+    g = float(st["clock_ghz"].median())
+    return g if math.isfinite(g) and g > 0 else 1.98
+
+
+def size_label(b: float) -> str:
+    """16384 -> "16 KiB", 50331648 -> "48 MiB": a byte count as a reader reads it."""
+    for unit, s in ((GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
+        if b >= unit:
+            v = b / unit
+            return f"{v:.0f} {s}" if v == int(v) else f"{v:.1f} {s}"
+    return f"{b:.0f} B"
+
+
+# ---- operators and the seed's probe -----------------------------------------------------
+
+def sass_loads() -> dict:
+    """The SASS load each operator's chase compiles to (offline NVRTC, sm_90)."""
+    import re
+
+    from ... import compile_report as cr
+    from .latency import OPS, chase_spec
+    out = {}
+    for op in OPS:
+        found = sorted(set(re.findall(r"\bLDG\.E[A-Z0-9.]*", cr.sass(chase_spec(op), "sm_90"))))
+        out[op] = ", ".join(found)
+    return out
+
+
+def operator_table(ops: pd.DataFrame, prof: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Operator × working set: chase cycles, the seed's probe (without and with waiting),
+    the SASS instruction and, from the profiler, the L1 hit rate of the chase."""
+    ch = ops[(ops["variant"] == "chase") & ops["correct"].astype(bool)]
+    pr = ops[(ops["variant"] == "seed-probe") & ops["correct"].astype(bool)]
+    sass = sass_loads()
+    recs = []
+    for (op, ws), g in ch.groupby(["op", "bytes"], sort=False):
+        p = pr[(pr["op"] == op) & (pr["bytes"] == ws)]
+        rec = {"op": op if op != "plain" else "plain (no operator)", "sass": sass.get(op, "?"),
+               "bytes": ws, "chase": float(g["cycles"].median()),
+               "probe": _one(p[~p["wait"].astype(bool)], "cycles"),
+               "probe_wait": _one(p[p["wait"].astype(bool)], "cycles")}
+        if prof is not None and len(prof):
+            q = prof[(prof["what"] == "chase") & (prof["op"] == op) & (prof["bytes"] == ws)]
+            rec["l1_hit_pct"] = _one(q, "l1_hit_pct")
+        recs.append(rec)
+    return pd.DataFrame(recs)
+
+
+def _one(d: pd.DataFrame, col: str):
+    return float(d[col].iloc[0]) if len(d) and col in d and not pd.isna(d[col].iloc[0]) else None
+
+
+# ---- shared-memory banks ------------------------------------------------------------------
+
+def bank_table(banks: pd.DataFrame, prof: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per stride and layout: TB/s, the predicted degree, the bandwidth the degree predicts
+    (stride-1 bandwidth / degree), measured over predicted, and the profiler's wavefronts
+    per shared-load instruction (the degree the hardware saw)."""
+    d = banks[banks["correct"].astype(bool)].copy()
+    base = float(d[(d["variant"] == "plain") & (d["stride"] == 1)]["TB/s"].iloc[0])
+    d["predicted_TB/s"] = base / d["predicted_degree"]
+    d["vs_predicted"] = d["TB/s"] / d["predicted_TB/s"]
+    if prof is not None and len(prof):
+        q = prof[prof["what"] == "banks"].copy()
+        q["variant"] = np.where(q["pad"].astype(bool), "padded", "plain")
+        q["wavefronts_per_ld"] = q["smem_ld_wavefronts"] / q["smem_ld_instructions"]
+        d = d.merge(q[["variant", "stride", "wavefronts_per_ld"]], on=["variant", "stride"],
+                    how="left")
+    return d
+
+
+def plot_banks(ax, bt: pd.DataFrame) -> None:
+    for v, color, marker in (("plain", plots.COLORS["fp32"], "o"), ("padded", "C2", "s")):
+        d = bt[bt["variant"] == v].sort_values("stride")
+        ax.plot(d["stride"], d["TB/s"], marker, color=color, ms=4, label=f"{v}: measured")
+        ax.plot(d["stride"], d["predicted_TB/s"], "-", color=color, lw=1, alpha=0.6,
+                label=f"{v}: stride-1 rate / degree")
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("stride (4-byte words between lanes)")
+    ax.set_ylabel("shared-memory TB/s")
+    ax.set_xticks([1, 2, 4, 8, 12, 16, 20, 24, 28, 31, 32])
+    ax.legend(fontsize=7, ncol=2, loc="lower left")
+
+
+# ---- coalescing, streaming, Little's law -----------------------------------------------
+
+def strided_table(coal: pd.DataFrame, prof: pd.DataFrame | None, ceiling_tbs: float) -> pd.DataFrame:
+    """Stride sweep: useful TB/s, the sector model's prediction (ceiling × useful / fetched
+    with 32-byte sectors) and the profiler's DRAM bytes read per useful byte."""
+    d = coal[(coal["part"] == "stride") & coal["correct"].astype(bool)].copy()
+    d["sector_model_TB/s"] = ceiling_tbs / d["predicted_fetch_per_useful"]
+    if prof is not None and len(prof):
+        q = prof[prof["what"] == "strided"][["stride", "dram_read_MB", "gld_sectors_per_request"]]
+        d = d.merge(q, on="stride", how="left")
+        d["dram_per_useful"] = d["dram_read_MB"] * 1e6 / d["bytes"]
+    return d
+
+
+def inflight_frame(inf: pd.DataFrame) -> pd.DataFrame:
+    return inf[(inf["warps_per_sm"] > 0) & inf["correct"].astype(bool)].copy()
+
+
+def needed_inflight(inf: pd.DataFrame, frac: float = 0.9) -> dict:
+    """Per layout, the fewest bytes in flight per SM at which a configuration reached
+    `frac` of the copy ceiling (in the same rounds)."""
+    d = inflight_frame(inf)
+    out = {}
+    for layout, g in d.groupby("layout"):
+        ok = g[g["of_copy"] >= frac]
+        out[layout] = int(ok["inflight_per_sm"].min()) if len(ok) else None
+    return out
+
+
+def plot_inflight(ax, inf: pd.DataFrame, latency_ns: float, sms: int, ceiling_tbs: float) -> None:
+    """Copy bandwidth against reads in flight per SM, each layout and K, with Little's law
+    at the unloaded HBM latency: copy TB/s = 2 × reads in flight / latency (reads and
+    writes counted), capped at the ceiling."""
+    d = inflight_frame(inf)
+    x = np.geomspace(max(256, d["inflight_per_sm"].min() / 2), d["inflight_per_sm"].max() * 2)
+    ax.plot(x, np.minimum(ceiling_tbs, 2 * x * sms / (latency_ns * 1e-9) / 1e12), "-",
+            color="0.55", lw=1.2, label=f"Little's law at {latency_ns:.0f} ns")
+    ax.axhline(ceiling_tbs, color="0.25", ls="--", lw=1, label="cudaMemcpy, same rounds")
+    markers = {1: "o", 2: "s", 4: "^", 8: "D"}
+    for layout, color in (("blocked", plots.COLORS["fp32"]), ("grid-strided", "C1")):
+        g = d[d["layout"] == layout]
+        for k, gk in g.groupby("K"):
+            ax.plot(gk["inflight_per_sm"], gk["TB/s"], markers.get(k, "o"), color=color,
+                    ms=4, alpha=0.85, label=f"{layout}, K={k}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("reads in flight per SM (bytes)")
+    ax.set_ylabel("copy TB/s (read + write)")
+    ax.legend(fontsize=6.5, ncol=2, loc="lower right")
+
+
+# ---- every number the prose quotes --------------------------------------------------------
+
+def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
+    """The glued numbers of chapter 2, each computed from the rows."""
+    l2 = int(dev["l2_bytes"])
+    sms = int(dev["sms"])
+    pl = plateaus(lat, l2).set_index("level")
+    st = staircase(lat)
+    out = {"l2_mib": l2 / MiB, "l2_half_mib": l2 / 2 / MiB, "sms": sms,
+           "published_source": PUBLISHED["source"]}
+    keys = {"L1": "l1", "near L2": "near", "far L2": "far", "HBM": "hbm", "HBM, 2–8 GiB": "big"}
+    for level, k in keys.items():
+        if level in pl.index:
+            r = pl.loc[level]
+            out[f"{k}_cyc"], out[f"{k}_ns"], out[f"{k}_spread"] = r["cycles"], r["ns"], r["spread_pct"]
+            if r["published_lo"] is not None and not pd.isna(r["published_lo"]):
+                out[f"{k}_pub_lo"], out[f"{k}_pub_hi"] = r["published_lo"], r["published_hi"]
+                out[f"{k}_off"] = r["off_pct"]
+    out["max_spread"] = float(pl["spread_pct"].max())
+    out["max_off"] = float(pl["off_pct"].dropna().max())
+    out["big_rise_pct"] = 100 * (out["big_cyc"] / out["hbm_cyc"] - 1)
+    e = edges(st, out["l1_cyc"], out["near_cyc"], out["hbm_cyc"])
+    out["l1_edge_kib"] = e["l1_edge"] / KiB
+    out["near_edge_mib"] = e["near_edge"] / MiB
+    out["hbm_from_mib"] = e["hbm_from"] / MiB
+    out["clock_ghz"] = float(st["clock_ghz"].median())
+    out["smem_cyc"] = shared_latency(lat)
+    out["max_ws_gib"] = float(st["bytes"].max()) / GiB
+    out["n_sizes"] = int(st["bytes"].nunique())
+    out["n_latency_rows"] = int((lat["variant"] == "random").sum())
+    out["latency_all_correct"] = bool(lat[lat["variant"].isin(["random", "shared"])]["correct"].all())
+
+    # operators and the probe
+    ot = operator_table(ops, prof)
+    small, mid, big = sorted(ot["bytes"].unique())[:3]
+    at = lambda op, ws, col: float(ot[(ot["op"].str.startswith(op)) & (ot["bytes"] == ws)][col].iloc[0])
+    out.update({"op_small_kib": small / KiB, "op_mid_mib": mid / MiB, "op_big_gib": big / GiB,
+                "op_plain_small": at("plain", small, "chase"), "op_ca_small": at("ca", small, "chase"),
+                "op_nc_small": at("nc", small, "chase"), "op_cg_small": at("cg", small, "chase"),
+                "op_cv_small": at("cv", small, "chase"),
+                "op_mid_lo": float(ot[ot["bytes"] == mid]["chase"].min()),
+                "op_mid_hi": float(ot[ot["bytes"] == mid]["chase"].max()),
+                "op_big_lo": float(ot[ot["bytes"] == big]["chase"].min()),
+                "op_big_hi": float(ot[ot["bytes"] == big]["chase"].max()),
+                "probe_lo": float(ot["probe"].min()), "probe_hi": float(ot["probe"].max()),
+                "probe_wait_lo": float(ot["probe_wait"].min()),
+                "probe_wait_hi": float(ot["probe_wait"].max())})
+    if "l1_hit_pct" in ot:
+        out["l1hit_plain"] = at("plain", small, "l1_hit_pct")
+        out["l1hit_cg"] = at("cg", small, "l1_hit_pct")
+
+    # banks
+    bt = bank_table(banks, prof)
+    plain, pad = bt[bt["variant"] == "plain"], bt[bt["variant"] == "padded"]
+    clock = float(lat["sm_clock_mhz"].dropna().iloc[0]) * 1e6 if "sm_clock_mhz" in lat and \
+        lat["sm_clock_mhz"].notna().any() else out["clock_ghz"] * 1e9
+    out["smem_peak_tbs"] = sms * 128 * clock / 1e12
+    out["smem_tbs1"] = float(plain[plain["stride"] == 1]["TB/s"].iloc[0])
+    out["smem_of_peak"] = 100 * out["smem_tbs1"] / out["smem_peak_tbs"]
+    out["smem_tbs32"] = float(plain[plain["stride"] == 32]["TB/s"].iloc[0])
+    out["smem_pad32"] = float(pad[pad["stride"] == 32]["TB/s"].iloc[0])
+    out["smem_pad31"] = float(pad[pad["stride"] == 31]["TB/s"].iloc[0])
+    out["smem_pad_other_lo"] = float(pad[pad["predicted_degree"] == 2]["TB/s"].min())
+    out["smem_pad_other_hi"] = float(pad[pad["predicted_degree"] == 2]["TB/s"].max())
+    out["bank_max_dev"] = 100 * float((bt["vs_predicted"] - 1).abs().max())
+    worst = bt.loc[(bt["vs_predicted"] - 1).abs().idxmax()]
+    out["bank_worst"] = f"{worst['variant']} stride {int(worst['stride'])}"
+    if "wavefronts_per_ld" in bt:
+        out["bank_counter_dev"] = float((bt["wavefronts_per_ld"] / bt["predicted_degree"] - 1).abs().max()) * 100
+        out["wf_plain32"] = float(plain[plain["stride"] == 32]["wavefronts_per_ld"].iloc[0])
+        out["wf_pad31"] = float(pad[pad["stride"] == 31]["wavefronts_per_ld"].iloc[0])
+
+    # coalescing
+    pair = coal[coal["part"] == "pair"].set_index("variant")
+    out["ceiling_pair_tbs"] = float(pair.loc["cudaMemcpy", "TB/s"])
+    out["pair_in_tbs"], out["pair_in_x"] = float(pair.loc["interleaved", "TB/s"]), float(pair.loc["interleaved", "of_copy"])
+    out["pair_runs_tbs"], out["pair_runs_x"] = float(pair.loc["per-thread runs", "TB/s"]), float(pair.loc["per-thread runs", "of_copy"])
+    out["pair_gap"] = float(pair.loc["per-thread runs", "median_ms"] / pair.loc["interleaved", "median_ms"])
+    out["pair_mib"] = float(pair.loc["interleaved", "bytes"]) / MiB
+    if prof is not None and len(prof):
+        pp = prof[prof["what"] == "pair"].set_index("variant")
+        out["runs_sectors"] = float(pp.loc["per-thread runs", "gld_sectors_per_request"])
+        out["in_sectors"] = float(pp.loc["interleaved", "gld_sectors_per_request"])
+        out["runs_dram_mb"] = float(pp.loc["per-thread runs", "dram_read_MB"])
+        out["in_dram_mb"] = float(pp.loc["interleaved", "dram_read_MB"])
+        out["runs_l1hit"] = float(pp.loc["per-thread runs", "l1_hit_pct"])
+    stream = coal[coal["part"] == "stream"].set_index("variant")
+    out["ceiling_tbs"] = float(stream.loc["cudaMemcpy", "TB/s"])
+    kern = stream.drop(index=[b for b in ("cudaMemcpy", "cupy copyto") if b in stream.index])
+    best = kern["of_copy"].idxmax()
+    out["stream_best"], out["stream_best_x"] = best, float(kern.loc[best, "of_copy"])
+    out["stream_best_lo"], out["stream_best_hi"] = float(kern.loc[best, "of_copy_min"]), float(kern.loc[best, "of_copy_max"])
+    out["stream_best_tbs"] = float(kern.loc[best, "TB/s"])
+    out["stream_gib"] = float(kern.loc[best, "bytes"]) / GiB
+    persist = kern[kern.index.str.startswith(("grid-strided", "blocked"))]
+    for layout in ("grid-strided", "blocked"):
+        g = persist[persist.index.str.startswith(layout)]
+        out[f"{layout.split('-')[0]}_best_x"] = float(g["of_copy"].max())
+    out["stream_rounds"] = int(kern.loc[best, "rounds"])
+    sd = strided_table(coal, prof, out["ceiling_tbs"]).set_index("stride")
+    for s_ in (1, 2, 8, 16, 32):
+        out[f"s{s_}_tbs"] = float(sd.loc[s_, "TB/s"])
+        if "dram_per_useful" in sd:
+            out[f"s{s_}_fetch"] = float(sd.loc[s_, "dram_per_useful"]) * 4
+    out["s8_model"] = float(sd.loc[8, "sector_model_TB/s"])
+
+    # Little's law
+    d = inflight_frame(inf)
+    base = inf[inf["variant"] == "cudaMemcpy"]
+    out["inf_ceiling_tbs"] = float(base["TB/s"].iloc[0])
+    out["inf_mib"] = float(base["bytes"].iloc[0]) / MiB
+    need = needed_inflight(inf, 0.9)
+    out["inf_need_grid_kb"] = need.get("grid-strided") / 1024 if need.get("grid-strided") else float("nan")
+    out["inf_best_x"] = float(d["of_copy"].max())
+    bestc = d.loc[d["of_copy"].idxmax()]
+    out["inf_best"] = f"{bestc['layout']}, {int(bestc['warps_per_sm'])} warps × K={int(bestc['K'])}"
+    out["inf_best_kb"] = float(bestc["inflight_per_sm"]) / 1024
+    out["inf_blocked_best_x"] = float(d[d["layout"] == "blocked"]["of_copy"].max())
+    read_rate = out["inf_ceiling_tbs"] * 1e12 / 2
+    out["little_total_mb"] = read_rate * out["hbm_ns"] * 1e-9 / 1e6
+    out["little_per_sm_kb"] = out["little_total_mb"] * 1e6 / sms / 1024
+    if need.get("grid-strided"):
+        at90 = d[(d["layout"] == "grid-strided") & (d["inflight_per_sm"] == need["grid-strided"])]
+        rate = float(at90["TB/s"].max()) * 1e12 / 2
+        out["loaded_latency_ns"] = need["grid-strided"] * sms / rate * 1e9
+        out["loaded_over_idle"] = out["loaded_latency_ns"] / out["hbm_ns"]
+    w1 = d[(d["layout"] == "grid-strided") & (d["warps_per_sm"] == 1)].set_index("K")
+    out["w1k1_x"], out["w1k2_x"] = float(w1.loc[1, "of_copy"]), float(w1.loc[2, "of_copy"])
+    return out
+
+
+def targets(s: dict, frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The chapter's done-when list against the measured numbers of `summary`."""
+    checked = sum(int(f["correct"].notna().sum()) for f in frames if "correct" in f)
+    failed = sum(int((f["correct"] == False).sum()) for f in frames if "correct" in f)  # noqa: E712
+    rows = [
+        ("plateaus vs the published study: largest difference (%)", s["max_off"], 10, s["max_off"] <= 10),
+        ("spread of a plateau between its three walks (%), largest", s["max_spread"], 3, s["max_spread"] < 3),
+        ("best streaming copy / cudaMemcpy, same rounds", s["stream_best_x"], 0.95, s["stream_best_x"] >= 0.95),
+        ("Little's-law curve, best / cudaMemcpy, same rounds", s["inf_best_x"], 0.90, s["inf_best_x"] >= 0.90),
+        ("bank bandwidth vs stride-1 rate / degree: largest difference (%)", s["bank_max_dev"], 10, s["bank_max_dev"] <= 10),
+        ("profiler wavefronts per load vs predicted degree: largest difference (%)", s.get("bank_counter_dev", float("nan")), 10, s.get("bank_counter_dev", 99) <= 10),
+        ("padded stride 32 / unpadded stride 1", s["smem_pad32"] / s["smem_tbs1"], 0.9, s["smem_pad32"] / s["smem_tbs1"] >= 0.9),
+        (f"rows checked before timing ({checked}); failed", failed, 0, failed == 0),
+    ]
+    return pd.DataFrame(rows, columns=["target", "measured", "needed", "met"])

@@ -84,6 +84,9 @@ def test_every_chapter_has_its_files():
         assert (root / "tests" / "chapters" / f"test_{slug}.py").is_file(), ch
         files = {s.file.split("/")[0] for e in registry.all_experiments().values()
                  if e.chapter == ch for s in e.kernels()}
-        assert files <= {ch}, f"{ch} launches kernels outside kernels/{ch}/: {files}"
+        # Its own kernels live in kernels/<ch>/; another chapter's, only as that chapter
+        # publishes them (chapter 2 races chapter 0's copy kernel against cudaMemcpy).
+        chapters = {p.CHAPTER for p in found.values()}
+        assert files - {ch} <= chapters, f"{ch} launches kernels outside kernels/: {files}"
     pages = {p.stem for p in (root / "chapters").glob("[0-9][0-9]-*.md")} - {"99-execution"}
     assert pages == {pkg.CHAPTER for pkg in found.values()}

@@ -1,0 +1,20 @@
+"""Parallel scan and run-length encoding (chapters/03-scan.md): the seed's
+serial-in-block scan, the three-kernel fix, a single-pass decoupled look-back scan, and
+run-length encoding built on the scan, each checked before it is timed next to CUB
+(through CuPy and PyTorch) and the copy of the same bytes, in the same run.
+
+    from perflab.chapters.scan import ops, rle
+    y = ops.scan(x, inclusive=True)                 # x: 1-D int32, int64 or float32
+    values, lengths, count = rle.Encoder(x.size).encode(x)
+
+Modules: ops (the scans and their checks), rle (encoders, decoder, inputs with runs),
+experiments (check, float_order, sizes, dtypes, tune, rle, large, profile, stress),
+report (the page's numbers, tables and figures), explorer (block size × ITEMS_PER_THREAD),
+profiling (the ncu child). Kernels: kernels/03-scan/; tests: tests/chapters/test_scan.py.
+"""
+from __future__ import annotations
+
+CHAPTER = "03-scan"
+TITLE = "Parallel scan and run-length encoding"
+
+from . import experiments  # noqa: E402,F401  (registers scan.*)

@@ -1,0 +1,649 @@
+"""Chapter 3's experiments: every scan and encoder checked on fresh random inputs (output
+poisoned first, exact for integers, against a float64 reference with a tolerance growing
+with n for floats), then timed round by round next to CUB (through CuPy and PyTorch) and
+a copy of the same bytes, all in the same run."""
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import numpy as np
+
+from ...correctness import Check, compare, poison
+from ...device import current
+from ...errors import ConfigError
+from ...kernels import capture_launches, checked
+from ...registry import experiment
+from ...timing import ratio, rotations
+from . import ops, rle
+
+EPS32 = 2.0 ** -24
+DTYPES = tuple(ops.CTYPES)
+SWEEP_SIZES = tuple(1 << k for k in range(10, 31, 2))
+SERIAL_MAX = 1 << 24          # the seed's version takes ~10 ms per call past this
+TUNE_BLOCKS = (128, 256, 512, 1024)
+TUNE_ITEMS = (2, 4, 8, 12, 16, 24, 32)
+RLE_KINDS = ("short", "long", "mixed", "equal", "distinct")
+NUMPY_MAX = 1 << 25
+
+
+# -- inputs and checks ------------------------------------------------------------------
+def seed() -> int:
+    return int.from_bytes(os.urandom(4), "little")
+
+
+def fresh(n: int, dtype: str, s: int, dist: str = "small"):
+    """Fresh random input: integers in [-1000, 1000] ("small") or over the whole int32
+    range ("wrap": the sums wrap around), floats uniform in [0, 1)."""
+    import cupy as cp
+    rs = cp.random.RandomState(s)
+    if dtype == "float32":
+        return rs.random_sample(n, dtype=cp.float32)
+    if dist == "wrap":
+        return rs.randint(-2**31, 2**31 - 1, n, dtype=cp.int64).astype(dtype)
+    return rs.randint(-1000, 1001, n, dtype=cp.int64).astype(dtype)
+
+
+def float_tolerance(n: int) -> float:
+    """Relative-error bound for a float32 scan of n elements: a few units of roundoff per
+    level of the tile's tree (log2 n) plus a random walk along the chain of tile prefixes
+    (√(n / 4096)), times 8."""
+    return 8 * EPS32 * (8 + math.log2(n + 1) + math.sqrt(n / 4096))
+
+
+def _int_scan_wrong(out, x, inclusive: bool, chunk: int = 1 << 26) -> int:
+    """Elements where the integer scan `out` of `x` is wrong, checked exactly without a
+    reference array: out[i] - out[i-1] must equal x[i] (inclusive) or x[i-1] (exclusive),
+    modulo 2^bits, and the first element x[0] (or 0)."""
+    import cupy as cp
+    n = x.size
+    if n == 0:
+        return 0
+    u = cp.uint32 if x.dtype.itemsize == 4 else cp.uint64
+    o, v = out.view(u), x.view(u)
+    wrong = int(o[0] != (v[0] if inclusive else 0))
+    for a in range(1, n, chunk):
+        b = min(n, a + chunk)
+        d = o[a:b] - o[a - 1:b - 1]
+        want = v[a:b] if inclusive else v[a - 1:b - 1]
+        wrong += int((d != want).sum())
+    return wrong
+
+
+def check_scan(out, x, inclusive: bool) -> Check:
+    """Integers: exact (rel_err is the fraction of wrong elements). Floats: relative
+    error against a float64 scan, within float_tolerance(n)."""
+    import cupy as cp
+    n = x.size
+    if x.dtype.kind in "iu":
+        wrong = _int_scan_wrong(out, x, inclusive)
+        return Check(wrong == 0, wrong / max(n, 1), 0.0, 0)
+    if n == 0:
+        return Check(True, 0.0, float_tolerance(0), 0)
+    ref = cp.cumsum(x, dtype=cp.float64)
+    if not inclusive:
+        ref = cp.concatenate((cp.zeros(1), ref[:-1]))
+    c = compare(out, ref, "fp32")
+    tol = float_tolerance(n)
+    return Check(c.unwritten == 0 and math.isfinite(c.rel_err) and c.rel_err <= tol,
+                 c.rel_err, tol, c.unwritten)
+
+
+def check_rle(x, values, lengths, count) -> tuple[Check, int]:
+    """An encode is right when its runs are exactly the reference's (maximal runs, in
+    order) and decoding them gives x back bit for bit. Returns (check, runs)."""
+    import cupy as cp
+    n = x.size
+    runs = int(count[0]) if n else 0
+    ref_v, ref_l = rle.reference(x)
+    ok = runs == ref_v.size
+    if ok and runs:
+        ok = bool((values[:runs] == ref_v).all()) and bool((lengths[:runs] == ref_l).all())
+    if ok and n:
+        back = rle.decode(values[:runs], lengths[:runs], n)
+        ok = bool((back == x).all())
+        del back
+    return Check(ok, 0.0 if ok else 1.0, 0.0, 0), runs
+
+
+# -- baselines: CUB through CuPy and PyTorch, and the copy ------------------------------
+def torch_or_none():
+    """PyTorch if it imports, else None (the torch baselines are then left out)."""
+    try:
+        import torch
+    except Exception:      # absent, or broken on this machine
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def cupy_accelerators() -> str:
+    """CuPy's routine accelerators (CUB is what makes cupy.cumsum a CUB scan)."""
+    import importlib
+    acc = importlib.import_module("cupy._core._accelerator")
+    names = {getattr(acc, "ACCELERATOR_CUB", 1): "cub",
+             getattr(acc, "ACCELERATOR_CUTENSOR", 2): "cutensor"}
+    return ",".join(names.get(a, str(a)) for a in acc.get_routine_accelerators()) or "none"
+
+
+def gpu_kernels(fn) -> str:
+    """The GPU kernels one call of `fn` launches (names, without template arguments), as
+    PyTorch's profiler sees them; "" where PyTorch is absent."""
+    torch = torch_or_none()
+    if torch is None:
+        return ""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as p:
+            fn()
+            torch.cuda.synchronize()
+        names = []
+        for e in p.events():
+            if str(getattr(e, "device_type", "")).endswith("CUDA"):
+                short = e.name.split("<")[0].replace("void ", "").strip()
+                if short not in names:
+                    names.append(short)
+        return ", ".join(names)
+    except Exception as exc:       # the profiler is optional
+        return f"(not read: {type(exc).__name__})"
+
+
+_TORCH_VIEWS: dict = {}
+
+
+def as_torch(a):
+    """A PyTorch view of the CuPy array `a` (made once per array: the timed call then
+    pays no conversion)."""
+    key = (a.data.ptr, a.size, str(a.dtype))
+    t = _TORCH_VIEWS.get(key)
+    if t is None:
+        import torch
+        if len(_TORCH_VIEWS) > 64:
+            _TORCH_VIEWS.clear()
+        t = _TORCH_VIEWS[key] = (torch.from_dlpack(a), a)    # keep `a` alive with its view
+    return t[0]
+
+
+def baselines(x, out, inclusive: bool) -> dict:
+    """name -> fn(x, out) for the vendor scans and the copy of the input's bytes."""
+    import cupy as cp
+    calls = {"copy": lambda a, b: b.data.copy_from_device(a.data, a.nbytes)}
+    if inclusive:
+        calls["cupy.cumsum (CUB)"] = lambda a, b: cp.cumsum(a, dtype=a.dtype, out=b)
+        torch = torch_or_none()
+        if torch is not None:
+            tdt = getattr(torch, str(x.dtype))
+
+            def tcum(a, b, torch=torch, tdt=tdt):
+                torch.cumsum(as_torch(a), 0, dtype=tdt, out=as_torch(b))
+            calls["torch.cumsum"] = tcum
+    return calls
+
+
+def run_checked(fn, x, out, inclusive):
+    poison(out)
+    with capture_launches() as launches:
+        checked(lambda: fn(x, out), "scan")
+    return check_scan(out, x, inclusive), launches
+
+
+def ours(variant, inclusive, block=ops.DEFAULT_BLOCK, items=None):
+    return lambda a, b: ops.enqueue(a, b, inclusive, variant, block, items)
+
+
+def rotated(x, n_sets: int):
+    import cupy as cp
+    return [(x, cp.empty_like(x))] + [(x.copy(), cp.empty_like(x)) for _ in range(n_sets - 1)]
+
+
+def ratio_metrics(res, name: str, copy="copy", vendor=("torch.cumsum", "cupy.cumsum (CUB)")):
+    """Per-round ratios of `name` against the copy (fraction of copy speed) and each
+    vendor call, with their spread."""
+    m = {}
+    if copy in res and name != copy:
+        r = ratio(res, name, copy)                  # copy_ms / name_ms, round by round
+        inv = [1 / r["ratio"], 1 / r["ratio_max"], 1 / r["ratio_min"]]
+        m["of_copy"] = (inv[0], "x")
+        m["of_copy_min"] = (inv[1], "x")
+        m["of_copy_max"] = (inv[2], "x")
+    for v in vendor:
+        if v in res and name != v:
+            r = ratio(res, v, name)                 # v_ms / name_ms: × faster than v
+            key = "x_torch" if v.startswith("torch") else "x_cub"
+            m[key] = (r["ratio"], "x")
+            m[key + "_min"] = (r["ratio_min"], "x")
+            m[key + "_max"] = (r["ratio_max"], "x")
+    return m
+
+
+def timing_metrics(t: dict, useful_bytes: int) -> dict:
+    m = {k: (t[k], "ms") for k in ("median_ms", "p20_ms", "p80_ms", "min_ms")}
+    m["n_timed"] = (t["n_timed"], "1")
+    m["GB/s"] = (useful_bytes / (t["median_ms"] * 1e-3) / 1e9, "GB/s")
+    return m
+
+
+def scan_specs_all():
+    out = []
+    for dt in DTYPES:
+        for inc in (True, False):
+            out += ops.specs("single-pass", dt, inc) + ops.specs("three-kernel", dt, inc)
+            out += ops.specs("serial", dt, inc)
+    return out
+
+
+def _names(variant, inclusive):
+    return f"{variant} {'inclusive' if inclusive else 'exclusive'}"
+
+
+# -- experiments -------------------------------------------------------------------------
+@experiment("scan.check", title="Every scan, checked: sizes, dtypes, inclusive and exclusive",
+            small={"sizes": (0, 1, 31, 1000003)}, kernels=scan_specs_all)
+def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
+    """Each variant × dtype × inclusive/exclusive × size on fresh random input, integers
+    also over the whole int32 range (their sums wrap), and CUB on the same inputs."""
+    import cupy as cp
+    for n in sizes:
+        for dt in DTYPES:
+            dists = ("small", "wrap") if dt == "int32" else ("small",)
+            for dist in dists:
+                s = seed()
+                x = fresh(n, dt, s, dist)
+                out = cp.empty_like(x)
+                for inc in (True, False):
+                    calls = {v: ours(v, inc) for v in ops.VARIANTS}
+                    calls.update({k: v for k, v in baselines(x, out, inc).items() if k != "copy"})
+                    for name, fn in calls.items():
+                        if name == "serial" and n > 1 << 22:
+                            continue
+                        chk, launches = run_checked(fn, x, out, inc)
+                        ctx.row(variant=name, params={"n": n, "dtype": dt, "inclusive": inc,
+                                                      "input": dist},
+                                metrics={}, check=chk,
+                                kernels=ops.specs(name, dt, inc) if name in ops.VARIANTS else [],
+                                launch=launches, seed=s)
+                del x, out
+                _TORCH_VIEWS.clear()
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+@experiment("scan.float_order", title="Summation order and the float32 result",
+            small={"sizes": (1 << 16,)},
+            kernels=lambda: [s for v in ops.VARIANTS for s in ops.specs(v, "float32", True)])
+def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
+    """One float32 input, scanned by every variant, by CUB, and sequentially on the CPU
+    (NumPy's float32 cumsum adds left to right); each against the float64 scan."""
+    import cupy as cp
+    for n in sizes:
+        s = seed()
+        x = fresh(n, "float32", s)
+        ref = cp.cumsum(x, dtype=cp.float64)
+        out = cp.empty_like(x)
+        calls = {v: ours(v, True) for v in ops.VARIANTS}
+        calls.update({k: v for k, v in baselines(x, out, True).items() if k != "copy"})
+        calls["NumPy float32 (CPU, left to right)"] = None
+        for name, fn in calls.items():
+            if fn is None:
+                res = cp.asarray(np.cumsum(cp.asnumpy(x), dtype=np.float32))
+            else:
+                poison(out)
+                checked(lambda: fn(x, out), name)
+                res = out
+            c = compare(res, ref, "fp32")
+            last = abs(float(res[-1]) - float(ref[-1])) / abs(float(ref[-1]))
+            tol = float_tolerance(n)
+            ctx.row(variant=name, params={"n": n, "dtype": "float32", "inclusive": True},
+                    metrics={"rel_err_last": (last, "1"), "tolerance": (tol, "1")},
+                    check=Check(c.rel_err <= tol and c.unwritten == 0, c.rel_err, tol,
+                                c.unwritten),
+                    kernels=ops.specs(name, "float32", True) if name in ops.VARIANTS else [],
+                    seed=s)
+        del x, ref, out
+        _TORCH_VIEWS.clear()
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+def _time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True, seed_=None):
+    """Check, then time round by round: our variants (for each of `inclusive_set`), the
+    vendor scans (inclusive only) and the copy of the input's bytes. Returns rows."""
+    import cupy as cp
+    s = seed() if seed_ is None else seed_
+    x = fresh(n, dtype, s)
+    nbytes = 2 * x.nbytes
+    sets = rotated(x, rotations(nbytes, current().l2_bytes) if ctx.timing else 1)
+    out = sets[0][1]
+    calls, info = {}, {}
+    for inc in inclusive_set:
+        for v in variants:
+            if v == "serial" and n > SERIAL_MAX:
+                continue
+            name = v if len(inclusive_set) == 1 else _names(v, inc)
+            chk, launches = run_checked(ours(v, inc), x, out, inc)
+            info[name] = dict(chk=chk, launches=launches, variant=v, inclusive=inc,
+                              kernels=ops.specs(v, dtype, inc))
+            if chk.correct:
+                calls[name] = (ours(v, inc), sets)
+    for name, fn in baselines(x, out, True).items():
+        if name != "copy" and not with_vendor:
+            continue
+        if name == "copy":
+            poison(out)
+            fn(x, out)
+            chk = compare(out, x, "exact")
+        else:
+            chk, _ = run_checked(fn, x, out, True)
+        info[name] = dict(chk=chk, launches=[], variant=name, inclusive=True, kernels=[],
+                          gpu_kernels=gpu_kernels(lambda: fn(x, out)) if name != "copy" else "")
+        if chk.correct:
+            calls[name] = (fn, sets)
+    res = ctx.time_interleaved(calls, budget_s=budget_s) if ctx.timing and calls else {}
+    rows = []
+    for name, d in info.items():
+        useful = 2 * x.nbytes
+        metrics = {"bytes_moved": ((ops.traffic_bytes(d["variant"], n, x.itemsize)
+                                    if d["variant"] in ops.VARIANTS else useful), "B")}
+        if name in res:
+            metrics.update(timing_metrics(res[name], useful))
+            metrics.update(ratio_metrics(res, name))
+        extra = {"gpu_kernels": d["gpu_kernels"]} if d.get("gpu_kernels") else {}
+        if name == "cupy.cumsum (CUB)":
+            extra["cupy_accelerators"] = cupy_accelerators()
+        rows.append(ctx.row(variant=name, params={"n": n, "dtype": dtype,
+                                                  "inclusive": d["inclusive"]},
+                            metrics=metrics, check=d["chk"], kernels=d["kernels"],
+                            launch=d["launches"], seed=s, **extra))
+    del sets, x, out
+    _TORCH_VIEWS.clear()
+    cp.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
+@experiment("scan.sizes", title="int32 inclusive scan from 2^10 to 2^30 elements",
+            small={"sizes": (1000003,)},
+            kernels=lambda: [s for v in ops.VARIANTS for s in ops.specs(v, "int32", True)])
+def sizes(ctx, sizes=SWEEP_SIZES):
+    """At each size: the three scans, CUB through CuPy and PyTorch, and a copy of the
+    input's bytes, timed round by round in the same run."""
+    for n in sizes:
+        _time_set(ctx, n, "int32", (True,), ops.VARIANTS, budget_s=0.6)
+
+
+@experiment("scan.dtypes", title="int32, int64, float32; inclusive and exclusive",
+            small={"n": 1000003},
+            kernels=lambda: [s for dt in DTYPES for inc in (True, False)
+                             for v in ("single-pass", "three-kernel")
+                             for s in ops.specs(v, dt, inc)])
+def dtypes(ctx, n=1 << 28):
+    for dt in DTYPES:
+        _time_set(ctx, n, dt, (True, False), ("single-pass", "three-kernel"), budget_s=1.2)
+
+
+LOOKBACK_SHAPES = tuple((lb, g) for lb in ops.LOOKBACKS for g in ops.GRIDS)
+
+
+@experiment("scan.lookback", title="What the single pass waits on: look-back width, grid",
+            small={"n": 1000003}, sweep=True,
+            kernels=lambda: [ops.single_pass_spec("int32", inclusive=True, lookback=lb, grid=g)
+                             for lb, g in LOOKBACK_SHAPES])
+def lookback(ctx, n=1 << 28):
+    """The single pass four ways at 2^28 int32: a warp or the whole block looking back,
+    one block per tile or resident blocks that take their next ticket early; with the
+    copy and torch.cumsum in the same rounds."""
+    import cupy as cp
+    s = seed()
+    x = fresh(n, "int32", s)
+    sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
+    out = sets[0][1]
+    calls, info = {}, {}
+    for lb, g in LOOKBACK_SHAPES:
+        name = f"{lb} look-back, {g}"
+        fn = (lambda a, b, lb=lb, g=g: ops.enqueue(a, b, True, "single-pass", lookback=lb, grid=g))
+        chk, launches = run_checked(fn, x, out, True)
+        info[name] = (chk, launches, lb, g)
+        if chk.correct:
+            calls[name] = (fn, sets)
+    for name, fn in baselines(x, out, True).items():
+        if name in ("copy", "torch.cumsum"):
+            calls[name] = (fn, sets)
+    res = ctx.time_interleaved(calls, budget_s=1.5) if ctx.timing else {}
+    for name, (chk, launches, lb, g) in info.items():
+        metrics = {}
+        if name in res:
+            metrics.update(timing_metrics(res[name], 2 * x.nbytes))
+            metrics.update(ratio_metrics(res, name))
+        ctx.row(variant=name, params={"n": n, "dtype": "int32", "lookback": lb, "grid": g},
+                metrics=metrics, check=chk, launch=launches, seed=s,
+                kernels=[ops.single_pass_spec("int32", inclusive=True, lookback=lb, grid=g)])
+    del sets, x, out
+    _TORCH_VIEWS.clear()
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+def tune_reason(dtype: str, block: int, items: int) -> str | None:
+    try:
+        ops.check_tile(dtype, block, items)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def tune_specs():
+    return [ops.single_pass_spec("int32", b, i, True) for b in TUNE_BLOCKS for i in TUNE_ITEMS
+            if tune_reason("int32", b, i) is None]
+
+
+def tune_one(ctx, x, sets, block: int, items: int) -> dict:
+    """Check and time one tile shape of the single-pass scan against the copy (round by
+    round); the row says why when the shape cannot run."""
+    n = x.size
+    params = {"n": n, "dtype": "int32", "block": block, "items": items}
+    why = tune_reason("int32", block, items)
+    if why:
+        return ctx.row(variant="single-pass", params=params, metrics={}, invalid=why)
+    fn = ours("single-pass", True, block, items)
+    out = sets[0][1]
+    chk, launches = run_checked(fn, x, out, True)
+    metrics = {"bytes_moved": (ops.traffic_bytes("single-pass", n, 4, block, items), "B")}
+    if ctx.timing and chk.correct:
+        base = baselines(x, out, True)
+        res = ctx.time_interleaved({"single-pass": (fn, sets), "copy": (base["copy"], sets)},
+                                   budget_s=0.3, rounds=5)
+        metrics.update(timing_metrics(res["single-pass"], 2 * x.nbytes))
+        metrics.update(ratio_metrics(res, "single-pass"))
+        metrics["TB/s"] = (metrics["GB/s"][0] / 1e3, "TB/s")
+    return ctx.row(variant="single-pass", params=params, metrics=metrics, check=chk,
+                   kernels=[ops.single_pass_spec("int32", block, items, True)],
+                   launch=launches)
+
+
+@experiment("scan.tune", title="Single-pass scan: block size and ITEMS_PER_THREAD",
+            small={"n": 100003, "blocks": (128,), "items": (2, 4, 16)}, sweep=True,
+            kernels=tune_specs)
+def tune(ctx, n=1 << 28, blocks=TUNE_BLOCKS, items=TUNE_ITEMS):
+    import cupy as cp
+    x = fresh(n, "int32", seed())
+    sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
+    for b in blocks:
+        for i in items:
+            tune_one(ctx, x, sets, b, i)
+    del sets, x
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+@experiment("scan.rle", title="Run-length encoding: fused, unfused, PyTorch, NumPy",
+            small={"sizes": (1000003,)}, kernels=rle.all_specs)
+def rle_exp(ctx, sizes=(1 << 20, 1 << 25, 1 << 28), kinds=RLE_KINDS):
+    """Each encoder on fresh inputs of each kind of runs, checked against the reference
+    runs and by a round trip, then timed round by round with
+    torch.unique_consecutive(return_counts=True); NumPy on the CPU up to 2^25."""
+    import cupy as cp
+    torch = torch_or_none()
+    rng = np.random.default_rng(seed())
+    for n in sizes:
+        enc = rle.Encoder(n)
+        for kind in kinds:
+            s = int(rng.integers(0, 2**31))
+            x = rle.make_runs(n, kind, np.random.default_rng(s))
+            calls, info = {}, {}
+            runs = 0
+            for v in rle.ENCODERS:
+                enc.count.fill(-1)
+                enc.values.fill(np.iinfo(np.int32).min)
+                enc.lengths.fill(-1)
+                with capture_launches() as launches:
+                    checked(lambda: enc.encode(x, v), f"rle {v}")
+                chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
+                specs = ([rle.fused_spec()] if v == "fused" else rle.unfused_specs()
+                         + [ops.single_pass_spec("int32", inclusive=False)]) + [rle.lengths_spec()]
+                info[v] = dict(chk=chk, launches=launches, kernels=specs,
+                               bytes=rle.traffic_bytes(v, n, runs))
+                if chk.correct:
+                    calls[v] = (lambda a, v=v: enc.encode(a, v, check=False), [(x,)])
+            if torch is not None:
+                tx = torch.from_dlpack(x)
+                vals, counts = torch.unique_consecutive(tx, return_counts=True)
+                ok = (vals.numel() == runs and bool((torch.from_dlpack(enc.values[:runs]) == vals).all())
+                      and bool((torch.from_dlpack(enc.lengths[:runs]).long() == counts).all()))
+                info["torch.unique_consecutive"] = dict(
+                    chk=Check(ok, 0.0 if ok else 1.0, 0.0, 0), launches=[], kernels=[],
+                    bytes=4 * n + 12 * runs,
+                    gpu_kernels=gpu_kernels(lambda: torch.unique_consecutive(tx, return_counts=True)))
+                del vals, counts
+                if ok:
+                    calls["torch.unique_consecutive"] = (
+                        lambda a: torch.unique_consecutive(as_torch(a), return_counts=True),
+                        [(x,)])
+            calls["copy"] = (lambda a, b=cp.empty_like(x): b.data.copy_from_device(a.data, a.nbytes),
+                             [(x,)])
+            res = ctx.time_interleaved(calls, budget_s=0.8) if ctx.timing else {}
+            for v, d in info.items():
+                metrics = {"runs": (runs, "1"), "bytes_moved": (d["bytes"], "B")}
+                if v in res:
+                    metrics.update(timing_metrics(res[v], 4 * n))
+                    metrics.update(ratio_metrics(res, v, vendor=("torch.unique_consecutive",)))
+                extra = {"gpu_kernels": d["gpu_kernels"]} if d.get("gpu_kernels") else {}
+                ctx.row(variant=v, params={"n": n, "kind": kind}, metrics=metrics,
+                        check=d["chk"], kernels=d["kernels"], launch=d["launches"], seed=s,
+                        **extra)
+            if ctx.timing and n <= NUMPY_MAX and kind in ("short", "long", "mixed"):
+                hx = cp.asnumpy(x)
+                hv, hl = rle.numpy_encode(hx)
+                ok = hv.size == runs
+                t = ctx.time_host(lambda: rle.numpy_encode(hx), budget_s=1.0)
+                med = t["median_ms"]
+                metrics = {"runs": (hv.size, "1"), "median_ms": (med, "ms"),
+                           "GB/s": (4 * n / (med * 1e-3) / 1e9, "GB/s")}
+                if "torch.unique_consecutive" in res:
+                    metrics["torch_ms_over_numpy"] = (res["torch.unique_consecutive"]["median_ms"] / med, "x")
+                ctx.row(variant="NumPy (CPU)", params={"n": n, "kind": kind}, metrics=metrics,
+                        check=Check(ok, 0.0 if ok else 1.0, 0.0, 0), kernels=[], seed=s)
+            del x, calls
+            _TORCH_VIEWS.clear()
+            cp.get_default_memory_pool().free_all_blocks()
+        del enc
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+@experiment("scan.large", title="Past 2^31: byte offsets and element counts",
+            small={"sizes": (4097,)},
+            kernels=lambda: (ops.specs("single-pass", "int32", True)
+                             + ops.specs("single-pass", "int32", False)
+                             + ops.specs("three-kernel", "int32", True) + rle.all_specs()))
+def large(ctx, sizes=((1 << 30) + 1, (1 << 31) + 5)):
+    """int32 scans whose byte offsets (2^30 + 1 elements: 4 GiB) or element count
+    (2^31 + 5) pass 2^31, over the whole int32 range (the sums wrap); the encoder at the
+    first size, and its clear refusal at the second."""
+    import cupy as cp
+    dev = current()
+    for n in sizes:
+        if 3 * 4 * n > dev.total_mem_bytes:
+            continue
+        s = seed()
+        x = fresh(n, "int32", s, "wrap")
+        out = cp.empty_like(x)
+        variants = [("single-pass", True), ("single-pass", False)]
+        if n < 1 << 31:
+            variants.append(("three-kernel", True))
+        for v, inc in variants:
+            t0 = time.perf_counter()
+            chk, launches = run_checked(ours(v, inc), x, out, inc)
+            ctx.row(variant=v, params={"n": n, "dtype": "int32", "inclusive": inc,
+                                       "input": "wrap"},
+                    metrics={"check_s": (time.perf_counter() - t0, "s")}, check=chk,
+                    kernels=ops.specs(v, "int32", inc), launch=launches, seed=s)
+        del x, out
+        cp.get_default_memory_pool().free_all_blocks()
+        params = {"n": n, "dtype": "int32", "inclusive": True, "input": "short runs"}
+        try:
+            enc = rle.Encoder(n)
+        except ConfigError as exc:
+            ctx.row(variant="rle fused", params=params, metrics={}, invalid=str(exc))
+            continue
+        x = rle.make_runs(n, "short", np.random.default_rng(s))
+        with capture_launches() as launches:
+            checked(lambda: enc.encode(x, "fused"), "rle fused")
+        chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
+        ctx.row(variant="rle fused", params=params, metrics={"runs": (runs, "1")}, check=chk,
+                kernels=[rle.fused_spec(), rle.lengths_spec()], launch=launches, seed=s)
+        del x, enc
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+def _profile_missing():
+    from ...profile import ncu_missing
+    return ncu_missing()
+
+
+@experiment("scan.profile", title="Where the seed's scan loses: profiler counters",
+            small={"segments": ()}, requires=_profile_missing,
+            kernels=lambda: [s for v in ops.VARIANTS for s in ops.specs(v, "int32", True)])
+def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
+                           ("single-pass", 1 << 24), ("cupy.cumsum (CUB)", 1 << 24))):
+    """Each scan once under Nsight Compute at 2^24 int32: DRAM bytes, occupancy and how
+    many threads of a warp are active per instruction."""
+    from ...profile import profile as run_ncu
+
+    if not ctx.timing or not segments:
+        return
+    extra = {"threads_per_inst": ("smsp__thread_inst_executed_per_inst_executed.ratio",
+                                  "threads", None),
+             "dram_throughput_pct": ("dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                                     "%", None)}
+    plan = [{"variant": v, "n": n} for v, n in segments]
+    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling", extra_metrics=extra):
+        specs = ops.specs(seg["variant"], "int32", True) if seg["variant"] in ops.VARIANTS else []
+        ctx.row(variant=seg["variant"], params={"n": seg["n"], "dtype": "int32"},
+                metrics=seg["metrics"], kernels=specs,
+                profiled_kernels=", ".join(seg["kernels"]))
+
+
+@experiment("scan.stress", title="1000 back-to-back single-pass scans",
+            small={"calls": 20, "sizes": (1000003,)},
+            kernels=lambda: ops.specs("single-pass", "int32", True))
+def stress(ctx, calls=1000, sizes=(1000003, 1 << 24)):
+    """`calls` scans launched back to back without a host wait (the ticket counter and the
+    status words reused, a new epoch each time), over four rotating inputs; every call's
+    last element is kept on the GPU and compared with its input's sum at the end."""
+    import cupy as cp
+    for n in sizes:
+        s = seed()
+        xs = [fresh(n, "int32", s + k, "wrap") for k in range(4)]
+        sums = [int(x.astype(cp.int64).sum()) for x in xs]
+        outs = [cp.empty_like(x) for x in xs]
+        last = cp.empty(calls, dtype=cp.int32)
+        t0 = time.perf_counter()
+        for k in range(calls):
+            ops.enqueue(xs[k % 4], outs[k % 4], True, "single-pass")
+            last[k:k + 1] = outs[k % 4][-1:]
+        checked(lambda: None, "scan.stress")
+        wall = time.perf_counter() - t0
+        want = np.array([((sums[k % 4] + 2**31) % 2**32) - 2**31 for k in range(calls)],
+                        dtype=np.int64)
+        wrong = int((cp.asnumpy(last).astype(np.int64) != want).sum())
+        wrong += sum(_int_scan_wrong(o, x, True) for o, x in zip(outs, xs))
+        ctx.row(variant="single-pass", params={"n": n, "calls": calls},
+                metrics={"wall_s": (wall, "s"), "wrong_calls": (wrong, "1")},
+                check=Check(wrong == 0, float(wrong), 0.0, 0),
+                kernels=ops.specs("single-pass", "int32", True), seed=s)
+        del xs, outs, last
+        cp.get_default_memory_pool().free_all_blocks()

@@ -1,0 +1,288 @@
+"""The scans of chapter 3 as Python calls, checked before anything is launched.
+
+    out = scan(x, inclusive=True, variant="single-pass", block=256, items=16)
+
+`x` is a 1-D contiguous CuPy array of int32, int64 or float32; `out` (optional) an array of
+the same shape and dtype that does not overlap `x`. Integer sums wrap as C's do (modulo
+2^32 or 2^64), which is exact; float sums are float32 in the order the kernel adds.
+
+Variants (one idea each, kernels/03-scan/):
+  "serial"       01_serial_block.cu: the seed's three kernels, one thread per block works
+  "three-kernel" 02_three_kernel.cu: reduce, scan the totals, scan the tiles
+  "single-pass"  03_single_pass.cu: one pass, decoupled look-back
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ConfigError
+from ...kernels import KernelSpec, Plans, get_kernel, launch
+from . import CHAPTER
+
+#: dtype name -> C type of the kernels' template parameter
+CTYPES = {"int32": "int", "int64": "long long", "float32": "float"}
+VARIANTS = ("serial", "three-kernel", "single-pass")
+DEFAULT_BLOCK, DEFAULT_ITEMS = 256, 32          # DEFAULT_ITEMS: for 4-byte values
+#: The single pass's look-back ("block": every thread reads a predecessor; "warp": one
+#: warp, 32 per step) and its grid ("persistent": resident blocks loop over tiles and
+#: take their next ticket early; "per-tile": one block per tile).
+LOOKBACKS = ("block", "warp")
+GRIDS = ("persistent", "per-tile")
+DEFAULT_LOOKBACK, DEFAULT_GRID = "warp", "per-tile"     # measured best: scan.lookback
+SEED_BLOCK = 256
+#: The tile index is an unsigned 32-bit ticket; the epoch takes 30 bits of a status word.
+MAX_TILES = (1 << 32) - 1
+EPOCH_LIMIT = (1 << 30) - 1
+
+
+def default_items(dtype, variant: str = "single-pass") -> int:
+    """ITEMS_PER_THREAD by default: for the single pass 128 bytes a thread (32 four-byte
+    or 16 eight-byte; the fastest shape of the recorded sweep, scan.tune), for the three
+    kernels 64 (at 128 their downsweep spills on sm_89)."""
+    return (128 if variant == "single-pass" else 64) // np.dtype(dtype).itemsize
+
+
+def vec(dtype) -> int:
+    """Elements in one 16-byte vector of `dtype` (4 for 4-byte types, 2 for 8-byte)."""
+    return 16 // np.dtype(dtype).itemsize
+
+
+def check_tile(dtype: str, block: int, items: int) -> None:
+    """ConfigError, naming the rule, for a tile shape the kernels cannot be built with."""
+    if dtype not in CTYPES:
+        raise ConfigError(f"scan: dtype {dtype} is not supported; use one of "
+                          f"{', '.join(CTYPES)}")
+    if block % 32 or not 32 <= block <= 1024:
+        raise ConfigError(f"block={block}: a block is whole warps, 32 to 1024 threads")
+    v = vec(dtype)
+    if items < v or items % v:
+        raise ConfigError(f"ITEMS_PER_THREAD={items} with {dtype}: each thread loads whole "
+                          f"16-byte vectors, so ITEMS must be a multiple of {v}")
+    if items > 32:
+        raise ConfigError(f"ITEMS_PER_THREAD={items}: at most 32 (the registers a thread "
+                          "holds them in)")
+
+
+def single_pass_spec(dtype="int32", block=DEFAULT_BLOCK, items=None,
+                     inclusive=True, lookback=DEFAULT_LOOKBACK,
+                     grid=DEFAULT_GRID) -> KernelSpec:
+    items = items or default_items(dtype)
+    if lookback not in LOOKBACKS or grid not in GRIDS:
+        raise ConfigError(f"look-back {lookback!r}, grid {grid!r}: use one of {LOOKBACKS} "
+                          f"and one of {GRIDS}")
+    return KernelSpec(f"{CHAPTER}/03_single_pass.cu", "scan_single_pass",
+                      template=(CTYPES[dtype], block, items, bool(inclusive),
+                                lookback == "block", grid == "persistent"))
+
+
+def three_kernel_specs(dtype="int32", block=DEFAULT_BLOCK, items=None,
+                       inclusive=True) -> list[KernelSpec]:
+    items = items or default_items(dtype, "three-kernel")
+    f = f"{CHAPTER}/02_three_kernel.cu"
+    c = CTYPES[dtype]
+    return [KernelSpec(f, "reduce_tiles", template=(c, block, items)),
+            KernelSpec(f, "scan_totals", template=(c, block, items)),
+            KernelSpec(f, "scan_tiles", template=(c, block, items, bool(inclusive)))]
+
+
+def serial_specs(dtype="int32", inclusive=True) -> list[KernelSpec]:
+    f = f"{CHAPTER}/01_serial_block.cu"
+    c = CTYPES[dtype]
+    return [KernelSpec(f, "seed_reduce", template=(c,)),
+            KernelSpec(f, "seed_scan_totals", template=(c,)),
+            KernelSpec(f, "seed_downsweep", template=(c, bool(inclusive)))]
+
+
+def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
+          items=None) -> list[KernelSpec]:
+    if variant == "single-pass":
+        return [single_pass_spec(dtype, block, items, inclusive)]
+    if variant == "three-kernel":
+        return three_kernel_specs(dtype, block, items, inclusive)
+    if variant == "serial":
+        return serial_specs(dtype, inclusive)
+    raise ConfigError(f"unknown scan variant {variant!r}; known: {', '.join(VARIANTS)}")
+
+
+class LookbackState:
+    """The tile status of the single-pass kernels on one device and stream: the ticket
+    counter, the status words (and for 8-byte values the flags and the two value arrays),
+    and the epoch that tells this call's words from older ones. It is never cleared
+    between calls; when it grows it is allocated zeroed, and after 2^30 - 1 calls the
+    epoch starts again from 1 over zeroed arrays."""
+
+    def __init__(self):
+        import cupy as cp
+        self.counter = cp.zeros(1, dtype=cp.uint32)
+        self.words = cp.zeros(1, dtype=cp.uint64)
+        self.flags = cp.zeros(1, dtype=cp.uint32)
+        self.aggregate = cp.zeros(1, dtype=cp.uint64)
+        self.prefix = cp.zeros(1, dtype=cp.uint64)
+        self.epoch = 0
+
+    def args(self, tiles: int, wide: bool) -> tuple:
+        """(counter, words, flags, aggregate, prefix, epoch) for a call over `tiles` tiles."""
+        import cupy as cp
+        if wide and self.flags.size < tiles:
+            size = max(tiles, 2 * self.flags.size)
+            self.flags = cp.zeros(size, dtype=cp.uint32)
+            self.aggregate = cp.zeros(size, dtype=cp.uint64)
+            self.prefix = cp.zeros(size, dtype=cp.uint64)
+        if not wide and self.words.size < tiles:
+            self.words = cp.zeros(max(tiles, 2 * self.words.size), dtype=cp.uint64)
+        self.epoch += 1
+        if self.epoch > EPOCH_LIMIT:
+            for a in (self.words, self.flags, self.aggregate, self.prefix):
+                a.fill(0)
+            self.epoch = 1
+        return (self.counter, self.words, self.flags, self.aggregate, self.prefix,
+                np.uint32(self.epoch))
+
+
+_STATE: dict = {}
+
+
+def state() -> LookbackState:
+    """The look-back state of the current device and stream (made on first use)."""
+    import cupy as cp
+    key = (cp.cuda.Device().id, cp.cuda.get_current_stream().ptr)
+    if key not in _STATE:
+        _STATE[key] = LookbackState()
+    return _STATE[key]
+
+
+def check_array(x, name="x", dtypes=CTYPES):
+    """ConfigError unless `x` is a 1-D C-contiguous CuPy array of a supported dtype whose
+    data is 16-byte aligned."""
+    import cupy as cp
+    if not isinstance(x, cp.ndarray):
+        raise ConfigError(f"{name} must be a CuPy array on the GPU, not {type(x).__name__}")
+    if x.ndim != 1:
+        raise ConfigError(f"{name} has shape {x.shape}: scan a 1-D array (ravel it first)")
+    if str(x.dtype) not in dtypes:
+        raise ConfigError(f"{name} has dtype {x.dtype}; supported: {', '.join(dtypes)}")
+    if not x.flags.c_contiguous:
+        raise ConfigError(f"{name} is not contiguous: pass a contiguous array (x.copy())")
+    if x.size and x.data.ptr % 16:
+        raise ConfigError(f"{name} starts at an address that is not a multiple of 16 bytes "
+                          "(a slice?): the kernels load 16-byte vectors; pass a copy")
+
+
+def _overlap(a, b) -> bool:
+    if a.size == 0 or b.size == 0:
+        return False
+    a0, b0 = a.data.ptr, b.data.ptr
+    return a0 < b0 + b.nbytes and b0 < a0 + a.nbytes
+
+
+_PLANS = Plans()
+
+
+def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
+          grid=DEFAULT_GRID):
+    items = items or default_items(dtype, variant)
+
+    def build():
+        if variant == "single-pass":
+            check_tile(dtype, block, items)
+            tiles = -(-n // (block * items))
+            if tiles > MAX_TILES - (1 << 20):
+                raise ConfigError(f"n={n}: {tiles} tiles exceed the 32-bit tile ticket; "
+                                  "use a larger tile (block × items)")
+            k = get_kernel(single_pass_spec(dtype, block, items, inclusive, lookback, grid))
+            blocks = tiles
+            if grid == "persistent":
+                from ...device import current
+                from ...kernels import blocks_per_sm
+                blocks = min(tiles, current().sms * max(1, blocks_per_sm(k, block)))
+            return [k], (tiles, blocks)
+        if variant == "three-kernel":
+            check_tile(dtype, block, items)
+            tiles = -(-n // (block * items))
+            if tiles > (1 << 31) - 1:
+                raise ConfigError(f"n={n}: {tiles} tiles exceed the grid's 2^31 - 1 blocks")
+            return [get_kernel(s) for s in three_kernel_specs(dtype, block, items, inclusive)], tiles
+        if variant == "serial":
+            if dtype not in CTYPES:
+                check_tile(dtype, SEED_BLOCK, 16)
+            tiles = -(-n // SEED_BLOCK)
+            if tiles > (1 << 31) - 1:
+                raise ConfigError(f"n={n}: {tiles} blocks exceed the grid's 2^31 - 1 blocks")
+            return [get_kernel(s) for s in serial_specs(dtype, inclusive)], tiles
+        raise ConfigError(f"unknown scan variant {variant!r}; known: {', '.join(VARIANTS)}")
+    return _PLANS.get((variant, dtype, n, bool(inclusive), block, items, lookback, grid), build)
+
+
+_WORK: dict = {}
+
+
+def _totals(dtype, tiles):
+    """A reusable array of `tiles` tile totals (three-kernel and serial)."""
+    import cupy as cp
+    key = (cp.cuda.Device().id, dtype)
+    a = _WORK.get(key)
+    if a is None or a.size < tiles:
+        a = _WORK[key] = cp.empty(max(tiles, 1), dtype=dtype)
+    return a
+
+
+def scan(x, out=None, *, inclusive: bool = True, variant: str = "single-pass",
+         block: int = DEFAULT_BLOCK, items: int | None = None):
+    """The inclusive (or exclusive) prefix sum of `x` into `out` (made if None); returns
+    `out`. Checks every argument first (ConfigError with the reason)."""
+    import cupy as cp
+    check_array(x)
+    if out is None:
+        out = cp.empty_like(x)
+    else:
+        check_array(out, "out")
+        if out.shape != x.shape or out.dtype != x.dtype:
+            raise ConfigError(f"out has shape {out.shape} and dtype {out.dtype}; it must "
+                              f"match x ({x.shape}, {x.dtype})")
+        if _overlap(x, out):
+            raise ConfigError("out overlaps x: in-place scans are not supported, pass a "
+                              "separate output array")
+    enqueue(x, out, inclusive, variant, block, items)
+    return out
+
+
+def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
+            items=None, lookback=DEFAULT_LOOKBACK, grid=DEFAULT_GRID) -> None:
+    """Launch the scan without the argument checks of `scan` (the timed call)."""
+    n = x.size
+    if n == 0:
+        return
+    dtype = str(x.dtype)
+    items = items or default_items(dtype, variant)
+    kernels, tiles = _plan(variant, dtype, n, inclusive, block, items, lookback, grid)
+    nn = np.int64(n)
+    if variant == "single-pass":
+        tiles, blocks = tiles
+        counter, words, flags, agg, pre, epoch = state().args(tiles, vec(dtype) == 2)
+        launch(kernels[0], blocks, block,
+               (x, out, nn, counter, np.uint32(tiles), words, flags, agg, pre, epoch))
+    elif variant == "three-kernel":
+        totals = _totals(dtype, tiles)
+        launch(kernels[0], tiles, block, (x, totals, nn))
+        launch(kernels[1], 1, block, (totals, np.int64(tiles)))
+        launch(kernels[2], tiles, block, (x, totals, out, nn))
+    else:
+        totals = _totals(dtype, tiles)
+        launch(kernels[0], tiles, SEED_BLOCK, (x, totals, nn))
+        launch(kernels[1], 1, SEED_BLOCK, (totals, np.int64(tiles)))
+        launch(kernels[2], tiles, SEED_BLOCK, (x, totals, out, nn))
+
+
+def traffic_bytes(variant: str, n: int, itemsize: int, block=DEFAULT_BLOCK,
+                  items=None) -> int:
+    items = items or (128 if variant == "single-pass" else 64) // itemsize
+    """The bytes a variant moves to and from device memory, by its design (input read,
+    output written, totals, tile status)."""
+    data = n * itemsize
+    if variant == "single-pass":
+        tiles = -(-n // (block * items))
+        status = tiles * (8 if itemsize == 4 else 20) * 2     # written twice, read back
+        return 2 * data + status
+    tile = SEED_BLOCK if variant == "serial" else block * items
+    tiles = -(-n // tile)
+    return 3 * data + 4 * tiles * itemsize

@@ -1,0 +1,25 @@
+"""The scan segments of the profiler experiment (perflab.profile runs this module's
+`prepare` inside the process ncu watches): one scan at one size each."""
+from __future__ import annotations
+
+
+def prepare(segments: list[dict]) -> list:
+    """One callable per segment {"variant", "n"}: int32 inputs made from the host, every
+    kernel compiled (and run once, so the tile status exists), nothing launched after."""
+    import cupy as cp
+    import numpy as np
+
+    from . import ops
+
+    rng = np.random.default_rng()
+    calls = []
+    for seg in segments:
+        n = seg["n"]
+        x = cp.asarray(rng.integers(-1000, 1001, n).astype(np.int32))
+        out = cp.empty_like(x)
+        if seg["variant"] in ops.VARIANTS:
+            fn = (lambda x=x, out=out, v=seg["variant"]: ops.enqueue(x, out, True, v))
+        else:
+            fn = (lambda x=x, out=out: cp.cumsum(x, dtype=x.dtype, out=out))
+        calls.append(fn)
+    return calls

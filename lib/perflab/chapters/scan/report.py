@@ -1,0 +1,213 @@
+"""Chapter 3's numbers, tables and figures, computed from the rows (live or replayed):
+every number the page quotes comes from `summary`."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ... import plots
+
+#: One colour per series of this chapter (CUB in the vendor greys, the copy dashed).
+COLORS = {"single-pass": "C0", "three-kernel": "C2", "serial": "C1",
+          "cupy.cumsum (CUB)": "0.55", "torch.cumsum": "0.25", "copy": "0.4",
+          "fused": "C0", "unfused": "C2", "torch.unique_consecutive": "0.25",
+          "NumPy (CPU)": "C4"}
+LABELS = {"single-pass": "single pass (03)", "three-kernel": "three kernels, fixed (02)",
+          "serial": "seed: serial in block (01)", "cupy.cumsum (CUB)": "cupy.cumsum (CUB)",
+          "torch.cumsum": "torch.cumsum (CUB)", "copy": "copy (cudaMemcpy)"}
+
+
+def _one(df, **match):
+    d = df
+    for k, v in match.items():
+        d = d[d[k] == v]
+    return d.iloc[0] if len(d) else None
+
+
+def _get(row, col, default=math.nan):
+    if row is None or col not in row or pd.isna(row[col]):
+        return default
+    return float(row[col])
+
+
+def summary(check, sizes, dtypes, rle, large, stress, order, prof, tune, lookback) -> dict:
+    """name -> value for every number the page quotes."""
+    out = {}
+    for lb in ("warp", "block"):
+        for g in ("per-tile", "persistent"):
+            r = _one(lookback, lookback=lb, grid=g)
+            out[f"lb_{lb}_{'tile' if g == 'per-tile' else g}"] = _get(r, "of_copy") * 100
+    out["n_checked"] = int(check["correct"].notna().sum())
+    out["n_failed"] = int((check["correct"] == False).sum())  # noqa: E712
+    big = 1 << 28
+    for key, v in (("sp", "single-pass"), ("tk", "three-kernel"), ("cub", "cupy.cumsum (CUB)"),
+                   ("torch", "torch.cumsum"), ("copy", "copy")):
+        r = _one(sizes, variant=v, n=big)
+        out[f"{key}_tbs"] = _get(r, "GB/s") / 1e3
+        out[f"{key}_us"] = _get(r, "median_ms") * 1e3
+        out[f"{key}_of_copy"] = _get(r, "of_copy") * 100
+        out[f"{key}_of_copy_min"] = _get(r, "of_copy_min") * 100
+        out[f"{key}_of_copy_max"] = _get(r, "of_copy_max") * 100
+        out[f"{key}_x_torch"] = _get(r, "x_torch")
+        out[f"{key}_x_torch_min"] = _get(r, "x_torch_min")
+        out[f"{key}_x_torch_max"] = _get(r, "x_torch_max")
+        out[f"{key}_x_cub"] = _get(r, "x_cub")
+    out["has_torch"] = "torch.cumsum" in set(sizes["variant"])
+    small = int(sizes["n"].min())
+    out["small_n_log2"] = int(round(math.log2(small)))
+    for key, v in (("sp", "single-pass"), ("tk", "three-kernel"), ("cub", "cupy.cumsum (CUB)"),
+                   ("torch", "torch.cumsum"), ("copy", "copy"), ("serial", "serial")):
+        out[f"{key}_small_us"] = _get(_one(sizes, variant=v, n=small), "median_ms") * 1e3
+    ser = sizes[(sizes["variant"] == "serial") & sizes["GB/s"].notna()]
+    if len(ser):
+        r = ser.sort_values("n").iloc[-1]
+        out["serial_n_log2"] = int(round(math.log2(r["n"])))
+        out["serial_gbs"] = float(r["GB/s"])
+        out["serial_of_copy"] = float(r["of_copy"]) * 100
+        tk = _one(sizes, variant="three-kernel", n=int(r["n"]))
+        out["tk_at_serial_gbs"] = _get(tk, "GB/s")
+        out["tk_over_serial"] = _get(tk, "GB/s") / float(r["GB/s"])
+    # int64 and float32, inclusive and exclusive, at 2^28
+    for dt in ("int32", "int64", "float32"):
+        for inc, tag in ((True, "inc"), (False, "exc")):
+            r = _one(dtypes, variant=f"single-pass {'inclusive' if inc else 'exclusive'}",
+                     dtype=dt)
+            out[f"dt_{dt}_{tag}_of_copy"] = _get(r, "of_copy") * 100
+            out[f"dt_{dt}_{tag}_tbs"] = _get(r, "GB/s") / 1e3
+        r = _one(dtypes, variant="single-pass inclusive", dtype=dt)
+        out[f"dt_{dt}_x_torch"] = _get(r, "x_torch")
+        out[f"dt_{dt}_x_cub"] = _get(r, "x_cub")
+    # run-length encoding
+    for kind in ("short", "long", "mixed"):
+        f = _one(rle, variant="fused", n=1 << 25, kind=kind)
+        u = _one(rle, variant="unfused", n=1 << 25, kind=kind)
+        t = _one(rle, variant="torch.unique_consecutive", n=1 << 25, kind=kind)
+        c = _one(rle, variant="NumPy (CPU)", n=1 << 25, kind=kind)
+        out[f"rle_{kind}_us"] = _get(f, "median_ms") * 1e3
+        out[f"rle_{kind}_x_torch"] = _get(f, "x_torch")
+        out[f"rle_{kind}_x_torch_min"] = _get(f, "x_torch_min")
+        out[f"rle_{kind}_x_torch_max"] = _get(f, "x_torch_max")
+        out[f"rle_{kind}_of_copy"] = _get(f, "of_copy") * 100
+        out[f"rle_{kind}_torch_us"] = _get(t, "median_ms") * 1e3
+        out[f"rle_{kind}_unfused_us"] = _get(u, "median_ms") * 1e3
+        out[f"rle_{kind}_fused_over_unfused"] = _get(u, "median_ms") / _get(f, "median_ms")
+        out[f"rle_{kind}_numpy_ms"] = _get(c, "median_ms")
+        out[f"rle_{kind}_runs"] = int(_get(f, "runs", 0))
+        out[f"rle_{kind}_fused_mb"] = _get(f, "bytes_moved") / 1e6
+        out[f"rle_{kind}_unfused_mb"] = _get(u, "bytes_moved") / 1e6
+    out["rle_all_round_trips"] = bool(rle[rle["variant"].isin(["fused", "unfused"])]["correct"].all())
+    out["rle_n_checked"] = int(rle[rle["variant"].isin(["fused", "unfused"])]["correct"].notna().sum())
+    # past 2^31
+    out["large_ok"] = bool(large[large["correct"].notna()]["correct"].all())
+    inv = large[large.get("invalid", pd.Series(dtype=object)).notna()] if "invalid" in large else large.iloc[0:0]
+    out["large_refusal"] = str(inv["invalid"].iloc[0]) if len(inv) else "—"
+    out["stress_calls"] = int(stress["calls"].max())
+    out["stress_ok"] = bool(stress["correct"].all())
+    out["stress_wrong"] = int(stress["wrong_calls"].sum())
+    # float summation order at the largest size
+    nmax = int(order["n"].max())
+    out["order_n_log2"] = int(round(math.log2(nmax)))
+    for key, v in (("sp", "single-pass"), ("tk", "three-kernel"), ("serial", "serial"),
+                   ("cub", "cupy.cumsum (CUB)"), ("torch", "torch.cumsum"),
+                   ("np", "NumPy float32 (CPU, left to right)")):
+        r = _one(order, variant=v, n=nmax)
+        out[f"order_{key}_err"] = _get(r, "rel_err")
+    out["order_tol"] = _get(_one(order, variant="single-pass", n=nmax), "tolerance")
+    # profiler
+    for key, v in (("serial", "serial"), ("tk", "three-kernel"), ("sp", "single-pass"),
+                   ("cub", "cupy.cumsum (CUB)")):
+        r = _one(prof, variant=v) if prof is not None and len(prof) else None
+        for m in ("threads_per_inst", "achieved_occupancy_pct", "dram_throughput_pct",
+                  "duration_us", "dram_read_MB", "dram_write_MB"):
+            out[f"prof_{key}_{m}"] = _get(r, m)
+    # tuning
+    t = tune[tune["of_copy"].notna()] if "of_copy" in tune else tune.iloc[0:0]
+    if len(t):
+        best = t.sort_values("of_copy").iloc[-1]
+        out["tune_best"] = f"block {int(best['block'])} × {int(best['items'])} items"
+        out["tune_best_of_copy"] = float(best["of_copy"]) * 100
+        worst = t.sort_values("of_copy").iloc[0]
+        out["tune_worst"] = f"block {int(worst['block'])} × {int(worst['items'])} items"
+        out["tune_worst_of_copy"] = float(worst["of_copy"]) * 100
+        d = _one(t, block=256, items=32)
+        out["tune_default_of_copy"] = _get(d, "of_copy") * 100
+    return out
+
+
+def targets(s: dict) -> pd.DataFrame:
+    """The done-when targets of issue #11, measured."""
+    def row(what, target, measured, ok):
+        return {"target": what, "wanted": target, "measured": measured,
+                "met": None if ok is None else bool(ok)}
+    rows = [
+        row("single pass, 2^28 int32, × copy", "≥ 0.85",
+            f"{s['sp_of_copy'] / 100:.2f} ({s['sp_of_copy_min'] / 100:.2f}–{s['sp_of_copy_max'] / 100:.2f})",
+            s["sp_of_copy"] >= 85),
+        row("single pass, 2^28 int32, × torch.cumsum", "≥ 1.2",
+            "—" if not s["has_torch"] else
+            f"{s['sp_x_torch']:.2f} ({s['sp_x_torch_min']:.2f}–{s['sp_x_torch_max']:.2f})",
+            None if not s["has_torch"] else s["sp_x_torch"] >= 1.2),
+        row("RLE encode, 2^25 int32 runs 1–15, × torch.unique_consecutive", "≥ 4",
+            "—" if math.isnan(s["rle_short_x_torch"]) else
+            f"{s['rle_short_x_torch']:.2f} ({s['rle_short_x_torch_min']:.2f}–{s['rle_short_x_torch_max']:.2f})",
+            None if math.isnan(s["rle_short_x_torch"]) else s["rle_short_x_torch"] >= 4),
+        row("RLE round trip exact at every size and input", "all",
+            f"{s['rle_n_checked']} encodes", s["rle_all_round_trips"]),
+        row("correct at 0, 1, 31, 1000003, 2^30 + 1, 2^31 + 5", "all",
+            f"{s['n_checked']} checks, {s['n_failed']} failed", s["n_failed"] == 0 and s["large_ok"]),
+        row(f"{s['stress_calls']} back-to-back single-pass scans", "no hang, all right",
+            f"{s['stress_wrong']} wrong", s["stress_ok"]),
+    ]
+    return pd.DataFrame(rows)
+
+
+def sizes_figure(fig, sizes):
+    """Left: time per call against n (launch-bound at small n); right: fraction of the
+    copy measured in the same rounds."""
+    ax1, ax2 = fig.subplots(1, 2)
+    for v in ("serial", "three-kernel", "single-pass", "cupy.cumsum (CUB)", "torch.cumsum", "copy"):
+        d = sizes[(sizes["variant"] == v) & sizes["median_ms"].notna()].sort_values("n")
+        if not len(d):
+            continue
+        ls = "--" if v == "copy" else "-"
+        ax1.plot(d["n"], d["median_ms"] * 1e3, ls, marker="o", ms=3, color=COLORS[v],
+                 label=LABELS[v])
+        ax1.fill_between(d["n"], d["p20_ms"] * 1e3, d["p80_ms"] * 1e3, color=COLORS[v], alpha=0.2)
+        if v != "copy":
+            ax2.plot(d["n"], d["of_copy"], ls, marker="o", ms=3, color=COLORS[v], label=LABELS[v])
+            ax2.fill_between(d["n"], d["of_copy_min"], d["of_copy_max"], color=COLORS[v], alpha=0.2)
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("elements (int32)")
+    ax1.set_yscale("log")
+    ax1.set_ylabel("time per call (µs)")
+    ax2.set_ylabel("speed as a fraction of the copy")
+    ax2.axhline(0.85, color="0.6", lw=0.8, ls=":")
+    ax2.axhline(2 / 3, color="C2", lw=0.8, ls=":")
+    ax1.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+
+
+def rle_figure(ax, rle, n=1 << 25):
+    d = rle[(rle["n"] == n) & rle["median_ms"].notna()]
+    kinds = [k for k in ("short", "long", "mixed", "equal", "distinct") if k in set(d["kind"])]
+    variants = [v for v in ("fused", "unfused", "torch.unique_consecutive") if v in set(d["variant"])]
+    w = 0.8 / max(len(variants), 1)
+    for j, v in enumerate(variants):
+        ys = [_get(_one(d, variant=v, kind=k), "median_ms") * 1e3 for k in kinds]
+        ax.bar([i + j * w for i in range(len(kinds))], ys, w, color=COLORS[v], label=v)
+    ax.set_xticks([i + w * (len(variants) - 1) / 2 for i in range(len(kinds))])
+    ax.set_xticklabels([f"{k} runs" for k in kinds], fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel(f"time per encode of 2^{int(math.log2(n))} int32 (µs)")
+    ax.legend(fontsize=7)
+
+
+def sizes_table(sizes):
+    d = sizes[sizes["median_ms"].notna()].copy()
+    return d.sort_values(["n", "variant"])
+
+
+def order_table(order):
+    return order.sort_values(["n", "variant"])

@@ -1,0 +1,211 @@
+"""Run-length encoding on the scan, and its decoder.
+
+    enc = Encoder(n)                         # buffers for inputs of up to n int32
+    values, lengths, count = enc.encode(x)   # on the GPU; count is a 1-element array
+    y = decode(values[:r], lengths[:r], n)   # r = int(count[0]); y == x exactly
+
+Two encoders (kernels/03-scan/): "fused" (05_rle_fused.cu: heads, scan of the head
+counts and scatter in one pass, then 06_run_lengths.cu) and "unfused" (04_rle_unfused.cu:
+a flags kernel, the single-pass scan of the flags, a scatter kernel, then the lengths).
+Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
+int32, so n must be below 2^31.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ConfigError
+from ...kernels import KernelSpec, get_kernel, launch
+from . import CHAPTER
+from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state
+
+ENCODERS = ("fused", "unfused")
+MAX_N = (1 << 31) - 1
+DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 items a thread
+
+
+def fused_spec(block=DEFAULT_BLOCK, items=DEFAULT_ITEMS) -> KernelSpec:
+    return KernelSpec(f"{CHAPTER}/05_rle_fused.cu", "rle_encode_fused",
+                      template=("int", block, items))
+
+
+def unfused_specs() -> list[KernelSpec]:
+    f = f"{CHAPTER}/04_rle_unfused.cu"
+    return [KernelSpec(f, "head_flags", template=("int",)),
+            KernelSpec(f, "scatter_runs", template=("int",))]
+
+
+def lengths_spec() -> KernelSpec:
+    return KernelSpec(f"{CHAPTER}/06_run_lengths.cu", "run_lengths")
+
+
+def decode_specs() -> list[KernelSpec]:
+    f = f"{CHAPTER}/07_rle_decode.cu"
+    return [KernelSpec(f, "mark_run_heads"), KernelSpec(f, "gather_runs", template=("int",))]
+
+
+def all_specs() -> list[KernelSpec]:
+    from .ops import single_pass_spec
+    return ([fused_spec()] + unfused_specs() + [lengths_spec()] + decode_specs()
+            + [single_pass_spec("int32", inclusive=False), single_pass_spec("int32")])
+
+
+def check_input(x) -> None:
+    check_array(x, "x", dtypes=("int32",))
+    if x.size > MAX_N:
+        raise ConfigError(f"n={x.size}: run positions and lengths are int32 here, so the "
+                          f"encoder takes at most 2^31 - 1 elements; split the input")
+
+
+class Encoder:
+    """Output buffers (worst case: n runs) for encoding inputs of up to `n` int32."""
+
+    def __init__(self, n: int, block: int = DEFAULT_BLOCK, items: int = DEFAULT_ITEMS):
+        import cupy as cp
+        if n > MAX_N:
+            raise ConfigError(f"n={n}: run positions and lengths are int32 here, so the "
+                              "encoder takes at most 2^31 - 1 elements; split the input")
+        check_tile("int32", block, items)
+        self.n, self.block, self.items = n, block, items
+        size = max(n, 1)
+        self.values = cp.empty(size, dtype=cp.int32)
+        self.starts = cp.empty(size, dtype=cp.int32)
+        self.lengths = cp.empty(size, dtype=cp.int32)
+        self.count = cp.zeros(1, dtype=cp.int32)
+        self._flags = self._pos = None
+        self._fused = get_kernel(fused_spec(block, items))
+        self._lengths = get_kernel(lengths_spec())
+        from ...device import current
+        self._len_grid = current().sms * 8
+
+    def encode(self, x, variant: str = "fused", check: bool = True):
+        """(values, lengths, count): the first count[0] entries of values and lengths are
+        the runs of x, in order. Nothing waits for the host."""
+        if check:
+            check_input(x)
+            if x.size > self.n:
+                raise ConfigError(f"x has {x.size} elements; this encoder was made for at "
+                                  f"most {self.n}")
+            if variant not in ENCODERS:
+                raise ConfigError(f"unknown encoder {variant!r}; known: {', '.join(ENCODERS)}")
+        n = x.size
+        if n == 0:
+            self.count.fill(0)
+            return self.values, self.lengths, self.count
+        if variant == "fused":
+            tiles = -(-n // (self.block * self.items))
+            counter, words, _, _, _, epoch = state().args(tiles, False)
+            launch(self._fused, tiles, self.block,
+                   (x, self.values, self.starts, self.count, np.int64(n), counter,
+                    np.uint32(tiles), words, epoch))
+        else:
+            self._unfused(x)
+        launch(self._lengths, self._len_grid, 256,
+               (self.starts, self.count, self.lengths, np.int64(n)))
+        return self.values, self.lengths, self.count
+
+    def _unfused(self, x) -> None:
+        import cupy as cp
+        n = x.size
+        if self._flags is None or self._flags.size < n:
+            self._flags = cp.empty(self.n, dtype=cp.int32)
+            self._pos = cp.empty(self.n, dtype=cp.int32)
+        flags, pos = self._flags[:n], self._pos[:n]
+        k_flags, k_scatter = (get_kernel(s) for s in unfused_specs())
+        launch(k_flags, -(-n // (4 * 256)), 256, (x, flags, np.int64(n)))
+        enqueue(flags, pos, inclusive=False)
+        launch(k_scatter, -(-n // 256), 256,
+               (x, flags, pos, self.values, self.starts, self.count, np.int64(n)))
+
+
+def traffic_bytes(variant: str, n: int, runs: int) -> int:
+    """Bytes each encoder moves by design (4-byte values, starts and lengths)."""
+    out = 4 * runs + 4 * runs                    # values and starts written
+    lengths = 4 * runs + 4 * runs                # starts read, lengths written
+    if variant == "fused":
+        return 4 * n + out + lengths
+    # flags: read x, write flags; scan: read and write; scatter: read x, flags, positions
+    return (4 * n + 4 * n) + (8 * n) + 12 * n + out + lengths
+
+
+def decode(values, lengths, n: int):
+    """x from its runs: offsets = exclusive scan of the lengths, a mark at every run's
+    first index (but the first run's), an inclusive scan of the marks gives each element
+    its run, then a gather. `values` and `lengths` hold exactly the runs."""
+    import cupy as cp
+    runs = values.size
+    if lengths.size != runs:
+        raise ConfigError(f"{runs} values but {lengths.size} lengths")
+    out = cp.empty(n, dtype=values.dtype)
+    if n == 0:
+        return out
+    if runs == 0:
+        raise ConfigError(f"no runs to decode into {n} elements")
+    lengths = cp.ascontiguousarray(lengths, dtype=cp.int32)
+    offsets = cp.empty_like(lengths)
+    enqueue(lengths, offsets, inclusive=False)
+    marks = cp.zeros(n, dtype=cp.int32)
+    run = cp.empty_like(marks)
+    k_mark, k_gather = (get_kernel(s) for s in decode_specs())
+    if runs > 1:
+        launch(k_mark, -(-(runs - 1) // 256), 256, (offsets, np.int64(runs), marks))
+    enqueue(marks, run, inclusive=True)
+    launch(k_gather, -(-n // 256), 256, (cp.ascontiguousarray(values), run, out, np.int64(n)))
+    return out
+
+
+def numpy_encode(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The CPU encoder (NumPy): (values, lengths)."""
+    n = x.size
+    if n == 0:
+        return x[:0], np.zeros(0, dtype=np.int64)
+    heads = np.flatnonzero(np.concatenate(([True], x[1:] != x[:-1])))
+    return x[heads], np.diff(np.append(heads, n))
+
+
+def reference(x):
+    """(values, lengths) of `x` computed with CuPy (for checking the encoders): head flags,
+    their CUB scan, a scatter of each head's index (non-heads to a spare slot)."""
+    import cupy as cp
+    n = x.size
+    if n == 0:
+        return x[:0], cp.zeros(0, dtype=cp.int64)
+    head = cp.ones(n, dtype=cp.int64)
+    head[1:] = (x[1:] != x[:-1])
+    pos = cp.cumsum(head) - 1
+    runs = int(pos[-1]) + 1
+    starts = cp.empty(runs + 1, dtype=cp.int64)
+    starts[cp.where(head == 1, pos, runs)] = cp.arange(n, dtype=cp.int64)
+    starts[runs] = n
+    return x[starts[:-1]], cp.diff(starts)
+
+
+def make_runs(n: int, kind: str, rng):
+    """An int32 input of n elements made of runs: "short" (lengths 1-15), "long"
+    (100-10000), "mixed" (90 % short, 10 % long), "equal" (one run), "distinct" (n runs).
+    Adjacent runs always differ."""
+    import cupy as cp
+    if kind == "equal":
+        return cp.full(n, int(rng.integers(-2**31, 2**31 - 1)), dtype=cp.int32)
+    if kind == "distinct":
+        return (cp.arange(n, dtype=cp.int64) * 7919 + int(rng.integers(0, 2**31))
+                ).astype(cp.int32)
+    lo, hi = {"short": (1, 16), "long": (100, 10001), "mixed": (1, 16)}[kind]
+    mean = (lo + hi) / 2 if kind != "mixed" else 0.9 * 8 + 0.1 * 5050
+    m = int(n / mean * 1.2) + 16
+    rs = cp.random.RandomState(int(rng.integers(0, 2**31)))
+    lengths = rs.randint(lo, hi, m).astype(cp.int64)
+    if kind == "mixed":
+        long_ = rs.randint(100, 10001, m).astype(cp.int64)
+        lengths = cp.where(rs.random_sample(m) < 0.1, long_, lengths)
+    while int(lengths.sum()) < n:
+        lengths = cp.concatenate((lengths, lengths))
+    starts = cp.cumsum(lengths)[:-1]
+    starts = starts[starts < n]
+    marks = cp.zeros(n, dtype=cp.int32)
+    marks[starts] = 1
+    run = cp.cumsum(marks, dtype=cp.int64)
+    # adjacent values differ: a running sum of nonzero steps, wrapped to int32
+    steps = rs.randint(1, 1 << 20, starts.size + 1).astype(cp.int64)
+    values = cp.cumsum(steps).astype(cp.int32)
+    return values[run]

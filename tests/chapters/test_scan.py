@@ -1,0 +1,139 @@
+"""Chapter 3 (perflab.chapters.scan) without a GPU: the tile rules and their reasons, the
+float tolerance, the traffic models, the NumPy encoder; on a GPU: the correctness pass,
+the edge sizes and inputs, bad input, and 1000 back-to-back single-pass scans."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perflab import registry
+from perflab.chapters.scan import experiments as ex
+from perflab.chapters.scan import ops, rle
+from perflab.errors import ConfigError
+
+
+def test_experiments_are_registered_under_the_chapter():
+    exps = {n: e for n, e in registry.all_experiments().items() if n.startswith("scan.")}
+    assert {"scan.check", "scan.sizes", "scan.dtypes", "scan.tune", "scan.rle",
+            "scan.large", "scan.stress", "scan.float_order", "scan.profile"} <= set(exps)
+    assert all(e.chapter == "03-scan" for e in exps.values())
+
+
+@pytest.mark.parametrize("dtype,block,items,why", [
+    ("int32", 256, 2, "multiple of 4"),
+    ("int64", 256, 3, "multiple of 2"),
+    ("int32", 100, 16, "whole warps"),
+    ("int32", 2048, 16, "whole warps"),
+    ("int32", 256, 64, "at most 32"),
+    ("float64", 256, 16, "not supported"),
+])
+def test_bad_tile_shapes_are_refused_with_the_rule(dtype, block, items, why):
+    with pytest.raises(ConfigError, match=why):
+        ops.check_tile(dtype, block, items)
+
+
+def test_the_explorer_reasons_are_the_call_checks():
+    for b in ex.TUNE_BLOCKS:
+        for i in ex.TUNE_ITEMS:
+            why = ex.tune_reason("int32", b, i)
+            assert (why is None) == (i % 4 == 0 and i <= 32)
+
+
+def test_float_tolerance_grows_with_n():
+    ts = [ex.float_tolerance(n) for n in (1, 1 << 10, 1 << 20, 1 << 30)]
+    assert ts == sorted(ts) and ts[0] > 0 and ts[-1] < 1e-3
+
+
+def test_single_pass_moves_the_bytes_of_a_copy_and_three_kernels_half_again():
+    n = 1 << 28
+    one = ops.traffic_bytes("single-pass", n, 4)
+    three = ops.traffic_bytes("three-kernel", n, 4)
+    assert 2 * 4 * n <= one < 2 * 4 * n * 1.01
+    assert 3 * 4 * n <= three < 3 * 4 * n * 1.01
+
+
+def test_fused_encoder_moves_far_fewer_bytes():
+    n, runs = 1 << 25, (1 << 25) // 8
+    assert rle.traffic_bytes("unfused", n, runs) > 4 * rle.traffic_bytes("fused", n, runs)
+
+
+@pytest.mark.parametrize("x", [np.array([], dtype=np.int32), np.array([5], dtype=np.int32),
+                               np.array([1, 1, 2, 2, 2, 1], dtype=np.int32),
+                               np.arange(31, dtype=np.int32), np.zeros(1000, dtype=np.int32)])
+def test_numpy_encoder_round_trips(x):
+    v, lengths = rle.numpy_encode(x)
+    assert np.array_equal(np.repeat(v, lengths), x)
+    assert (lengths > 0).all() and (v[1:] != v[:-1]).all()
+
+
+# -- on a GPU --------------------------------------------------------------------------
+@pytest.fixture
+def live(monkeypatch):
+    monkeypatch.setenv("PERFLAB_MODE", "live")
+
+
+@pytest.mark.gpu
+def test_every_kernel_passes_its_check(live):
+    from perflab import lab
+    rows = lab.check_all(chapter="03-scan")
+    bad = [(r["experiment"], r["variant"], r["params"]) for r in rows if r["correct"] is False]
+    assert rows and not bad
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [0, 1, 31, 1000003])
+@pytest.mark.parametrize("kind", ["equal", "distinct", "short"])
+def test_rle_round_trip_at_edge_sizes(live, n, kind):
+    enc = rle.Encoder(max(n, 1))
+    x = rle.make_runs(n, kind, np.random.default_rng(n)) if n else \
+        __import__("cupy").zeros(0, dtype="int32")
+    values, lengths, count = enc.encode(x)
+    chk, runs = ex.check_rle(x, values, lengths, count)
+    assert chk.correct
+    if n and kind == "equal":
+        assert runs == 1
+    if n and kind == "distinct":
+        assert runs == n
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
+@pytest.mark.parametrize("n", [0, 1, 31, 1000003])
+def test_scans_at_edge_sizes(live, dtype, n):
+    import cupy as cp
+    x = ex.fresh(n, dtype, 7)
+    for v in ops.VARIANTS:
+        for inc in (True, False):
+            out = ops.scan(x, inclusive=inc, variant=v)
+            assert ex.check_scan(out, x, inc).correct, (v, inc)
+    same = cp.full(n, 3, dtype=dtype)
+    assert ex.check_scan(ops.scan(same), same, True).correct
+
+
+@pytest.mark.gpu
+def test_bad_input_is_refused(live):
+    import cupy as cp
+    x = cp.arange(100, dtype=cp.int32)
+    with pytest.raises(ConfigError, match="in-place"):
+        ops.scan(x, x)
+    with pytest.raises(ConfigError, match="16 bytes"):
+        ops.scan(x[1:])
+    with pytest.raises(ConfigError, match="1-D"):
+        ops.scan(x.reshape(10, 10))
+    with pytest.raises(ConfigError, match="dtype"):
+        ops.scan(x.astype(cp.float64))
+    with pytest.raises(ConfigError, match="CuPy array"):
+        ops.scan(np.arange(4, dtype=np.int32))
+    with pytest.raises(ConfigError, match="must match"):
+        ops.scan(x, cp.empty(99, dtype=cp.int32))
+    with pytest.raises(ConfigError, match="dtype"):
+        rle.Encoder(10).encode(x.astype(cp.float32))
+
+
+@pytest.mark.gpu
+def test_1000_back_to_back_scans_neither_hang_nor_go_wrong(live):
+    from perflab import device, registry as reg, store
+    exp = reg.get("scan.stress")
+    ctx = reg.Context(exp, store.new_run(device.current().as_dict()), timing=False)
+    exp.func(ctx, calls=1000, sizes=(1000003,))
+    assert ctx.rows and all(r["correct"] for r in ctx.rows)

@@ -59,9 +59,11 @@ def plateaus(lat: pd.DataFrame, l2_bytes: int) -> pd.DataFrame:
         if ref:
             off = 0.0 if ref[0] <= c <= ref[1] else min(abs(c - ref[0]), abs(c - ref[1])) / (
                 ref[0] if c < ref[0] else ref[1])
-        recs.append({"level": level, "from": lo, "to": hi, "sizes": int(w["bytes"].nunique()),
+        recs.append({"level": level, "window": f"{size_label(lo)} – {size_label(hi)}",
+                     "from": lo, "to": hi, "sizes": int(w["bytes"].nunique()),
                      "cycles": c, "ns": float(ns.median()),
                      "spread_pct": 100 * float(per.max() - per.min()) / c,
+                     "published": (span(ref[0], ref[1], 1) if ref else "—"),
                      "published_lo": ref[0] if ref else None,
                      "published_hi": ref[1] if ref else None,
                      "off_pct": None if off is None else 100 * off})
@@ -96,9 +98,16 @@ def plot_staircase(ax, lat: pd.DataFrame, l2_bytes: int, dev: dict) -> None:
     for i, (level, (lo, hi)) in enumerate(PUBLISHED["levels"].items()):
         ax.axhspan(lo * 0.97, hi * 1.03, color="0.85", zorder=0,
                    label="published (RRZE, GH200)" if i == 0 else None)
-    for x, txt in ((l2_bytes / 2, "½ L2"), (l2_bytes, "L2")):
+    for x, txt, ha in ((l2_bytes / 2, "½ L2 ", "right"), (l2_bytes, " L2", "left")):
         ax.axvline(x, color="0.5", ls=":", lw=1)
-        ax.text(x, 770, txt, fontsize=7, ha="center", va="bottom", color="0.35")
+        ax.text(x, 770, txt, fontsize=7, ha=ha, va="bottom", color="0.35")
+    for _, r in plateaus(lat, l2_bytes).iterrows():     # name each plateau over its window
+        if r["level"].startswith("HBM,"):
+            continue
+        far = r["level"] == "far L2"          # left of its steep window, clear of the line
+        x = r["from"] / 1.3 if far else (r["from"] * r["to"]) ** 0.5
+        ax.text(x, r["cycles"] + (0 if far else 18), f"{r['level']} {r['cycles']:.0f}",
+                fontsize=7, ha="right" if far else "center", va="bottom", color="0.2")
     ax.set_xscale("log", base=2)
     ticks = [4 * KiB, 64 * KiB, 1 * MiB, 16 * MiB, 256 * MiB, 4 * GiB]
     ax.set_xticks(ticks, [size_label(t) for t in ticks])
@@ -141,16 +150,16 @@ def sass_loads() -> dict:
 
 
 def operator_table(ops: pd.DataFrame, prof: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Operator × working set: chase cycles, the seed's probe (without and with waiting),
-    the SASS instruction and, from the profiler, the L1 hit rate of the chase."""
+    """One row per operator × working set: chase cycles, the seed's probe (without and
+    with waiting), the SASS instruction and, from the profiler, the chase's L1 hit rate."""
     ch = ops[(ops["variant"] == "chase") & ops["correct"].astype(bool)]
     pr = ops[(ops["variant"] == "seed-probe") & ops["correct"].astype(bool)]
     sass = sass_loads()
     recs = []
     for (op, ws), g in ch.groupby(["op", "bytes"], sort=False):
         p = pr[(pr["op"] == op) & (pr["bytes"] == ws)]
-        rec = {"op": op if op != "plain" else "plain (no operator)", "sass": sass.get(op, "?"),
-               "bytes": ws, "chase": float(g["cycles"].median()),
+        rec = {"op": op, "sass": sass.get(op, "?"), "bytes": ws,
+               "chase": float(g["cycles"].median()),
                "probe": _one(p[~p["wait"].astype(bool)], "cycles"),
                "probe_wait": _one(p[p["wait"].astype(bool)], "cycles")}
         if prof is not None and len(prof):
@@ -158,6 +167,27 @@ def operator_table(ops: pd.DataFrame, prof: pd.DataFrame | None = None) -> pd.Da
             rec["l1_hit_pct"] = _one(q, "l1_hit_pct")
         recs.append(rec)
     return pd.DataFrame(recs)
+
+
+def span(lo: float, hi: float, digits: int = 0) -> str:
+    """"24" when the two agree to the digits shown, else "24–25"."""
+    a, b = f"{lo:.{digits}f}", f"{hi:.{digits}f}"
+    return a if a == b else f"{a}–{b}"
+
+
+def operator_grid(ot: pd.DataFrame) -> pd.DataFrame:
+    """The operator table as the page shows it: one row per operator, the chase's cycles
+    at each working set side by side, the probe's range over all of them."""
+    out = []
+    sizes = sorted(ot["bytes"].unique())
+    for op, g in ot.groupby("op", sort=False):
+        rec = {"op": "plain (none)" if op == "plain" else f".{op}", "sass": g["sass"].iloc[0]}
+        for ws in sizes:
+            rec[f"chase {size_label(ws)}"] = float(g[g["bytes"] == ws]["chase"].iloc[0])
+        rec["probe"] = span(g["probe"].min(), g["probe"].max())
+        rec["probe_wait"] = span(g["probe_wait"].min(), g["probe_wait"].max())
+        out.append(rec)
+    return pd.DataFrame(out)
 
 
 def _one(d: pd.DataFrame, col: str):
@@ -192,7 +222,7 @@ def plot_banks(ax, bt: pd.DataFrame) -> None:
     ax.set_yscale("log", base=2)
     ax.set_xlabel("stride (4-byte words between lanes)")
     ax.set_ylabel("shared-memory TB/s")
-    ax.set_xticks([1, 2, 4, 8, 12, 16, 20, 24, 28, 31, 32])
+    ax.set_xticks([1, 2, 4, 8, 12, 16, 20, 24, 28, 32])
     ax.legend(fontsize=7, ncol=2, loc="lower left")
 
 
@@ -241,7 +271,9 @@ def plot_inflight(ax, inf: pd.DataFrame, latency_ns: float, sms: int, ceiling_tb
             ax.plot(gk["inflight_per_sm"], gk["TB/s"], markers.get(k, "o"), color=color,
                     ms=4, alpha=0.85, label=f"{layout}, K={k}")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("reads in flight per SM (bytes)")
+    ticks = [512, 2 * KiB, 8 * KiB, 32 * KiB, 128 * KiB]
+    ax.set_xticks(ticks, [size_label(t).replace(" ", "\u2009") for t in ticks])
+    ax.set_xlabel("reads in flight per SM (warps × K × 16 bytes)")
     ax.set_ylabel("copy TB/s (read + write)")
     ax.legend(fontsize=6.5, ncol=2, loc="lower right")
 
@@ -293,6 +325,10 @@ def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
                 "probe_lo": float(ot["probe"].min()), "probe_hi": float(ot["probe"].max()),
                 "probe_wait_lo": float(ot["probe_wait"].min()),
                 "probe_wait_hi": float(ot["probe_wait"].max())})
+    out["probe_span"] = span(out["probe_lo"], out["probe_hi"])
+    out["probe_wait_span"] = span(out["probe_wait_lo"], out["probe_wait_hi"])
+    out["op_mid_span"] = span(out["op_mid_lo"], out["op_mid_hi"])
+    out["op_big_span"] = span(out["op_big_lo"], out["op_big_hi"])
     if "l1_hit_pct" in ot:
         out["l1hit_plain"] = at("plain", small, "l1_hit_pct")
         out["l1hit_cg"] = at("cg", small, "l1_hit_pct")
@@ -372,8 +408,15 @@ def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
         rate = float(at90["TB/s"].max()) * 1e12 / 2
         out["loaded_latency_ns"] = need["grid-strided"] * sms / rate * 1e9
         out["loaded_over_idle"] = out["loaded_latency_ns"] / out["hbm_ns"]
-    w1 = d[(d["layout"] == "grid-strided") & (d["warps_per_sm"] == 1)].set_index("K")
-    out["w1k1_x"], out["w1k2_x"] = float(w1.loc[1, "of_copy"]), float(w1.loc[2, "of_copy"])
+    g = d[d["layout"] == "grid-strided"]
+    for kb in (1, 8):
+        at = g[g["inflight_per_sm"] == kb * 1024]
+        rate = float(at["TB/s"].max()) * 1e12 / 2
+        out[f"lat_at_{kb}k_ns"] = kb * 1024 * sms / rate * 1e9
+        out[f"x_at_{kb}k"] = float(at["of_copy"].max())
+    out["need_over_little"] = out["inf_need_grid_kb"] / out["little_per_sm_kb"]
+    out["lat_at_1k_over"] = out["lat_at_1k_ns"] / out["hbm_ns"]
+    out["lat_at_8k_over"] = out["lat_at_8k_ns"] / out["hbm_ns"]
     return out
 
 

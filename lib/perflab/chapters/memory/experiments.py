@@ -47,8 +47,17 @@ EXPLORE_STRIDES = (8, 32, 128, 1 * KiB, 64 * KiB, 2 * MiB)
 OPERATOR_SIZES = (16 * KiB, 4 * MiB, 1 * GiB)
 
 
-def _fits(dev, nbytes: int) -> bool:
-    return nbytes <= dev.total_mem_bytes // 4
+def _chains(sizes, **kw):
+    """A fresh chain for each working set that fits this GPU (a quarter of its memory at
+    most), freed before the next is made."""
+    import cupy as cp
+
+    dev = current()
+    for ws in sizes:
+        if ws > dev.total_mem_bytes // 4:
+            continue
+        yield make_chain(ws, **kw)
+        cp.get_default_memory_pool().free_all_blocks()
 
 
 def _chase_row(ctx, ch, op, repeat=None, variant=None, extra=None):
@@ -76,18 +85,10 @@ def latency(ctx, sizes=STAIRCASE, repeats=3):
     (at most 2^20 slots, spread evenly past 128 MiB), after a full warm walk where the
     cycle is short enough to be reused. `repeats` launches per size give the spread. And
     the shared-memory chase over 1024 slots."""
-    import cupy as cp
-
-    dev = current()
     rng = np.random.default_rng()
-    for ws in sizes:
-        if not _fits(dev, ws):
-            continue
-        ch = make_chain(ws, rng=rng)
+    for ch in _chains(sizes, rng=rng):
         for r in range(repeats):
             _chase_row(ctx, ch, "plain", repeat=r)
-        ch = None
-        cp.get_default_memory_pool().free_all_blocks()
     for r in range(repeats):
         cyc, chk = smem_walk(1024, rng=rng)
         ctx.row(variant="shared", params={"bytes": 4096, "slot_bytes": 4, "op": "ld.shared",
@@ -108,19 +109,12 @@ def stride_chase(ctx, sizes=EXPLORE_SIZES, strides=EXPLORE_STRIDES):
     """The classic strided chase: slot i points to slot i + 1, `stride` bytes on; a
     stride under a line reuses each line stride/128 of the time, one over a page leaves
     every load to find its own page."""
-    import cupy as cp
-
-    dev = current()
     for ws in sizes:
-        if not _fits(dev, ws):
-            continue
         for s in strides:
             if s > ws // 2 or ws % s:
                 continue
-            ch = make_chain(ws, stride=s)
-            _chase_row(ctx, ch, "plain", extra={"stride": s})
-            ch = None
-        cp.get_default_memory_pool().free_all_blocks()
+            for ch in _chains((ws,), stride=s):
+                _chase_row(ctx, ch, "plain", extra={"stride": s})
 
 
 @experiment("memory.operators", title="What each ld.global cache operator does",
@@ -131,14 +125,8 @@ def operators(ctx, sizes=OPERATOR_SIZES):
     """Every operator (plain, .ca, .cg, .cv, .nc) through the random chase at each working
     set; then the seed's probe (clock, one load, clock) with and without waiting for the
     value, on the same buffers."""
-    import cupy as cp
-
     dev = current()
-    rng = np.random.default_rng()
-    for ws in sizes:
-        if not _fits(dev, ws):
-            continue
-        ch = make_chain(ws, rng=rng)
+    for ch in _chains(sizes, rng=np.random.default_rng()):
         for op in OPS:
             _chase_row(ctx, ch, op, variant="chase")
         for op in OPS:
@@ -146,12 +134,10 @@ def operators(ctx, sizes=OPERATOR_SIZES):
                 flush_l2(dev)
                 per_load, chk = probe(ch.buf, op, wait)
                 ctx.row(variant="seed-probe",
-                        params={"bytes": ws, "slot_bytes": 128, "op": op, "wait": wait},
+                        params={"bytes": ch.ws_bytes, "slot_bytes": 128, "op": op, "wait": wait},
                         metrics={"cycles": (per_load, "cycles")} if chk.correct else {},
                         check=chk, kernels=[probe_spec(op, wait)],
                         launch={"grid": 1, "block": 1})
-        ch = None
-        cp.get_default_memory_pool().free_all_blocks()
 
 
 # ---- shared-memory banks -------------------------------------------------------------------

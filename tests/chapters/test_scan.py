@@ -137,3 +137,18 @@ def test_1000_back_to_back_scans_neither_hang_nor_go_wrong(live):
     ctx = reg.Context(exp, store.new_run(device.current().as_dict()), timing=False)
     exp.func(ctx, calls=1000, sizes=(1000003,))
     assert ctx.rows and all(r["correct"] for r in ctx.rows)
+
+
+@pytest.mark.parametrize("block,items,stages,why", [
+    (32, 16, 2, "at least 2 warps"), (256, 16, 0, "1 to 8"), (1024, 32, 2, "200 KiB"),
+    (256, 6, 2, "multiple of 4")])
+def test_bad_pipeline_shapes_are_refused_with_the_rule(block, items, stages, why):
+    with pytest.raises(ConfigError, match=why):
+        ops.check_pipeline("int32", block, items, stages)
+    assert ex.pipeline_reason(block, items, stages)
+
+
+def test_every_swept_pipeline_shape_can_run_and_the_defaults_are_in_the_specs():
+    assert all(ex.pipeline_reason(*shape) is None for shape in ops.PIPELINE_SHAPES)
+    assert "scan.targets" in registry.all_experiments()
+    assert ops.traffic_bytes("pipelined", 1 << 28, 4) < 2 * 4 * (1 << 28) * 1.01

@@ -476,6 +476,19 @@ def rle_exp(ctx, sizes=(1 << 20, 1 << 25, 1 << 28), kinds=RLE_KINDS):
     """Each encoder on fresh inputs of each kind of runs, checked against the reference
     runs and by a round trip, then timed round by round with
     torch.unique_consecutive(return_counts=True); NumPy on the CPU up to 2^25."""
+    _rle_rows(ctx, sizes, kinds, rle.ENCODERS)
+
+
+RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
+             "unfused": lambda: (rle.unfused_specs()
+                                 + [ops.single_pass_spec("int32", inclusive=False),
+                                    rle.lengths_spec()]),
+             "pipelined": lambda: [rle.pipelined_spec(), rle.lengths_spec()]}
+
+
+def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
+    """Each of `encoders` on fresh inputs of each kind: checked (reference runs and a
+    round trip), then timed round by round with torch.unique_consecutive and the copy."""
     import cupy as cp
     torch = torch_or_none()
     rng = np.random.default_rng(seed())
@@ -486,17 +499,16 @@ def rle_exp(ctx, sizes=(1 << 20, 1 << 25, 1 << 28), kinds=RLE_KINDS):
             x = rle.make_runs(n, kind, np.random.default_rng(s))
             calls, info = {}, {}
             runs = 0
-            for v in rle.ENCODERS:
+            for v in encoders:
                 enc.count.fill(-1)
                 enc.values.fill(np.iinfo(np.int32).min)
                 enc.lengths.fill(-1)
                 with capture_launches() as launches:
                     checked(lambda: enc.encode(x, v), f"rle {v}")
                 chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
-                specs = ([rle.fused_spec()] if v == "fused" else rle.unfused_specs()
-                         + [ops.single_pass_spec("int32", inclusive=False)]) + [rle.lengths_spec()]
-                info[v] = dict(chk=chk, launches=launches, kernels=specs,
-                               bytes=rle.traffic_bytes(v, n, runs))
+                info[v] = dict(chk=chk, launches=launches, kernels=RLE_SPECS[v](),
+                               bytes=rle.traffic_bytes("unfused" if v == "unfused"
+                                                       else "fused", n, runs))
                 if chk.correct:
                     calls[v] = (lambda a, v=v: enc.encode(a, v, check=False), [(x,)])
             if torch is not None:
@@ -515,7 +527,7 @@ def rle_exp(ctx, sizes=(1 << 20, 1 << 25, 1 << 28), kinds=RLE_KINDS):
                         [(x,)])
             calls["copy"] = (lambda a, b=cp.empty_like(x): b.data.copy_from_device(a.data, a.nbytes),
                              [(x,)])
-            res = ctx.time_interleaved(calls, budget_s=0.8) if ctx.timing else {}
+            res = ctx.time_interleaved(calls, budget_s=budget_s) if ctx.timing and calls else {}
             for v, d in info.items():
                 metrics = {"runs": (runs, "1"), "bytes_moved": (d["bytes"], "B")}
                 if v in res:
@@ -525,7 +537,7 @@ def rle_exp(ctx, sizes=(1 << 20, 1 << 25, 1 << 28), kinds=RLE_KINDS):
                 ctx.row(variant=v, params={"n": n, "kind": kind}, metrics=metrics,
                         check=d["chk"], kernels=d["kernels"], launch=d["launches"], seed=s,
                         **extra)
-            if ctx.timing and n <= NUMPY_MAX and kind in ("short", "long", "mixed"):
+            if numpy and ctx.timing and n <= NUMPY_MAX and kind in ("short", "long", "mixed"):
                 hx = cp.asnumpy(x)
                 hv, hl = rle.numpy_encode(hx)
                 ok = hv.size == runs
@@ -647,3 +659,119 @@ def stress(ctx, calls=1000, sizes=(1000003, 1 << 24)):
                 kernels=ops.specs("single-pass", "int32", True), seed=s)
         del xs, outs, last
         cp.get_default_memory_pool().free_all_blocks()
+
+
+# -- the pipelined single pass and encoder (08, 09): issue #11's targets ----------------
+def pipeline_reason(block: int, items: int, stages: int) -> str | None:
+    try:
+        ops.check_pipeline("int32", block, items, stages)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+@experiment("scan.pipeline", title="Pipelined single pass: block, items, stages",
+            small={"n": 1000003}, sweep=True,
+            kernels=lambda: [ops.pipelined_spec("int32", b, i, st, True)
+                             for b, i, st in ops.PIPELINE_SHAPES])
+def pipeline(ctx, n=1 << 28, shapes=ops.PIPELINE_SHAPES):
+    """Every pipelined shape at 2^28 int32, checked, then timed in the same rounds as
+    the copy, torch.cumsum (dtype=int32) and the single pass of 03."""
+    import cupy as cp
+    s = seed()
+    x = fresh(n, "int32", s)
+    sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
+    out = sets[0][1]
+    calls, info = {}, {}
+    for b, i, st in shapes:
+        name = f"pipelined {b}x{i}x{st}"
+        params = {"n": n, "dtype": "int32", "block": b, "items": i, "stages": st}
+        why = pipeline_reason(b, i, st)
+        if why:
+            ctx.row(variant=name, params=params, metrics={}, invalid=why)
+            continue
+        fn = (lambda a, o, b=b, i=i, st=st: ops.enqueue_pipelined(a, o, True, b, i, st))
+        chk, launches = run_checked(fn, x, out, True)
+        info[name] = (chk, launches, params, [ops.pipelined_spec("int32", b, i, st, True)])
+        if chk.correct:
+            calls[name] = (fn, sets)
+    fn = ours("single-pass", True)
+    chk, launches = run_checked(fn, x, out, True)
+    info["single-pass"] = (chk, launches, {"n": n, "dtype": "int32"},
+                           ops.specs("single-pass", "int32", True))
+    if chk.correct:
+        calls["single-pass"] = (fn, sets)
+    for name, fn in baselines(x, out, True).items():
+        if name in ("copy", "torch.cumsum"):
+            calls[name] = (fn, sets)
+    res = ctx.time_interleaved(calls, budget_s=4.0) if ctx.timing else {}
+    for name, (chk, launches, params, kernels) in info.items():
+        metrics = {}
+        if name in res:
+            metrics.update(timing_metrics(res[name], 2 * x.nbytes))
+            metrics.update(ratio_metrics(res, name))
+            metrics["TB/s"] = (metrics["GB/s"][0] / 1e3, "TB/s")
+        ctx.row(variant=name, params=params, metrics=metrics, check=chk, launch=launches,
+                seed=s, kernels=kernels)
+    del sets, x, out
+    _TORCH_VIEWS.clear()
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+TARGET_CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 24) + 3)
+
+
+@experiment("scan.targets", title="Issue #11's targets: the pipelined scan and encoder",
+            small={"check_sizes": (0, 1, 31, 4097, 1000003), "scan_n": None,
+                   "rle_check_sizes": (1, 31, 1000003), "rle_n": None},
+            kernels=lambda: ([s for dt in DTYPES for inc in (True, False)
+                              for s in ops.specs("pipelined", dt, inc)]
+                             + ops.specs("single-pass", "int32", True)
+                             + RLE_SPECS["pipelined"]() + RLE_SPECS["fused"]()
+                             + rle.decode_specs()
+                             + [ops.single_pass_spec("int32", inclusive=False)]))
+def targets(ctx, check_sizes=TARGET_CHECK_SIZES, scan_n=1 << 28,
+            rle_check_sizes=(1, 31, 1000003), rle_n=1 << 25):
+    """The pipelined scan (08) checked at every dtype, inclusive and exclusive, on sizes
+    that are not multiples of its tile (integers also over the whole int32 range), then
+    timed at 2^28 int32 with the single pass of 03, torch.cumsum(dtype=int32), cupy.cumsum
+    and the copy; the pipelined encoder (09) checked on every kind of runs, then timed at
+    2^25 with the fused encoder (05), torch.unique_consecutive and the copy."""
+    import cupy as cp
+    for n in check_sizes:
+        for dt in DTYPES:
+            for dist in (("small", "wrap") if dt == "int32" else ("small",)):
+                s = seed()
+                x = fresh(n, dt, s, dist)
+                out = cp.empty_like(x)
+                for inc in (True, False):
+                    chk, launches = run_checked(ours("pipelined", inc), x, out, inc)
+                    ctx.row(variant="pipelined", params={"n": n, "dtype": dt, "inclusive": inc,
+                                                         "input": dist, "part": "check"},
+                            metrics={}, check=chk, kernels=ops.specs("pipelined", dt, inc),
+                            launch=launches, seed=s)
+                del x, out
+        cp.get_default_memory_pool().free_all_blocks()
+    if rle_check_sizes:
+        _rle_rows(_Tagged(ctx, {"part": "check"}, timing=False), rle_check_sizes, RLE_KINDS,
+                  ("pipelined",), numpy=False)
+    if scan_n:
+        _time_set(_Tagged(ctx, {"part": "scan"}), scan_n, "int32", (True,),
+                  ("pipelined", "single-pass"), budget_s=2.0)
+    if rle_n:
+        _rle_rows(_Tagged(ctx, {"part": "rle"}), (rle_n,), RLE_KINDS,
+                  ("pipelined", "fused"), numpy=False, budget_s=1.5)
+
+
+class _Tagged:
+    """A context whose rows carry extra params (which part of an experiment made them)."""
+
+    def __init__(self, ctx, extra: dict, timing: bool | None = None):
+        self._ctx, self._extra = ctx, extra
+        self.timing = ctx.timing if timing is None else timing
+
+    def row(self, *, params, **kw):
+        return self._ctx.row(params={**params, **self._extra}, **kw)
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)

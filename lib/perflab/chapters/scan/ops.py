@@ -10,6 +10,9 @@ Variants (one idea each, kernels/03-scan/):
   "serial"       01_serial_block.cu: the seed's three kernels, one thread per block works
   "three-kernel" 02_three_kernel.cu: reduce, scan the totals, scan the tiles
   "single-pass"  03_single_pass.cu: one pass, decoupled look-back
+  "pipelined"    08_single_pass_pipelined.cu: the same look-back, persistent blocks that
+                 keep STAGES tiles loading into shared memory (cp.async) ahead of the work
+                 (not in VARIANTS: its own experiments, scan.pipeline and scan.targets)
 """
 from __future__ import annotations
 
@@ -30,6 +33,11 @@ LOOKBACKS = ("block", "warp")
 GRIDS = ("persistent", "per-tile")
 DEFAULT_LOOKBACK, DEFAULT_GRID = "warp", "per-tile"     # measured best: scan.lookback
 SEED_BLOCK = 256
+#: The pipelined single pass (08): (block, items, stages) by default, and the shapes
+#: scan.pipeline sweeps. Shared memory: stages * block * items * itemsize bytes a block.
+PIPELINED = (256, 32, 2)           # the best of scan.pipeline's first run, 276a08d9a446
+PIPELINE_SHAPES = ((256, 16, 1), (256, 32, 1), (256, 16, 2), (256, 16, 3), (256, 16, 4), (256, 32, 2), (256, 32, 3),
+                   (128, 32, 4), (512, 16, 3))
 #: The tile index is an unsigned 32-bit ticket; the epoch takes 30 bits of a status word.
 MAX_TILES = (1 << 32) - 1
 EPOCH_LIMIT = (1 << 30) - 1
@@ -75,6 +83,33 @@ def single_pass_spec(dtype="int32", block=DEFAULT_BLOCK, items=None,
                                 lookback == "block", grid == "persistent"))
 
 
+def check_pipeline(dtype: str, block: int, items: int, stages: int) -> None:
+    """ConfigError, naming the rule, for a pipelined shape that cannot be built or run."""
+    check_tile(dtype, block, items)
+    if block < 64:
+        raise ConfigError(f"block={block}: the pipelined scan needs at least 2 warps (the "
+                          "last one takes the tickets, the first looks back)")
+    if not 1 <= stages <= 8:
+        raise ConfigError(f"stages={stages}: 1 to 8 tiles in the ring")
+    smem = stages * block * items * np.dtype(dtype).itemsize
+    if smem > 200 * 1024:
+        raise ConfigError(f"stages={stages}, block={block}, items={items}: {smem} B of "
+                          "shared memory a block, more than the 200 KiB allowed here")
+
+
+def pipelined_spec(dtype="int32", block=None, items=None, stages=None,
+                   inclusive=True) -> KernelSpec:
+    b, i, st = PIPELINED
+    block, stages = block or b, stages or st
+    items = items or i * 4 // np.dtype(dtype).itemsize
+    return KernelSpec(f"{CHAPTER}/08_single_pass_pipelined.cu", "scan_pipelined",
+                      template=(CTYPES[dtype], block, items, stages, bool(inclusive)))
+
+
+def pipelined_smem(dtype, block, items, stages) -> int:
+    return stages * block * items * np.dtype(dtype).itemsize
+
+
 def three_kernel_specs(dtype="int32", block=DEFAULT_BLOCK, items=None,
                        inclusive=True) -> list[KernelSpec]:
     items = items or default_items(dtype, "three-kernel")
@@ -97,6 +132,8 @@ def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
           items=None) -> list[KernelSpec]:
     if variant == "single-pass":
         return [single_pass_spec(dtype, block, items, inclusive)]
+    if variant == "pipelined":
+        return [pipelined_spec(dtype, inclusive=inclusive)]
     if variant == "three-kernel":
         return three_kernel_specs(dtype, block, items, inclusive)
     if variant == "serial":
@@ -179,10 +216,25 @@ _PLANS = Plans()
 
 
 def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
-          grid=DEFAULT_GRID):
+          grid=DEFAULT_GRID, stages=None):
     items = items or default_items(dtype, variant)
 
     def build():
+        if variant == "pipelined":
+            check_pipeline(dtype, block, items, stages)
+            tiles = -(-n // (block * items))
+            if tiles > MAX_TILES - (1 << 20):
+                raise ConfigError(f"n={n}: {tiles} tiles exceed the 32-bit tile ticket; "
+                                  "use a larger tile (block × items)")
+            k = get_kernel(pipelined_spec(dtype, block, items, stages, inclusive))
+            smem = pipelined_smem(dtype, block, items, stages)
+            from ...device import current
+            from ...kernels import blocks_per_sm
+            per_sm = blocks_per_sm(k, block, smem)
+            if per_sm < 1:
+                raise ConfigError(f"pipelined {block}x{items}x{stages}: no block fits on an "
+                                  f"SM ({smem} B shared memory, {k.num_regs} registers)")
+            return [k], (tiles, min(tiles, current().sms * per_sm), smem)
         if variant == "single-pass":
             check_tile(dtype, block, items)
             tiles = -(-n // (block * items))
@@ -210,7 +262,8 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
                 raise ConfigError(f"n={n}: {tiles} blocks exceed the grid's 2^31 - 1 blocks")
             return [get_kernel(s) for s in serial_specs(dtype, inclusive)], tiles
         raise ConfigError(f"unknown scan variant {variant!r}; known: {', '.join(VARIANTS)}")
-    return _PLANS.get((variant, dtype, n, bool(inclusive), block, items, lookback, grid), build)
+    return _PLANS.get((variant, dtype, n, bool(inclusive), block, items, lookback, grid,
+                       stages), build)
 
 
 _WORK: dict = {}
@@ -246,12 +299,31 @@ def scan(x, out=None, *, inclusive: bool = True, variant: str = "single-pass",
     return out
 
 
+def enqueue_pipelined(x, out, inclusive=True, block=None, items=None, stages=None) -> None:
+    """Launch the pipelined single pass (08) without the argument checks of `scan`."""
+    n = x.size
+    if n == 0:
+        return
+    dtype = str(x.dtype)
+    b, i, st = PIPELINED
+    block, stages = block or b, stages or st
+    items = items or i * 4 // x.itemsize
+    kernels, (tiles, blocks, smem) = _plan("pipelined", dtype, n, inclusive, block, items,
+                                           stages=stages)
+    counter, words, flags, agg, pre, epoch = state().args(tiles, vec(dtype) == 2)
+    launch(kernels[0], blocks, block,
+           (x, out, np.int64(n), counter, np.uint32(tiles), words, flags, agg, pre, epoch),
+           shared_mem=smem)
+
+
 def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
             items=None, lookback=DEFAULT_LOOKBACK, grid=DEFAULT_GRID) -> None:
     """Launch the scan without the argument checks of `scan` (the timed call)."""
     n = x.size
     if n == 0:
         return
+    if variant == "pipelined":
+        return enqueue_pipelined(x, out, inclusive, None, items)
     dtype = str(x.dtype)
     items = items or default_items(dtype, variant)
     kernels, tiles = _plan(variant, dtype, n, inclusive, block, items, lookback, grid)
@@ -279,7 +351,10 @@ def traffic_bytes(variant: str, n: int, itemsize: int, block=DEFAULT_BLOCK,
     """The bytes a variant moves to and from device memory, by its design (input read,
     output written, totals, tile status)."""
     data = n * itemsize
-    if variant == "single-pass":
+    if variant == "pipelined":
+        b, i, _ = PIPELINED
+        items, block = i * 4 // itemsize, b
+    if variant in ("single-pass", "pipelined"):
         tiles = -(-n // (block * items))
         status = tiles * (8 if itemsize == 4 else 20) * 2     # written twice, read back
         return 2 * data + status

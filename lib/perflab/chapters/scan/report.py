@@ -211,3 +211,70 @@ def sizes_table(sizes):
 
 def order_table(order):
     return order.sort_values(["n", "variant"])
+
+
+def pipeline_summary(targets_rows, pipeline) -> dict:
+    """The numbers of the second try (08, 09: persistent blocks, cp.async pipeline), from
+    scan.targets and scan.pipeline."""
+    out = {}
+    t = targets_rows
+    chk = t[t["part"] == "check"] if "part" in t else t.iloc[:0]
+    out["pl_n_checked"] = int(chk["correct"].notna().sum())
+    out["pl_n_failed"] = int((chk["correct"] == False).sum())  # noqa: E712
+    sc = t[t["part"] == "scan"] if "part" in t else t.iloc[:0]
+    for key, v in (("pl", "pipelined"), ("pl_sp", "single-pass"), ("pl_torch", "torch.cumsum"),
+                   ("pl_copy", "copy")):
+        r = _one(sc, variant=v)
+        out[f"{key}_tbs"] = _get(r, "GB/s") / 1e3
+        for m in ("of_copy", "of_copy_min", "of_copy_max"):
+            out[f"{key}_{m}"] = _get(r, m) * 100
+        for m in ("x_torch", "x_torch_min", "x_torch_max"):
+            out[f"{key}_{m}"] = _get(r, m)
+    rl = t[(t["part"] == "rle") & (t["kind"] == "short")] if "part" in t else t.iloc[:0]
+    for key, v in (("pl_rle", "pipelined"), ("pl_rle_fused", "fused"),
+                   ("pl_rle_torch", "torch.unique_consecutive")):
+        r = _one(rl, variant=v)
+        out[f"{key}_us"] = _get(r, "median_ms") * 1e3
+        for m in ("x_torch", "x_torch_min", "x_torch_max"):
+            out[f"{key}_{m}"] = _get(r, m)
+    p = pipeline[pipeline["variant"].str.startswith("pipelined")].dropna(subset=["of_copy"]) \
+        if "of_copy" in pipeline else pipeline.iloc[:0]
+    if len(p):
+        best, worst = p.loc[p["of_copy"].idxmax()], p.loc[p["of_copy"].idxmin()]
+        out["pl_best"] = best["variant"].replace("pipelined ", "")
+        out["pl_best_of_copy"] = float(best["of_copy"]) * 100
+        out["pl_worst"] = worst["variant"].replace("pipelined ", "")
+        out["pl_worst_of_copy"] = float(worst["of_copy"]) * 100
+    r = _one(pipeline, variant="single-pass")
+    out["pl_sweep_sp_of_copy"] = _get(r, "of_copy") * 100
+    return out
+
+
+def pipeline_table(pipeline) -> pd.DataFrame:
+    """scan.pipeline: one row per shape, fraction of the copy and × torch.cumsum."""
+    cols = [c for c in ("variant", "block", "items", "stages", "of_copy", "x_torch", "median_ms")
+            if c in pipeline]
+    d = pipeline[cols].copy()
+    if "of_copy" in d:
+        d["of_copy"] = d["of_copy"] * 100
+    return d
+
+
+def targets_second_try(s: dict) -> pd.DataFrame:
+    """Issue #11's targets, measured for the second try (scan.targets)."""
+    rows = [
+        {"target": "pipelined single pass (08), 2^28 int32, × copy", "wanted": "≥ 0.85",
+         "measured": f"{s['pl_of_copy'] / 100:.2f} ({s['pl_of_copy_min'] / 100:.2f}–"
+                     f"{s['pl_of_copy_max'] / 100:.2f})", "met": bool(s["pl_of_copy"] >= 85)},
+        {"target": "pipelined single pass (08), 2^28 int32, × torch.cumsum", "wanted": "≥ 1.2",
+         "measured": f"{s['pl_x_torch']:.2f} ({s['pl_x_torch_min']:.2f}–{s['pl_x_torch_max']:.2f})",
+         "met": bool(s["pl_x_torch"] >= 1.2)},
+        {"target": "pipelined encoder (09), 2^25 runs 1–15, × torch.unique_consecutive",
+         "wanted": "≥ 4",
+         "measured": f"{s['pl_rle_x_torch']:.2f} ({s['pl_rle_x_torch_min']:.2f}–"
+                     f"{s['pl_rle_x_torch_max']:.2f})", "met": bool(s["pl_rle_x_torch"] >= 4)},
+        {"target": "pipelined scan and encoder correct (every dtype, 0 … 2^24 + 3)",
+         "wanted": "all", "measured": f"{s['pl_n_checked']} checks, {s['pl_n_failed']} failed",
+         "met": s["pl_n_failed"] == 0},
+    ]
+    return pd.DataFrame(rows)

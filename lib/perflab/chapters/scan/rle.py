@@ -20,6 +20,9 @@ from . import CHAPTER
 from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state
 
 ENCODERS = ("fused", "unfused")
+#: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
+#: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
+PIPELINED = (256, 16, 2)
 MAX_N = (1 << 31) - 1
 DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 items a thread
 
@@ -27,6 +30,12 @@ DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 item
 def fused_spec(block=DEFAULT_BLOCK, items=DEFAULT_ITEMS) -> KernelSpec:
     return KernelSpec(f"{CHAPTER}/05_rle_fused.cu", "rle_encode_fused",
                       template=("int", block, items))
+
+
+def pipelined_spec(block=None, items=None, stages=None) -> KernelSpec:
+    b, i, s = PIPELINED
+    return KernelSpec(f"{CHAPTER}/09_rle_pipelined.cu", "rle_encode_pipelined",
+                      template=("int", block or b, items or i, stages or s))
 
 
 def unfused_specs() -> list[KernelSpec]:
@@ -86,13 +95,15 @@ class Encoder:
             if x.size > self.n:
                 raise ConfigError(f"x has {x.size} elements; this encoder was made for at "
                                   f"most {self.n}")
-            if variant not in ENCODERS:
+            if variant not in ENCODERS + ("pipelined",):
                 raise ConfigError(f"unknown encoder {variant!r}; known: {', '.join(ENCODERS)}")
         n = x.size
         if n == 0:
             self.count.fill(0)
             return self.values, self.lengths, self.count
-        if variant == "fused":
+        if variant == "pipelined":
+            self._pipelined(x)
+        elif variant == "fused":
             tiles = -(-n // (self.block * self.items))
             counter, words, _, _, _, epoch = state().args(tiles, False)
             launch(self._fused, tiles, self.block,
@@ -103,6 +114,23 @@ class Encoder:
         launch(self._lengths, self._len_grid, 256,
                (self.starts, self.count, self.lengths, np.int64(n)))
         return self.values, self.lengths, self.count
+
+    def _pipelined(self, x) -> None:
+        from ...device import current
+        from ...kernels import blocks_per_sm
+        from .ops import pipelined_smem
+        n = x.size
+        b, i, s = PIPELINED
+        if getattr(self, "_pipe", None) is None:
+            k = get_kernel(pipelined_spec())
+            smem = pipelined_smem("int32", b, i, s)
+            self._pipe = (k, smem, current().sms * max(1, blocks_per_sm(k, b, smem)))
+        k, smem, grid = self._pipe
+        tiles = -(-n // (b * i))
+        counter, words, _, _, _, epoch = state().args(tiles, False)
+        launch(k, min(tiles, grid), b,
+               (x, self.values, self.starts, self.count, np.int64(n), counter,
+                np.uint32(tiles), words, epoch), shared_mem=smem)
 
     def _unfused(self, x) -> None:
         import cupy as cp

@@ -12,25 +12,39 @@ import sys
 import numpy as np
 
 
-def main(sizes=(1, 31, 4097, 100003)) -> int:
+def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
+    """Every kernel, or with only="pipelined" (argument or $SCAN_SMOKE_ONLY) the pipelined
+    scan and encoder (08, 09) alone."""
+    import os
+
     import cupy as cp
 
     from . import ops, rle
     from .experiments import check_rle, check_scan, fresh
 
     cp.cuda.set_allocator(None)        # one cudaMalloc per array: overruns leave it
+    only = only or os.environ.get("SCAN_SMOKE_ONLY")
+    variants = () if only == "pipelined" else ops.VARIANTS
     bad = 0
     for n in sizes:
         for dt in ops.CTYPES:
             x = fresh(n, dt, n)
-            for v in ops.VARIANTS:
+            for v in variants:
                 for inc in (True, False):
                     ok = check_scan(ops.scan(x, inclusive=inc, variant=v), x, inc).correct
                     bad += not ok
                     print(f"{'ok  ' if ok else 'FAIL'} scan {v:12s} {dt:7s} n={n} "
                           f"{'inclusive' if inc else 'exclusive'}", flush=True)
+            x = fresh(n, dt, n)
+            for inc in (True, False):
+                out = cp.empty_like(x)
+                ops.enqueue_pipelined(x, out, inc)
+                ok = check_scan(out, x, inc).correct
+                bad += not ok
+                print(f"{'ok  ' if ok else 'FAIL'} scan pipelined    {dt:7s} n={n} "
+                      f"{'inclusive' if inc else 'exclusive'}", flush=True)
         x = fresh(n, "int32", n)
-        for lb in ops.LOOKBACKS:
+        for lb in ops.LOOKBACKS if variants else ():
             for g in ops.GRIDS:
                 out = cp.empty_like(x)
                 ops.enqueue(x, out, True, "single-pass", lookback=lb, grid=g)
@@ -40,7 +54,7 @@ def main(sizes=(1, 31, 4097, 100003)) -> int:
         enc = rle.Encoder(n)
         for kind in ("short", "equal", "distinct"):
             x = rle.make_runs(n, kind, np.random.default_rng(n))
-            for v in rle.ENCODERS:
+            for v in (rle.ENCODERS if variants else ()) + ("pipelined",):
                 ok = check_rle(x, *enc.encode(x, v))[0].correct
                 bad += not ok
                 print(f"{'ok  ' if ok else 'FAIL'} rle {v} {kind} n={n}", flush=True)

@@ -140,6 +140,8 @@ def _value(cell, unit_to: str) -> float:
 
 
 def segment_rows(rows, segments, wanted) -> list[dict]:
+    """ncu's per-kernel rows cut at the marker launches into one dict per segment: its
+    keys, the kernels it ran and their `wanted` metrics combined (see `profile`)."""
     groups, cur = [], None
     for r in rows:
         name = r.get("Kernel Name", ("", ""))[0]

@@ -120,3 +120,26 @@ def test_every_kernel_passes_its_check(monkeypatch):
     from perflab import lab
     rows = lab.check_all(chapter="02-memory")
     assert rows and all(r["correct"] for r in rows)
+
+
+def test_a_race_checks_every_copy_before_timing_and_times_none_that_fails():
+    """The copy race without a GPU (NumPy buffers, timing off): a copy that writes the
+    source passes, one that misses an element fails, and neither gets a time."""
+    from perflab.registry import Context, get
+
+    src = np.random.default_rng().random(1000).astype(np.float32)
+    dst = np.empty_like(src)
+
+    def good():
+        dst[:] = src
+
+    def short():
+        dst[:-1] = src[:-1]
+
+    ctx = Context(get("memory.coalescing"), {"run_id": "t"}, timing=False)
+    ex.race(ctx, {"cudaMemcpy": good, "cupy copyto": good, "short": short}, src, dst,
+             lambda k: {"part": "t"}, lambda k: [], lambda k: {}, budget_s=1.0)
+    rows = {r["variant"]: r for r in ctx.rows}
+    assert rows["cudaMemcpy"]["correct"] and not rows["short"]["correct"]
+    assert all("median_ms" not in r["metrics"] for r in rows.values())
+    assert rows["short"]["metrics"]["bytes_moved"]["value"] == 2 * src.nbytes

@@ -248,20 +248,28 @@ def _stream_call(dev, src, dst, k, blocked, threads, per_sm):
         {"grid": grid, "block": threads, "blocks_per_sm": per_sm}
 
 
-def _timed_rows(ctx, calls, checks, nbytes_of, params_of, kernels_of, launch_of, base,
-                budget_s):
-    """Interleave `calls` (about `budget_s` seconds in all), then one row each with its
-    ratio to the faster of the baselines (`base`: their names among `calls`)."""
+def race(ctx, calls, src, dst, params_of, kernels_of, launch_of, budget_s):
+    """Every copy of `calls` checked element for element against `src` (output poisoned
+    first), then the correct ones timed interleaved with the two library copies among them
+    (about `budget_s` seconds in all): one row each, with its ratio to the faster library
+    copy, round by round."""
+    base = ("cudaMemcpy", "cupy copyto")
+    checks = {}
+    for k, fn in calls.items():
+        poison(dst)
+        fn()
+        checks[k] = compare(dst, src, "exact")
+    nbytes = 2 * src.nbytes
     ok = {k: fn for k, fn in calls.items() if checks[k].correct}
     res = ctx.time_interleaved({k: (fn, [()]) for k, fn in ok.items()}, budget_s=budget_s) \
         if ctx.timing and ok else {}
     if res:
         best_base = min(base, key=lambda b: res[b]["median_ms"] if b in res else math.inf)
     for k in calls:
-        metrics = {"bytes_moved": (nbytes_of(k), "B")}
+        metrics = {"bytes_moved": (nbytes, "B")}
         if k in res:
             metrics.update(as_metrics(res[k]))
-            metrics["TB/s"] = (nbytes_of(k) / (res[k]["median_ms"] * 1e-3) / 1e12, "TB/s")
+            metrics["TB/s"] = (nbytes / (res[k]["median_ms"] * 1e-3) / 1e12, "TB/s")
             if best_base in res:
                 r = ratio(res, k, best_base)      # > 1: the baseline is faster
                 metrics["of_copy"] = (1 / r["ratio"], "1")
@@ -295,17 +303,12 @@ def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30):
              "per-thread runs": lambda: launch(kruns, grid, block,
                                                (src, dst, np.int64(n), np.int64(run))),
              **_baselines(src, dst)}
-    checks = {}
-    for k, fn in calls.items():
-        poison(dst)
-        fn()
-        checks[k] = compare(dst, src, "exact")
     spec_of = {"interleaved": [specs["copy_interleaved"]], "per-thread runs": [specs["copy_runs"]]}
-    _timed_rows(ctx, calls, checks, lambda k: 2 * src.nbytes,
-                lambda k: {"part": "pair", "bytes": int(src.nbytes), "stride": 1},
-                lambda k: spec_of.get(k, []),
-                lambda k: {"grid": grid, "block": block, "run": run} if k in spec_of else {},
-                base=("cudaMemcpy", "cupy copyto"), budget_s=4.0)
+    race(ctx, calls, src, dst,
+         lambda k: {"part": "pair", "bytes": int(src.nbytes), "stride": 1},
+         lambda k: spec_of.get(k, []),
+         lambda k: {"grid": grid, "block": block, "run": run} if k in spec_of else {},
+         budget_s=4.0)
     src = dst = None
     # (2) strides
     for s in STRIDES:
@@ -349,15 +352,9 @@ def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30):
     calls["chapter 0 copy_vec4"] = lambda: launch(c0, g0, 256, (src, dst, np.int64(n4)))
     launches["chapter 0 copy_vec4"], kspec["chapter 0 copy_vec4"] = \
         {"grid": g0, "block": 256}, [machine.copy_spec()]
-    checks = {}
-    for k, fn in calls.items():
-        poison(dst)
-        fn()
-        checks[k] = compare(dst, src, "exact")
-    _timed_rows(ctx, calls, checks, lambda k: 2 * src.nbytes,
-                lambda k: {"part": "stream", "bytes": int(src.nbytes), "stride": 1},
-                lambda k: kspec.get(k, []), lambda k: launches.get(k, {}),
-                base=("cudaMemcpy", "cupy copyto"), budget_s=6.0)
+    race(ctx, calls, src, dst,
+         lambda k: {"part": "stream", "bytes": int(src.nbytes), "stride": 1},
+         lambda k: kspec.get(k, []), lambda k: launches.get(k, {}), budget_s=6.0)
 
 
 #: Little's law: resident warps per SM × independent 16-byte loads per thread.
@@ -394,13 +391,7 @@ def inflight(ctx, nbytes=1 << 28, warps=WARPS_PER_SM, ks=STREAM_K):
                 kspec[name] = [stream_spec(k, blocked)]
                 params[name] = {"layout": layout, "warps_per_sm": w, "K": k,
                                 "inflight_per_sm": w * 32 * k * 16, "bytes": int(src.nbytes)}
-    checks = {}
-    for k, fn in calls.items():
-        poison(dst)
-        fn()
-        checks[k] = compare(dst, src, "exact")
-    _timed_rows(ctx, calls, checks, lambda k: 2 * src.nbytes,
-                lambda k: params.get(k, {"layout": "library", "warps_per_sm": 0, "K": 0,
-                                         "inflight_per_sm": 0, "bytes": int(src.nbytes)}),
-                lambda k: kspec.get(k, []), lambda k: launches.get(k, {}),
-                base=("cudaMemcpy", "cupy copyto"), budget_s=12.0)
+    race(ctx, calls, src, dst,
+         lambda k: params.get(k, {"layout": "library", "warps_per_sm": 0, "K": 0,
+                                  "inflight_per_sm": 0, "bytes": int(src.nbytes)}),
+         lambda k: kspec.get(k, []), lambda k: launches.get(k, {}), budget_s=12.0)

@@ -718,6 +718,107 @@ def pipeline(ctx, n=1 << 28, shapes=ops.PIPELINE_SHAPES):
     cp.get_default_memory_pool().free_all_blocks()
 
 
+def check_tile_scans(out, x, tile: int) -> Check:
+    """The diagnostic's check: every tile of `tile` elements scanned alone (inclusive,
+    int32, wrapping), exactly."""
+    import cupy as cp
+    n = x.size
+    full = n - n % tile
+    wrong = 0
+    if full:
+        ref = cp.cumsum(x[:full].reshape(-1, tile), axis=1, dtype=x.dtype)
+        wrong += int((out[:full].reshape(-1, tile) != ref).sum())
+        del ref
+    if n > full:
+        wrong += int((out[full:] != cp.cumsum(x[full:], dtype=x.dtype)).sum())
+    return Check(wrong == 0, wrong / max(n, 1), 0.0, 0)
+
+
+def staged_reason(kind: str, block: int, items: int, min_blocks: int) -> str | None:
+    try:
+        (ops.check_lookahead if kind == "lookahead" else ops.check_staged)(
+            "int32", block, items, min_blocks)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def _staged_plan(sweep, diagnostic):
+    return ([(k, b, i, m, d, w, True) for k, (b, i, m), d, w in sweep]
+            + [("staged", b, i, m, 0, 1, False) for b, i, m in diagnostic])
+
+
+def _staged_spec(kind, b, i, m, d, w, lb):
+    if kind == "lookahead":
+        return ops.lookahead_spec("int32", b, i, m, True, d)
+    return ops.staged_spec("int32", b, i, m, True, lb, d, w)
+
+
+@experiment("scan.staged", title="The tile in shared memory: staged single pass, by shape and look-back",
+            small={"n": 1000003}, sweep=True,
+            kernels=lambda: [_staged_spec(*p) for p in _staged_plan(ops.STAGED_SWEEP,
+                                                                      ops.STAGED_DIAGNOSTIC)])
+def staged(ctx, n=1 << 28, sweep=ops.STAGED_SWEEP, diagnostic=ops.STAGED_DIAGNOSTIC):
+    """Every staged (10) and look-ahead (12) shape with its look-back's pause between polls
+    (and width), at 2^28 int32, checked, then timed in the same rounds as the copy,
+    torch.cumsum (dtype=int32), the single pass of 03 and the staged kernel without its
+    look-back (each tile scanned alone: the ceiling of the structure, checked as such)."""
+    import cupy as cp
+    s = seed()
+    x = fresh(n, "int32", s)
+    sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
+    out = sets[0][1]
+    calls, info = {}, {}
+    for kind, b, i, m, d, w, lb in _staged_plan(sweep, diagnostic):
+        name = f"{kind} {b}x{i}x{m}" + (f" {d} ns" if lb else " without look-back")
+        name += f" x{w}" if w > 1 else ""
+        params = {"n": n, "dtype": "int32", "kernel": kind, "block": b, "items": i,
+                  "blocks_per_sm": m, "delay_ns": d, "width": w, "lookback": lb}
+        why = staged_reason(kind, b, i, m)
+        if why:
+            ctx.row(variant=name, params=params, metrics={}, invalid=why)
+            continue
+        if kind == "lookahead":
+            fn = (lambda a, o, b=b, i=i, m=m, d=d:
+                  ops.enqueue_lookahead(a, o, True, b, i, m, delay=d))
+        else:
+            fn = (lambda a, o, b=b, i=i, m=m, d=d, w=w, lb=lb:
+                  ops.enqueue_staged(a, o, True, b, i, m, lookback=lb, delay=d, width=w))
+        poison(out)
+        with capture_launches() as launches:
+            checked(lambda: fn(x, out), "scan")
+        chk = check_scan(out, x, True) if lb else check_tile_scans(out, x, b * i)
+        info[name] = (chk, launches, params, [_staged_spec(kind, b, i, m, d, w, lb)])
+        if chk.correct:
+            calls[name] = (fn, sets)
+    fn = ours("single-pass", True)
+    chk, launches = run_checked(fn, x, out, True)
+    info["single-pass"] = (chk, launches, {"n": n, "dtype": "int32"},
+                           ops.specs("single-pass", "int32", True))
+    if chk.correct:
+        calls["single-pass"] = (fn, sets)
+    for name, fn in baselines(x, out, True).items():
+        if name in ("copy", "torch.cumsum"):
+            calls[name] = (fn, sets)
+    res = ctx.time_interleaved(calls, budget_s=8.0) if ctx.timing else {}
+    for name, (chk, launches, params, kernels) in info.items():
+        metrics = {}
+        if name in res:
+            metrics.update(timing_metrics(res[name], 2 * x.nbytes))
+            metrics.update(ratio_metrics(res, name))
+            metrics["TB/s"] = (metrics["GB/s"][0] / 1e3, "TB/s")
+        ctx.row(variant=name, params=params, metrics=metrics, check=chk, launch=launches,
+                seed=s, kernels=kernels)
+    for name in ("copy", "torch.cumsum"):
+        if name in res:
+            metrics = timing_metrics(res[name], 2 * x.nbytes)
+            metrics["TB/s"] = (metrics["GB/s"][0] / 1e3, "TB/s")
+            ctx.row(variant=name, params={"n": n, "dtype": "int32"}, metrics=metrics)
+    del sets, x, out
+    _TORCH_VIEWS.clear()
+    cp.get_default_memory_pool().free_all_blocks()
+
+
 TARGET_CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 24) + 3)
 
 

@@ -13,6 +13,10 @@ Variants (one idea each, kernels/03-scan/):
   "pipelined"    08_single_pass_pipelined.cu: the same look-back, persistent blocks that
                  keep STAGES tiles loading into shared memory (cp.async) ahead of the work
                  (not in VARIANTS: its own experiments, scan.pipeline and scan.targets)
+  "staged"       10_single_pass_staged.cu: 03 with the tile waiting in shared memory
+                 (cp.async) instead of registers, so more tiles fit on an SM
+  "lookahead"    12_single_pass_lookahead.cu: 10 with one more warp that looks back
+                 while the tile loads (neither in VARIANTS: their sweep, scan.staged)
 """
 from __future__ import annotations
 
@@ -106,6 +110,90 @@ def pipelined_spec(dtype="int32", block=None, items=None, stages=None,
                       template=(CTYPES[dtype], block, items, stages, bool(inclusive)))
 
 
+#: (block, items for 4-byte values, blocks per SM) of the staged single pass (10), and
+#: its pause between polls of a status word, ns
+STAGED = (128, 32, 12)
+STAGED_DELAY = 256
+#: predecessors a lane of the look-back warp reads per round trip
+STAGED_WIDTH = 1
+#: (data threads, items for 4-byte values, blocks per SM) and pause of the look-ahead
+#: single pass (12), whose blocks have one more warp: the best of scan.staged (run
+#: 92c4e312216e). At 12 blocks of 160 threads an SM the register cap is 32 and ptxas
+#: spills 8 bytes (int32) to 72 bytes (int64) on sm_90, so it stays a sweep kernel.
+LOOKAHEAD = (128, 32, 12)
+LOOKAHEAD_DELAY = 2048
+#: the scan.staged sweep: (kernel, (block, items, blocks per SM), pause ns, width)
+STAGED_SWEEP = (tuple(("staged", (b, i, m), d, w) for b, i, m in ((128, 32, 12), (128, 24, 16))
+                      for d, w in ((256, 1), (1024, 1), (4096, 1), (1024, 2), (1024, 4)))
+                + (("staged", (256, 32, 6), 1024, 1),)
+                + tuple(("lookahead", (b, i, m), d, 1)
+                        for b, i, m in ((128, 32, 12), (128, 32, 11), (128, 24, 12), (96, 32, 16))
+                        for d in (256, 1024, 2048, 4096)))
+STAGED_DIAGNOSTIC = ((128, 32, 12), (128, 24, 16))
+
+
+def check_staged(dtype: str, block: int, items: int, min_blocks: int) -> None:
+    """ConfigError, naming the rule, for a staged shape that cannot be built or run."""
+    check_tile(dtype, block, items)
+    if not 1 <= min_blocks <= 32 or block * min_blocks > 2048:
+        raise ConfigError(f"{min_blocks} blocks of {block} threads per SM: 1 to 32 blocks "
+                          "and at most 2048 threads an SM")
+    smem = block * items * np.dtype(dtype).itemsize
+    if smem * min_blocks > 224 * 1024:
+        raise ConfigError(f"{min_blocks} tiles of {smem} B: more than the 224 KiB of shared "
+                          "memory an SM has for blocks")
+
+
+def staged_shape(dtype, block=None, items=None, min_blocks=None) -> tuple[int, int, int]:
+    """(block, items, blocks per SM) of the staged single pass, defaults filled in: 8-byte
+    values get two blocks fewer (at 12 blocks the register cap spills them on sm_90)."""
+    b, i, m = STAGED
+    size = np.dtype(dtype).itemsize
+    return block or b, items or i * 4 // size, min_blocks or (m if size == 4 else m - 2)
+
+
+def staged_spec(dtype="int32", block=None, items=None, min_blocks=None, inclusive=True,
+                lookback=True, delay=None, width=None) -> KernelSpec:
+    block, items, min_blocks = staged_shape(dtype, block, items, min_blocks)
+    delay = STAGED_DELAY if delay is None else delay
+    width = width or STAGED_WIDTH
+    if not 0 <= delay <= 1_000_000:
+        raise ConfigError(f"delay={delay} ns: 0 to 1,000,000 ns between two polls")
+    if not 1 <= width <= 16:
+        raise ConfigError(f"width={width}: 1 to 16 predecessors a lane per round trip")
+    return KernelSpec(f"{CHAPTER}/10_single_pass_staged.cu", "scan_staged",
+                      template=(CTYPES[dtype], block, items, min_blocks, int(delay),
+                                int(width), bool(inclusive), bool(lookback)))
+
+
+def check_lookahead(dtype: str, block: int, items: int, min_blocks: int) -> None:
+    """ConfigError, naming the rule, for a look-ahead shape that cannot be built or run."""
+    check_tile(dtype, block, items)
+    if block + 32 > 1024:
+        raise ConfigError(f"block={block}: the look-back warp makes {block + 32} threads, "
+                          "more than 1024")
+    if not 1 <= min_blocks <= 32 or (block + 32) * min_blocks > 2048:
+        raise ConfigError(f"{min_blocks} blocks of {block} + 32 threads per SM: 1 to 32 "
+                          "blocks and at most 2048 threads an SM")
+    smem = block * items * np.dtype(dtype).itemsize
+    if smem * min_blocks > 224 * 1024:
+        raise ConfigError(f"{min_blocks} tiles of {smem} B: more than the 224 KiB of shared "
+                          "memory an SM has for blocks")
+
+
+def lookahead_spec(dtype="int32", block=None, items=None, min_blocks=None, inclusive=True,
+                   delay=None) -> KernelSpec:
+    b, i, m = LOOKAHEAD
+    block, min_blocks = block or b, min_blocks or m
+    items = items or i * 4 // np.dtype(dtype).itemsize
+    delay = LOOKAHEAD_DELAY if delay is None else delay
+    if not 0 <= delay <= 1_000_000:
+        raise ConfigError(f"delay={delay} ns: 0 to 1,000,000 ns between two polls")
+    return KernelSpec(f"{CHAPTER}/12_single_pass_lookahead.cu", "scan_lookahead",
+                      template=(CTYPES[dtype], block, items, min_blocks, int(delay),
+                                bool(inclusive)))
+
+
 def pipelined_smem(dtype, block, items, stages) -> int:
     return stages * block * items * np.dtype(dtype).itemsize
 
@@ -134,6 +222,10 @@ def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
         return [single_pass_spec(dtype, block, items, inclusive)]
     if variant == "pipelined":
         return [pipelined_spec(dtype, inclusive=inclusive)]
+    if variant == "staged":
+        return [staged_spec(dtype, inclusive=inclusive)]
+    if variant == "lookahead":
+        return [lookahead_spec(dtype, inclusive=inclusive)]
     if variant == "three-kernel":
         return three_kernel_specs(dtype, block, items, inclusive)
     if variant == "serial":
@@ -235,6 +327,27 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
                 raise ConfigError(f"pipelined {block}x{items}x{stages}: no block fits on an "
                                   f"SM ({smem} B shared memory, {k.num_regs} registers)")
             return [k], (tiles, min(tiles, current().sms * per_sm), smem)
+        if variant == "lookahead":
+            check_lookahead(dtype, block, items, stages[0])
+            tiles = -(-n // (block * items))
+            if tiles > MAX_TILES - (1 << 20):
+                raise ConfigError(f"n={n}: {tiles} tiles exceed the 32-bit tile ticket; "
+                                  "use a larger tile (block × items)")
+            k = get_kernel(lookahead_spec(dtype, block, items, stages[0], inclusive, stages[1]))
+            smem = block * items * np.dtype(dtype).itemsize
+            k.preferred_shared_memory_carveout = 100
+            return [k], (tiles, tiles, smem)
+        if variant in ("staged", "staged-nolookback"):
+            check_staged(dtype, block, items, stages[0])
+            tiles = -(-n // (block * items))
+            if tiles > MAX_TILES - (1 << 20):
+                raise ConfigError(f"n={n}: {tiles} tiles exceed the 32-bit tile ticket; "
+                                  "use a larger tile (block × items)")
+            k = get_kernel(staged_spec(dtype, block, items, stages[0], inclusive,
+                                       variant == "staged", stages[1], stages[2]))
+            smem = block * items * np.dtype(dtype).itemsize
+            k.preferred_shared_memory_carveout = 100     # all of L1 that can be, as shared
+            return [k], (tiles, tiles, smem)
         if variant == "single-pass":
             check_tile(dtype, block, items)
             tiles = -(-n // (block * items))
@@ -316,6 +429,45 @@ def enqueue_pipelined(x, out, inclusive=True, block=None, items=None, stages=Non
            shared_mem=smem)
 
 
+def enqueue_staged(x, out, inclusive=True, block=None, items=None, min_blocks=None,
+                   lookback=True, delay=None, width=None) -> None:
+    """Launch the staged single pass (10) without the argument checks of `scan`.
+    lookback=False: the diagnostic that scans every tile alone (not a scan of x)."""
+    n = x.size
+    if n == 0:
+        return
+    dtype = str(x.dtype)
+    block, items, min_blocks = staged_shape(dtype, block, items, min_blocks)
+    delay = STAGED_DELAY if delay is None else delay
+    kernels, (tiles, blocks, smem) = _plan("staged" if lookback else "staged-nolookback",
+                                           dtype, n, inclusive, block, items,
+                                           stages=(min_blocks, delay,
+                                                   width or STAGED_WIDTH))
+    counter, words, flags, agg, pre, epoch = state().args(tiles, vec(dtype) == 2)
+    launch(kernels[0], blocks, block,
+           (x, out, np.int64(n), counter, np.uint32(tiles), words, flags, agg, pre, epoch),
+           shared_mem=smem)
+
+
+def enqueue_lookahead(x, out, inclusive=True, block=None, items=None, min_blocks=None,
+                      delay=None) -> None:
+    """Launch the look-ahead single pass (12): `block` data threads and the look-back warp."""
+    n = x.size
+    if n == 0:
+        return
+    dtype = str(x.dtype)
+    b, i, m = LOOKAHEAD
+    block, min_blocks = block or b, min_blocks or m
+    items = items or i * 4 // x.itemsize
+    delay = LOOKAHEAD_DELAY if delay is None else delay
+    kernels, (tiles, blocks, smem) = _plan("lookahead", dtype, n, inclusive, block, items,
+                                           stages=(min_blocks, delay))
+    counter, words, flags, agg, pre, epoch = state().args(tiles, vec(dtype) == 2)
+    launch(kernels[0], blocks, block + 32,
+           (x, out, np.int64(n), counter, np.uint32(tiles), words, flags, agg, pre, epoch),
+           shared_mem=smem)
+
+
 def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
             items=None, lookback=DEFAULT_LOOKBACK, grid=DEFAULT_GRID) -> None:
     """Launch the scan without the argument checks of `scan` (the timed call)."""
@@ -324,6 +476,10 @@ def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
         return
     if variant == "pipelined":
         return enqueue_pipelined(x, out, inclusive, None, items)
+    if variant == "staged":
+        return enqueue_staged(x, out, inclusive, None, items)
+    if variant == "lookahead":
+        return enqueue_lookahead(x, out, inclusive, None, items)
     dtype = str(x.dtype)
     items = items or default_items(dtype, variant)
     kernels, tiles = _plan(variant, dtype, n, inclusive, block, items, lookback, grid)
@@ -354,7 +510,10 @@ def traffic_bytes(variant: str, n: int, itemsize: int, block=DEFAULT_BLOCK,
     if variant == "pipelined":
         b, i, _ = PIPELINED
         items, block = i * 4 // itemsize, b
-    if variant in ("single-pass", "pipelined"):
+    if variant in ("staged", "lookahead"):
+        b, i, _ = STAGED if variant == "staged" else LOOKAHEAD
+        items, block = i * 4 // itemsize, b
+    if variant in ("single-pass", "pipelined", "staged", "lookahead"):
         tiles = -(-n // (block * items))
         status = tiles * (8 if itemsize == 4 else 20) * 2     # written twice, read back
         return 2 * data + status

@@ -278,3 +278,85 @@ def targets_second_try(s: dict) -> pd.DataFrame:
          "met": s["pl_n_failed"] == 0},
     ]
     return pd.DataFrame(rows)
+
+
+def _sweep(staged, kind, lookback=True):
+    d = staged[staged["variant"].str.startswith(kind)] if "variant" in staged else staged
+    if "lookback" in d:
+        d = d[d["lookback"] == lookback]
+    return d.dropna(subset=["of_copy"]) if "of_copy" in d else d.iloc[:0]
+
+
+def staged_summary(staged) -> dict:
+    """The third try (10, 12: the tile waits in shared memory), from the scan.staged sweep:
+    the structure without its look-back, the staged scan by pause and width, the
+    look-ahead scan, all in the same rounds as the copy, torch.cumsum and 03."""
+    out = {}
+    chk = staged[staged["correct"].notna()] if "correct" in staged else staged.iloc[:0]
+    out["st_n_checked"] = int(len(chk))
+    out["st_n_failed"] = int((chk["correct"] == False).sum())  # noqa: E712
+    diag = _sweep(staged, "staged", lookback=False)
+    if len(diag):
+        best = diag.loc[diag["of_copy"].idxmax()]
+        out["st_diag"] = best["variant"].replace("staged ", "").replace(" without look-back", "")
+        for m in ("of_copy", "of_copy_min", "of_copy_max"):
+            out[f"st_diag_{m}"] = float(best[m]) * 100
+    for key, kind in (("st", "staged"), ("la", "lookahead")):
+        d = _sweep(staged, kind)
+        if not len(d):
+            continue
+        best = d.loc[d["of_copy"].idxmax()]
+        out[f"{key}_best"] = best["variant"].replace(f"{kind} ", "")
+        for m in ("of_copy", "of_copy_min", "of_copy_max"):
+            out[f"{key}_{m}"] = float(best[m]) * 100
+        for m in ("x_torch", "x_torch_min", "x_torch_max"):
+            out[f"{key}_{m}"] = float(best[m])
+        out[f"{key}_us"] = float(best["median_ms"]) * 1e3
+    v = {r["variant"]: r for _, r in staged.iterrows()} if "variant" in staged else {}
+
+    def pct(name):
+        return _get(v.get(name), "of_copy") * 100
+    out["st_w1"] = pct("staged 128x32x12 1024 ns")
+    out["st_w2"] = pct("staged 128x32x12 1024 ns x2")
+    out["st_w4"] = pct("staged 128x32x12 1024 ns x4")
+    out["st_d256"] = pct("staged 128x32x12 256 ns")
+    out["st_d4096"] = pct("staged 128x32x12 4096 ns")
+    out["st_256"] = pct("staged 256x32x6 1024 ns")
+    out["la_d256"] = pct("lookahead 128x32x12 256 ns")
+    out["st_sp_of_copy"] = pct("single-pass")
+    out["st_sp_x_torch"] = _get(v.get("single-pass"), "x_torch")
+    copy, torch = v.get("copy"), v.get("torch.cumsum")
+    out["st_copy_tbs"] = _get(copy, "TB/s")
+    out["st_torch_of_copy"] = (_get(copy, "median_ms") / _get(torch, "median_ms")) * 100
+    return out
+
+
+def staged_table(staged) -> pd.DataFrame:
+    """scan.staged: one row per kernel and shape, fraction of the copy and × torch.cumsum."""
+    cols = [c for c in ("variant", "registers", "of_copy", "of_copy_min", "of_copy_max",
+                        "x_torch", "median_ms") if c in staged]
+    d = _sweep(staged, "staged", True)
+    d = pd.concat([_sweep(staged, "lookahead"), d, _sweep(staged, "staged", False),
+                   staged[staged["variant"] == "single-pass"]])[cols].copy()
+    for c in ("of_copy", "of_copy_min", "of_copy_max"):
+        if c in d:
+            d[c] = d[c] * 100
+    return d.sort_values("of_copy", ascending=False)
+
+
+def targets_third_try(s: dict) -> pd.DataFrame:
+    """Issue #11's scan targets, measured for the look-ahead single pass (12) in scan.staged."""
+    rows = [
+        {"target": f"look-ahead single pass (12, {s['la_best']}), 2^28 int32, × copy",
+         "wanted": "≥ 0.85",
+         "measured": f"{s['la_of_copy'] / 100:.2f} ({s['la_of_copy_min'] / 100:.2f}–"
+                     f"{s['la_of_copy_max'] / 100:.2f})", "met": bool(s["la_of_copy"] >= 85)},
+        {"target": f"look-ahead single pass (12, {s['la_best']}), 2^28 int32, × torch.cumsum",
+         "wanted": "≥ 1.2",
+         "measured": f"{s['la_x_torch']:.2f} ({s['la_x_torch_min']:.2f}–{s['la_x_torch_max']:.2f})",
+         "met": bool(s["la_x_torch"] >= 1.2)},
+        {"target": "every shape of 10 and 12 checked exactly at 2^28 before it was timed",
+         "wanted": "all", "measured": f"{s['st_n_checked']} checks, {s['st_n_failed']} failed",
+         "met": s["st_n_failed"] == 0},
+    ]
+    return pd.DataFrame(rows)

@@ -20,6 +20,8 @@ from . import CHAPTER
 from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state
 
 ENCODERS = ("fused", "unfused")
+#: every encoder `encode` takes
+ALL = ENCODERS + ("pipelined",)
 #: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
 #: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
 PIPELINED = (256, 16, 2)
@@ -95,8 +97,8 @@ class Encoder:
             if x.size > self.n:
                 raise ConfigError(f"x has {x.size} elements; this encoder was made for at "
                                   f"most {self.n}")
-            if variant not in ENCODERS + ("pipelined",):
-                raise ConfigError(f"unknown encoder {variant!r}; known: {', '.join(ENCODERS)}")
+            if variant not in ALL:
+                raise ConfigError(f"unknown encoder {variant!r}; known: {', '.join(ALL)}")
         n = x.size
         if n == 0:
             self.count.fill(0)

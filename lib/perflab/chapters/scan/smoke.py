@@ -13,8 +13,8 @@ import numpy as np
 
 
 def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
-    """Every kernel, or with only="pipelined" (argument or $SCAN_SMOKE_ONLY) the pipelined
-    scan and encoder (08, 09) alone."""
+    """Every kernel, or with only="pipelined", "staged" or "lookahead" (argument or
+    $SCAN_SMOKE_ONLY) that scan alone (08 with its encoder 09, 10 or 12)."""
     import os
 
     import cupy as cp
@@ -24,7 +24,8 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
 
     cp.cuda.set_allocator(None)        # one cudaMalloc per array: overruns leave it
     only = only or os.environ.get("SCAN_SMOKE_ONLY")
-    variants = () if only == "pipelined" else ops.VARIANTS
+    extra = (only,) if only else ("pipelined", "staged", "lookahead")
+    variants = () if only else ops.VARIANTS
     bad = 0
     for n in sizes:
         for dt in ops.CTYPES:
@@ -36,13 +37,14 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
                     print(f"{'ok  ' if ok else 'FAIL'} scan {v:12s} {dt:7s} n={n} "
                           f"{'inclusive' if inc else 'exclusive'}", flush=True)
             x = fresh(n, dt, n)
-            for inc in (True, False):
-                out = cp.empty_like(x)
-                ops.enqueue_pipelined(x, out, inc)
-                ok = check_scan(out, x, inc).correct
-                bad += not ok
-                print(f"{'ok  ' if ok else 'FAIL'} scan pipelined    {dt:7s} n={n} "
-                      f"{'inclusive' if inc else 'exclusive'}", flush=True)
+            for v in extra:
+                for inc in (True, False):
+                    out = cp.empty_like(x)
+                    ops.enqueue(x, out, inc, v)
+                    ok = check_scan(out, x, inc).correct
+                    bad += not ok
+                    print(f"{'ok  ' if ok else 'FAIL'} scan {v:12s} {dt:7s} n={n} "
+                          f"{'inclusive' if inc else 'exclusive'}", flush=True)
         x = fresh(n, "int32", n)
         for lb in ops.LOOKBACKS if variants else ():
             for g in ops.GRIDS:
@@ -54,7 +56,7 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
         enc = rle.Encoder(n)
         for kind in ("short", "equal", "distinct"):
             x = rle.make_runs(n, kind, np.random.default_rng(n))
-            for v in (rle.ENCODERS if variants else ()) + ("pipelined",):
+            for v in (rle.ENCODERS if variants else ()) + tuple(e for e in extra if e in rle.ALL):
                 ok = check_rle(x, *enc.encode(x, v))[0].correct
                 bad += not ok
                 print(f"{'ok  ' if ok else 'FAIL'} rle {v} {kind} n={n}", flush=True)

@@ -160,6 +160,12 @@ def devices() -> list[str]:
     return sorted(p.name for p in d.iterdir() if p.is_dir()) if d.exists() else []
 
 
+def devices_with(experiment: str) -> list[str]:
+    """Device slugs that have recorded results of `experiment` (sorted): every GPU a
+    reader has recorded the experiment on, side by side with the lab's own."""
+    return [slug for slug in devices() if find(experiment, slug) is not None]
+
+
 def find(experiment: str, slug: str) -> Path | None:
     """The results file of `experiment` for device `slug`, whatever its chapter folder."""
     hits = sorted((results_dir() / slug).glob(f"*/{experiment}.json"))

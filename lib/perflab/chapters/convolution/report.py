@@ -1,0 +1,412 @@
+"""Chapter 6's numbers, tables and figures, computed from the rows (live or recorded): the
+prose quotes only what `summary` returns."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ... import plots
+from .experiments import COPIES, LIBRARY
+from .variants import VARIANTS, get
+
+#: Each variant's name in tables and figures.
+LABELS = {name: v.label for name, v in VARIANTS.items()}
+LABELS.update({LIBRARY: "cupyx.scipy.ndimage.convolve", "cudaMemcpy": "cudaMemcpy (copy)",
+               "cupy copyto": "cupy.copyto (copy)"})
+
+
+def _one(df: pd.DataFrame, col: str, **where):
+    d = df
+    for k, v in where.items():
+        d = d[d[k] == v]
+    if d.empty or col not in d or pd.isna(d[col].iloc[0]):
+        return float("nan")
+    return float(d[col].iloc[0])
+
+
+def span(lo: float, hi: float, digits: int = 2) -> str:
+    a, b = f"{lo:.{digits}f}", f"{hi:.{digits}f}"
+    return a if a == b else f"{a}–{b}"
+
+
+# ---- correctness ------------------------------------------------------------------------
+
+def check_table(*frames: pd.DataFrame) -> pd.DataFrame:
+    """One row per variant: the shapes, radii and tile configurations it was checked at,
+    how many cases, whether all passed and the largest relative error."""
+    d = pd.concat(frames, ignore_index=True)
+    out = []
+    for name, g in d.groupby("variant", sort=False):
+        out.append({
+            "variant": name, "label": LABELS.get(name, name),
+            "shapes": ", ".join(sorted({"×".join(map(str, s)) for s in g["shape"]}, key=len)),
+            "radii": ", ".join(str(r) for r in sorted(g["r"].unique())),
+            "configs": "; ".join(dict.fromkeys(g["config"])),
+            "cases": len(g), "correct": bool(g["correct"].all()),
+            "max_rel_err": float(g["rel_err"].max())})
+    return pd.DataFrame(out)
+
+
+def bad_inputs() -> pd.DataFrame:
+    """What the Python call says to bad input: each case run through the same checks the
+    kernels' `prepare` makes (NumPy arrays stand in for the operands; the checks of
+    dtype, layout and shape come before the one that asks for a GPU array)."""
+    from ...errors import ConfigError
+    from .variants import check_operands
+
+    v2, v3 = get("2d-wide"), get("3d-dw-tiled")
+    x = np.zeros((64, 64), np.float32)
+    f5 = np.zeros((5, 5), np.float32)
+    cases = [
+        ("x is float64", lambda: check_operands(v2, x.astype(np.float64), f5, x)),
+        ("x is a strided view", lambda: check_operands(v2, np.zeros((64, 128), np.float32)[:, ::2], f5, x)),
+        ("filter 4 × 4", lambda: check_operands(v2, x, np.zeros((4, 4), np.float32), x)),
+        ("filter float16", lambda: check_operands(v2, x, f5.astype(np.float16), x)),
+        ("x on the host", lambda: check_operands(v2, x, f5, x.copy())),
+        ("filter 129 × 129 (16 641 taps)", lambda: _reason(v2, (64, 64), 64, None)),
+        ("depthwise: 700 slices × 5 × 5", lambda: _reason(v3, (700, 64, 64), 2, None)),
+        ("block 128 × 16 threads", lambda: _reason(v2, (64, 64), 2, {"BX": 128, "BY": 16})),
+        ("input tile 32 for radius 16", lambda: _reason(get("2d-tiled"), (64, 64), 16, None)),
+    ]
+    out = []
+    for what, fn in cases:
+        try:
+            fn()
+            msg = "(accepted)"
+        except ConfigError as exc:
+            msg = str(exc)
+        out.append({"input": what, "message": msg})
+    return pd.DataFrame(out)
+
+
+def _reason(v, shape, r, given):
+    from ...errors import ConfigError
+    why = v.reason(shape, r, v.params(**(given or {})))
+    if why:
+        raise ConfigError(why)
+
+
+# ---- the races --------------------------------------------------------------------------
+
+def race_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a race, fastest first, with their labels."""
+    d = df.copy()
+    d["label"] = [LABELS.get(v, v) for v in d["variant"]]
+    d["what"] = [f"{LABELS.get(v, v)}" + (f" ({c})" if c not in ("-", "mode=constant") else "")
+                 for v, c in zip(d["variant"], d["config"])]
+    return d.sort_values("median_ms")
+
+
+def plot_race(ax, df: pd.DataFrame, title: str = "") -> None:
+    """Each kernel as a fraction of the copy measured in the same rounds (bar: median of
+    the per-round ratios; whisker: lowest to highest round); the library in grey."""
+    d = race_table(df)
+    d = d[~d["variant"].isin(COPIES)].iloc[::-1]
+    y = np.arange(len(d))
+    colors = ["0.55" if v == LIBRARY else plots.COLORS["fp32"] for v in d["variant"]]
+    lo = (d["of_copy"] - d["of_copy_min"]).clip(lower=0)
+    hi = (d["of_copy_max"] - d["of_copy"]).clip(lower=0)
+    ax.barh(y, d["of_copy"], color=colors, xerr=[lo, hi], capsize=2, height=0.7)
+    short = [v if c in ("-", "mode=constant") else f"{v} ({c})"
+             for v, c in zip(d["variant"], d["config"])]
+    ax.set_yticks(y, short, fontsize=7)
+    ax.axvline(1.0, color="0.25", ls="--", lw=1)
+    for yi, v in zip(y, d["of_copy"]):
+        ax.text(v + 0.02, yi, f"{v:.2f}×", va="center", fontsize=7)
+    ax.set_xlim(0, 1.12)
+    ax.set_xlabel("× the copy of the same bytes (same rounds)")
+    if title:
+        ax.set_title(title, fontsize=9)
+
+
+# ---- the roofline and the radius ----------------------------------------------------------
+
+def radius_frame(rad: pd.DataFrame, ceil) -> pd.DataFrame:
+    """Per radius: measured time and rate, the two floors the roofline gives (memory: the
+    bytes at the copy rate of the same rounds; compute: the FLOPs at chapter 0's FP32 peak)."""
+    base = rad[rad["variant"].isin(COPIES)]["median_ms"].min()
+    d = rad[~rad["variant"].isin(COPIES)].sort_values("r").copy()
+    peak = ceil.peaks_flops["FP32 FMA"]
+    d["k"] = 2 * d["r"] + 1
+    d["mem_floor_ms"] = base
+    d["fp32_floor_ms"] = d["flops"] / peak * 1e3
+    d["roof_ms"] = np.maximum(d["mem_floor_ms"], d["fp32_floor_ms"])
+    d["of_roof"] = d["roof_ms"] / d["median_ms"]
+    d["of_peak"] = d["TFLOP/s"] * 1e12 / peak
+    return d
+
+
+def turn_radius(rad: pd.DataFrame, tol: float = 0.10) -> int | None:
+    """The first radius whose time exceeds the radius-0 time by more than `tol`: where the
+    kernel stops being held by its bytes."""
+    d = rad[~rad["variant"].isin(COPIES)].sort_values("r")
+    t0 = float(d[d["r"] == 0]["median_ms"].iloc[0])
+    over = d[d["median_ms"] > (1 + tol) * t0]
+    return int(over["r"].iloc[0]) if len(over) else None
+
+
+def roofline_turn(ceil) -> int:
+    """The first radius whose intensity, 2(2r+1)^2 / 8 FLOP/B, is past the FP32 ridge."""
+    ridge = ceil.ridge("FP32 FMA")
+    r = 0
+    while 2 * (2 * r + 1) ** 2 / 8 <= ridge:
+        r += 1
+    return r
+
+
+def roofline_points(frames: dict) -> list:
+    """(label, FLOP/B, TFLOP/s) of every kernel and the library: FLOPs 2(2r+1)^d per output
+    over the 8 bytes per output that must move (the kernels' own DRAM traffic is within a
+    few % of that: see the counters)."""
+    pts = []
+    for tag, df in frames.items():
+        d = df[~df["variant"].isin(COPIES) & df["TFLOP/s"].notna()]
+        if tag.endswith("wide"):            # the four-wide tiles' races: their default rows
+            d = d[(d["variant"].str.endswith("-wide")) &
+                  (d["config"] == _cfg(d["variant"].iloc[0]))]
+        for _, r in d.iterrows():
+            pts.append((f"{tag.split()[0]} {r['variant'].split('-', 1)[-1] if r['variant'] != LIBRARY else 'cupyx'}",
+                        float(r["intensity"]), float(r["TFLOP/s"])))
+    return pts
+
+
+def plot_roofline(ax, ceil, races: dict, sweeps: dict) -> None:
+    from ... import roofline
+    roofline.plot(ax, ceil, points=roofline_points(races), ai_range=(0.1, 200))
+    for (name, d), color in zip(sweeps.items(), ("C1", "C2")):
+        d = d[~d["variant"].isin(COPIES)].sort_values("r")
+        ax.plot(d["intensity"], d["TFLOP/s"], "s-", color=color, ms=3.5, lw=1,
+                label=f"{name}, r = {int(d['r'].min())}…{int(d['r'].max())}")
+        for _, r in d.iterrows():
+            if int(r["r"]) in (0, 2, 4, 8):
+                ax.annotate(f"r={int(r['r'])}", (r["intensity"], r["TFLOP/s"]), fontsize=6,
+                            textcoords="offset points", xytext=(3, -9), color=color)
+    ax.legend(fontsize=7, loc="lower right")
+
+
+# ---- the profiler -------------------------------------------------------------------------
+
+def profile_table(*frames: pd.DataFrame) -> pd.DataFrame:
+    """Per profiled segment: per-output instruction and branch counts (warp instructions
+    over outputs / 32), branch efficiency, shared-memory wavefronts per load, stalls, and
+    how busy L1 and DRAM were."""
+    d = pd.concat(frames, ignore_index=True).copy()
+    n = d["shape"].map(lambda s: float(np.prod(s)))
+    warps = n / 32
+    d["outputs"] = n
+    d["inst_per_output"] = d["instructions"] / warps
+    d["branch_per_warp"] = d["branch_instructions"] / warps
+    d["wavefronts_per_lds"] = (d["smem_ld_wavefronts"] / d["smem_ld_instructions"]).where(
+        d["smem_ld_instructions"] > 0)
+    d["dram_GB"] = (d["dram_read_MB"] + d["dram_write_MB"]) / 1e3
+    d["dram_per_min"] = d["dram_GB"] * 1e9 / (8 * n)
+    d["label"] = [LABELS.get(v, v) for v in d["variant"]]
+    return d
+
+
+def seed_branches(prof: pd.DataFrame) -> dict:
+    """The seed's comparison (volumetric 3D vs cached depthwise) in this run's counters."""
+    p = profile_table(prof)
+    p3 = p[p["what"] == "3d"]
+    pick = lambda v, c: _one(p3, c, variant=v)  # noqa: E731
+    return {
+        "br_naive3d": pick("3d-naive", "branch_instructions"),
+        "br_dwc": pick("3d-dw-cached", "branch_instructions"),
+        "br_dwt": pick("3d-dw-tiled", "branch_instructions"),
+        "be_dwc": pick("3d-dw-cached", "branch_efficiency_pct"),
+        "be_dwt": pick("3d-dw-tiled", "branch_efficiency_pct"),
+        "div_dwc": pick("3d-dw-cached", "divergent_branch_targets"),
+        "bpw_dwc": pick("3d-dw-cached", "branch_per_warp"),
+        "tpi_dwc": pick("3d-dw-cached", "threads_per_instruction"),
+        "tpi_naive3d": pick("3d-naive", "threads_per_instruction"),
+        "br_cached2d": _one(p[p["what"] == "2d"], "branch_instructions", variant="2d-cached"),
+        "be_cached2d": _one(p[p["what"] == "2d"], "branch_efficiency_pct", variant="2d-cached"),
+    }
+
+
+def sass_counts() -> dict:
+    """What the compiler made of the kernels the prose discusses (NVRTC, sm_90, offline)."""
+    from ... import compile_report as cr
+    from .experiments import RACE_R
+
+    w3 = get("3d-wide")
+    regs = cr.resources(w3.spec(RACE_R[3], w3.params()), "sm_90")["registers"]
+
+    def count(name, **given):
+        v = get(name)
+        return cr.count_instructions(cr.sass(v.spec(RACE_R[v.dims], v.params(**given)), "sm_90"),
+                                     base=True)
+    c = {n: count(n) for n in ("2d-cached", "3d-naive", "3d-dw-cached", "3d-dw-tiled",
+                               "2d-const", "2d-tiled", "2d-wide", "3d-wide", "1d-naive")}
+    return {"sass_regs_wide3d": int(regs), "sass_total_naive1d": sum(c["1d-naive"].values()), "sass_bra_cached2d": c["2d-cached"].get("BRA", 0),
+            "sass_bra_naive3d": c["3d-naive"].get("BRA", 0),
+            "sass_ldg_naive3d": c["3d-naive"].get("LDG", 0),
+            "sass_bra_dwc": c["3d-dw-cached"].get("BRA", 0),
+            "sass_bra_dwt": c["3d-dw-tiled"].get("BRA", 0),
+            "sass_ffma_wide2d": c["2d-wide"].get("FFMA", 0),
+            "sass_lds_wide2d": c["2d-wide"].get("LDS", 0),
+            "sass_ffma_wide3d": c["3d-wide"].get("FFMA", 0),
+            "sass_lds_wide3d": c["3d-wide"].get("LDS", 0)}
+
+
+def sass_folds() -> list:
+    """SASS excerpts, each closed in a dropdown."""
+    from ... import compile_report as cr
+    from ...tables import fold_text
+    from .experiments import RACE_R
+
+    def sass(name):
+        v = get(name)
+        return cr.sass(v.spec(RACE_R[v.dims], v.params()), "sm_90")
+    return [
+        fold_text("3d-naive: each tap a predicated load, no branch (sm_90 SASS)",
+                  cr.sass_excerpt(sass("3d-naive"), r"@!?P\d LDG", r"@!?P\d LDG", context=10, run=3)),
+        fold_text("3d-dw-cached: the if/else of every tap, BSSY … BRA … BSYNC (sm_90 SASS)",
+                  cr.sass_excerpt(sass("3d-dw-cached"), r"BSSY", r"BRA", context=14, within=12, run=1)),
+        fold_text("2d-wide: 16-byte shared loads feeding runs of FFMA (sm_90 SASS)",
+                  cr.sass_excerpt(sass("2d-wide"), r"LDS\.128", r"FFMA", context=12)),
+    ]
+
+
+# ---- every number the prose quotes --------------------------------------------------------
+
+def _race_numbers(df: pd.DataFrame, tag: str, names: list) -> dict:
+    out = {}
+    copy = df[df["variant"].isin(COPIES)]
+    out[f"{tag}_copy_ms"] = float(copy["median_ms"].min())
+    out[f"{tag}_copy_tbs"] = float(copy["TB/s"].max())
+    lib = df[df["variant"] == LIBRARY]
+    if len(lib):
+        out[f"{tag}_lib_ms"] = float(lib["median_ms"].iloc[0])
+        out[f"{tag}_lib_x"] = float(lib["of_copy"].iloc[0])
+        out[f"{tag}_lib_tbs"] = float(lib["TB/s"].iloc[0])
+    for n in names:
+        d = df[df["variant"] == n]
+        if d.empty:
+            continue
+        r = d.sort_values("median_ms").iloc[0] if n.endswith("-wide") else d.iloc[0]
+        k = n.replace("-", "_")
+        out[f"{tag}_{k}_ms"] = float(r["median_ms"])
+        out[f"{tag}_{k}_x"] = float(r["of_copy"])
+        out[f"{tag}_{k}_lo"] = float(r["of_copy_min"])
+        out[f"{tag}_{k}_hi"] = float(r["of_copy_max"])
+        out[f"{tag}_{k}_tbs"] = float(r["TB/s"])
+        if "vs_library" in r and not pd.isna(r["vs_library"]):
+            out[f"{tag}_{k}_lib"] = float(r["vs_library"])
+            out[f"{tag}_{k}_lib_lo"] = float(r["vs_library_min"])
+            out[f"{tag}_{k}_lib_hi"] = float(r["vs_library_max"])
+    return out
+
+
+def default_row(df: pd.DataFrame, name: str) -> pd.Series:
+    v = get(name)
+    from .experiments import config_label
+    d = df[(df["variant"] == name) & (df["config"] == config_label(v.params()))]
+    return d.iloc[0]
+
+
+def summary(*, check, check_wide, c1, c2, c3, rad, w2, w3, radw, t2, t3, prof, profw, ceil) -> dict:
+    s = {"ridge": ceil.ridge("FP32 FMA"), "fp32_tflops": ceil.peaks_flops["FP32 FMA"] / 1e12,
+         "ceil_copy_tbs": ceil.bandwidth_Bps / 1e12}
+    allc = pd.concat([check, check_wide], ignore_index=True)
+    s["n_checks"] = int(len(allc))
+    s["n_failed"] = int((allc["correct"] != True).sum())  # noqa: E712
+    s["max_rel_err"] = float(allc["rel_err"].max())
+    s["n_variants"] = int(allc[allc["variant"] != LIBRARY]["variant"].nunique())
+    s.update(_race_numbers(c1, "c1", ["1d-naive", "1d-const", "1d-tiled"]))
+    s.update(_race_numbers(c2, "c2", ["2d-naive", "2d-const", "2d-tiled", "2d-cached", "2d-regtile"]))
+    s.update(_race_numbers(c3, "c3", ["3d-naive", "3d-tiled", "3d-regtile", "3d-dw-cached", "3d-dw-tiled"]))
+    s.update(_race_numbers(w2, "w2", ["2d-regtile"]))
+    s.update(_race_numbers(w3, "w3", ["3d-regtile"]))
+    for tag, df, name in (("w2", w2, "2d-wide"), ("w3", w3, "3d-wide")):
+        r = default_row(df, name)
+        s[f"{tag}_x"], s[f"{tag}_lo"], s[f"{tag}_hi"] = (float(r["of_copy"]), float(r["of_copy_min"]),
+                                                        float(r["of_copy_max"]))
+        s[f"{tag}_ms"], s[f"{tag}_tbs"] = float(r["median_ms"]), float(r["TB/s"])
+        s[f"{tag}_lib"], s[f"{tag}_lib_lo"], s[f"{tag}_lib_hi"] = (
+            float(r["vs_library"]), float(r["vs_library_min"]), float(r["vs_library_max"]))
+        s[f"{tag}_tflops"] = float(r["TFLOP/s"])
+        alt = df[(df["variant"] == name) & (df["config"] != r["config"])]
+        if len(alt):
+            a = alt.iloc[0]
+            s[f"{tag}_alt"], s[f"{tag}_alt_x"] = a["config"], float(a["of_copy"])
+    s["shape2"] = "×".join(map(str, w2["shape"].iloc[0]))
+    s["shape3"] = "×".join(map(str, w3["shape"].iloc[0]))
+    s["c1_n"] = int(c1["shape"].iloc[0][0])
+    # the radius sweeps
+    for tag, d in (("rad", rad), ("radw", radw)):
+        f = radius_frame(d, ceil)
+        s[f"{tag}_turn"] = turn_radius(d)
+        s[f"{tag}_r0_x"] = float(f[f["r"] == 0]["of_copy"].iloc[0])
+        s[f"{tag}_max_tflops"] = float(f["TFLOP/s"].max())
+        s[f"{tag}_max_of_peak"] = 100 * float(f["of_peak"].max())
+        s[f"{tag}_r8_of_peak"] = 100 * float(f[f["r"] == f["r"].max()]["of_peak"].iloc[0])
+        s[f"{tag}_rmax"] = int(f["r"].max())
+    s["roof_turn"] = roofline_turn(ceil)
+    s["turn_ai"] = 2 * (2 * s["roof_turn"] + 1) ** 2 / 8
+    s["before_ai"] = 2 * (2 * s["roof_turn"] - 1) ** 2 / 8
+    # the tile sweeps
+    for tag, t in (("t2", t2), ("t3", t3)):
+        ok = t[t["correct"] == True]  # noqa: E712
+        b = ok.sort_values("median_ms").iloc[0]
+        s[f"{tag}_n"], s[f"{tag}_invalid"] = int(len(ok)), int(t["invalid"].notna().sum())
+        s[f"{tag}_best_ms"], s[f"{tag}_best_tbs"] = float(b["median_ms"]), float(b["TB/s"])
+        s[f"{tag}_best"] = " ".join(f"{k}={int(b[k])}" for k in ("BX", "BY", "PY", "PZ") if k in b and not pd.isna(b[k]))
+        s[f"{tag}_worst_ms"] = float(ok["median_ms"].max())
+    # the profiler
+    p = profile_table(prof, profw)
+    two = p[p["what"] == "2d"]
+    three = p[p["what"] == "3d"]
+    pick = lambda d, v, c, **w: _one(d, c, variant=v, **w)  # noqa: E731
+    counters = {"ipo": "inst_per_output", "mio": "stall_mio_throttle", "l1hit": "l1_hit_pct",
+                "issue": "issue_active_pct", "be": "branch_efficiency_pct",
+                "wfl": "wavefronts_per_lds", "dram": "dram_throughput_pct",
+                "lsb": "stall_long_scoreboard", "bar": "stall_barrier",
+                "l1": "l1_throughput_pct", "occ": "achieved_occupancy_pct"}
+    for d, names in ((two, ("2d-naive", "2d-const", "2d-tiled", "2d-cached", "2d-regtile", "2d-wide")),
+                     (three, ("3d-naive", "3d-tiled", "3d-regtile", "3d-wide"))):
+        for n in names:
+            for key, col in counters.items():
+                s[f"p_{n.replace('-', '_')}_{key}"] = pick(d, n, col, config=_cfg(n))
+    s["p_lib2_ipo"] = pick(two, LIBRARY, "inst_per_output")
+    s["p_lib3_ipo"] = pick(three, LIBRARY, "inst_per_output")
+    conf = two[(two["variant"] == "2d-regtile") & (two["config"] == "BX=16 BY=8 PY=8")]
+    s["p_bx16_wfl"] = float(conf["wavefronts_per_lds"].iloc[0]) if len(conf) else float("nan")
+    s["p_bx16_conf"] = float(conf["smem_ld_bank_conflicts"].iloc[0]) if len(conf) else float("nan")
+    s["p_bx32_conf"] = pick(two, "2d-regtile", "smem_ld_bank_conflicts", config=_cfg("2d-regtile"))
+    s.update(seed_branches(prof))
+    for k in ("br_dwc", "br_dwt", "div_dwc", "br_cached2d", "p_bx16_conf", "p_bx32_conf"):
+        s[f"{k}_M"] = s[k] / 1e6
+    s["ai2"], s["ai3"] = 2 * 25 / 8, 2 * 27 / 8
+    w3 = get("3d-wide")
+    p3 = w3.params()
+    s["w3_threads"] = p3["BX"] * p3["BY"]
+    s["w3_smem_kib"] = w3.smem(1, p3) / 1024
+    s["dram_min_ratio"] = float(p[p["variant"] != LIBRARY]["dram_per_min"].min())
+    s["dram_max_ratio"] = float(p[p["variant"] != LIBRARY]["dram_per_min"].max())
+    return s
+
+
+def _cfg(name: str) -> str:
+    from .experiments import config_label
+    return config_label(get(name).params())
+
+
+def targets(s: dict) -> pd.DataFrame:
+    rows = [
+        (f"2D {s['shape2']}, 5×5, four-wide tile: × copy, same rounds ({span(s['w2_lo'], s['w2_hi'])})",
+         s["w2_x"], 0.75, s["w2_x"] >= 0.75),
+        ("2D: × cupyx convolve, same rounds", s["w2_lib"], 1.0, s["w2_lib"] > 1.0),
+        (f"3D {s['shape3']}, 3×3×3, four-wide tile: × copy, same rounds ({span(s['w3_lo'], s['w3_hi'])})",
+         s["w3_x"], 0.6, s["w3_x"] >= 0.6),
+        ("3D: × cupyx convolve, same rounds", s["w3_lib"], 1.0, s["w3_lib"] > 1.0),
+        (f"radius where the four-wide 2D tile turns compute-bound (the roofline says {s['roof_turn']})",
+         s["radw_turn"], None, None),
+        (f"correctness cases checked ({s['n_checks']}); failed", s["n_failed"], 0, s["n_failed"] == 0),
+    ]
+    return pd.DataFrame(rows, columns=["target", "measured", "needed", "met"])
+
+
+__all__ = ["LABELS", "bad_inputs", "check_table", "plot_race", "plot_roofline", "profile_table",
+           "race_table", "radius_frame", "roofline_points", "sass_counts", "sass_folds",
+           "seed_branches", "span", "summary", "targets", "turn_radius"]

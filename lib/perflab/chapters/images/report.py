@@ -1,0 +1,446 @@
+"""Chapter 4's numbers, tables and figures, computed from the rows (live or recorded): the
+prose quotes only what `summary` returns."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ... import plots
+from . import ops, reference as ref
+from .experiments import RADIUS
+
+#: What the page calls each variant.
+LABELS = {
+    "per-element": "1 element / thread", "grid-stride": "grid-stride loop",
+    "vec4": "float4 × 4 / thread", "CuPy a + b": "CuPy a + b",
+    "per-pixel": "1 pixel / thread (2-D grid)", "vec4px": "4 pixels / thread (32-bit loads)",
+    "vec16px": "16 pixels / thread (128-bit loads)", "CuPy array ops": "CuPy array ops",
+    "naive": "naive: 81 global loads a pixel", "tiled": "shared-memory tile",
+    "sliding": "running sums + shuffles", "cupyx uniform_filter": "cupyx uniform_filter",
+    "cudaMemcpy": "cudaMemcpy (same bytes)", "cupy copyto": "cupy copyto (same bytes)",
+    "chapter 0 copy kernel": "chapter 0 copy kernel (same bytes)",
+}
+#: Short keys for glued names.
+KEYS = {"per-element": "elem", "grid-stride": "stride", "vec4": "vec4", "CuPy a + b": "cupy",
+        "per-pixel": "pix", "vec4px": "v4", "vec16px": "v16", "CuPy array ops": "cupy",
+        "naive": "naive", "tiled": "tiled", "sliding": "slide", "cupyx uniform_filter": "cupyx",
+        "cudaMemcpy": "memcpy", "cupy copyto": "copyto", "chapter 0 copy kernel": "copyk"}
+ORDER = {k: i for i, k in enumerate(LABELS)}
+KINDS = {"vecadd": ops.VECADD + ("CuPy a + b",), "gray": ops.GRAY + ("CuPy array ops",),
+         "blur": ops.BLUR + ("cupyx uniform_filter",)}
+
+
+def _f(x) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return math.nan
+    return v
+
+
+def timed(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a race at its largest size (the timed run; the small sizes are the
+    correctness pass's), in ladder order, with labels."""
+    d = df.copy()
+    if "n" in d:
+        d = d[d["n"] == d["n"].max()]
+    else:
+        px = d["height"] * d["width"]
+        d = d[px == px.max()]
+        if "radius" in d:
+            d = d[d["radius"] == RADIUS]
+    d = d.assign(label=d["variant"].map(LABELS).fillna(d["variant"]),
+                 order=d["variant"].map(ORDER))
+    return d.sort_values("order")
+
+
+def race_table(df: pd.DataFrame) -> pd.DataFrame:
+    d = timed(df)
+    if "median_ms" in d:
+        d["median_us"] = d["median_ms"] * 1e3
+    return d
+
+
+def _row(d: pd.DataFrame, variant: str) -> pd.Series | None:
+    r = d[d["variant"] == variant]
+    return r.iloc[0] if len(r) else None
+
+
+def race_summary(df: pd.DataFrame, kind: str) -> dict:
+    """{kind}_{key}_x / _lo / _hi / _tbs / _us for every contestant, the ceiling, the best
+    kernel and the size."""
+    d = timed(df)
+    out = {}
+    for v in list(KINDS[kind]) + ["cudaMemcpy", "cupy copyto", "chapter 0 copy kernel"]:
+        r = _row(d, v)
+        if r is None:
+            continue
+        k = f"{kind}_{KEYS[v]}"
+        out[f"{k}_x"] = _f(r.get("of_copy"))
+        out[f"{k}_lo"] = _f(r.get("of_copy_min"))
+        out[f"{k}_hi"] = _f(r.get("of_copy_max"))
+        out[f"{k}_tbs"] = _f(r.get("TB/s"))
+        out[f"{k}_us"] = _f(r.get("median_ms")) * 1e3
+    kern = d[d["role"] == "kernel"]
+    if len(kern) and "of_copy" in kern and kern["of_copy"].notna().any():
+        best = kern.loc[kern["of_copy"].idxmax()]
+        out[f"{kind}_best"] = LABELS.get(best["variant"], best["variant"])
+        out[f"{kind}_best_x"] = _f(best["of_copy"])
+        out[f"{kind}_best_lo"] = _f(best["of_copy_min"])
+        out[f"{kind}_best_hi"] = _f(best["of_copy_max"])
+    out[f"{kind}_ceiling_tbs"] = _f(d["ceiling_TB/s"].dropna().iloc[0]) \
+        if "ceiling_TB/s" in d and d["ceiling_TB/s"].notna().any() else math.nan
+    out[f"{kind}_rounds"] = int(d["rounds"].dropna().max()) if "rounds" in d and \
+        d["rounds"].notna().any() else 0
+    mb = _f(d["bytes_moved"].max())
+    out[f"{kind}_gib"] = mb / (1 << 30)
+    if kind == "vecadd":
+        out["vecadd_n_log2"] = math.log2(_f(d["n"].iloc[0]))
+    else:
+        out[f"{kind}_side"] = int(d["height"].iloc[0])
+    return out
+
+
+# ---- the profiler ------------------------------------------------------------------------------
+
+#: Counters the page shows, by column: name -> (header, digits).
+COUNTERS = {"dram_pct": ("DRAM throughput (% of peak)", 0),
+            "dram_B_per_elem": ("DRAM bytes / element", 2),
+            "gld_sectors_per_request": ("sectors / load request", 1),
+            "gst_sectors_per_request": ("sectors / store request", 1),
+            "l1_hit_pct": ("L1 hit rate (%)", 1),
+            "achieved_occupancy_pct": ("achieved occupancy (%)", 0),
+            "lsu_pipe_pct": ("LSU pipe (% of peak)", 0),
+            "issue_active_pct": ("issue active (%)", 0),
+            "stall_long_scoreboard": ("long-scoreboard stall (warps / issue)", 2),
+            "smem_wavefronts_per_ld": ("shared wavefronts / load", 2),
+            "smem_ld_bank_conflicts": ("shared-load bank conflicts", 0),
+            "duration_us": ("profiled time (µs)", 1)}
+
+
+def counters(prof: pd.DataFrame) -> pd.DataFrame:
+    """One row per profiled kernel or library call, with derived counters: DRAM bytes per
+    element (read + written over the elements of the profiled size) and shared-memory
+    wavefronts per shared-load instruction."""
+    d = prof.copy()
+    elems = np.where(d["kind"] == "vecadd", d.get("n", np.nan),
+                     d.get("height", np.nan) * d.get("width", np.nan))
+    rd = d["dram_read_MB"] if "dram_read_MB" in d else np.nan
+    wr = d["dram_write_MB"] if "dram_write_MB" in d else np.nan
+    d["dram_B_per_elem"] = (rd + wr) * 1e6 / elems
+    if "inst_executed" in d:                      # warp instructions × 32 lanes / elements
+        d["inst_per_elem"] = d["inst_executed"] * 32 / elems
+    if "smem_ld_wavefronts" in d and "smem_ld_instructions" in d:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d["smem_wavefronts_per_ld"] = np.where(d["smem_ld_instructions"] > 0,
+                                                   d["smem_ld_wavefronts"] / d["smem_ld_instructions"],
+                                                   np.nan)
+    d["label"] = d["variant"].map(LABELS).fillna(d["variant"])
+    d["short"] = d["variant"].map(TERSE).fillna(d["variant"])
+    d["order"] = d["variant"].map(ORDER)
+    return d.sort_values("order")
+
+
+#: Names short enough for a table of counters.
+TERSE = {"per-element": "1 / thread", "grid-stride": "grid-stride", "vec4": "float4 × 4",
+         "CuPy a + b": "CuPy a + b", "per-pixel": "1 px / thread", "vec4px": "4 px, 32-bit",
+         "vec16px": "16 px, 128-bit", "CuPy array ops": "CuPy ops", "naive": "naive",
+         "tiled": "tiled", "sliding": "sliding", "cupyx uniform_filter": "cupyx"}
+
+
+def counter_summary(prof: pd.DataFrame) -> dict:
+    """p_{kind}_{key}_{counter} for every profiled call, plus: thread instructions per
+    element (warp instructions × 32 / elements), the DRAM rate over the profiled time
+    (TB/s) and the share of the output the DRAM saw written during the kernel."""
+    d = counters(prof)
+    out = {}
+    for _, r in d.iterrows():
+        k = f"p_{r['kind']}_{KEYS.get(r['variant'], r['variant'])}"
+        for m in list(COUNTERS) + ["dram_read_MB", "dram_write_MB", "l2_MB", "inst_executed",
+                                   "gld_instructions", "smem_ld_instructions"]:
+            if m in d:
+                out[f"{k}_{m}"] = _f(r.get(m))
+        elems = _f(r["n"]) if r["kind"] == "vecadd" else _f(r["height"]) * _f(r["width"])
+        out[f"{k}_inst_per_elem"] = _f(r.get("inst_per_elem"))
+        out[f"{k}_dram_tbs"] = (_f(r.get("dram_read_MB")) + _f(r.get("dram_write_MB"))) \
+            / _f(r.get("duration_us"))
+        out_bytes = elems * (4 if r["kind"] == "vecadd" else 1)
+        out[f"{k}_written_pct"] = 100 * _f(r.get("dram_write_MB")) * 1e6 / out_bytes
+    return out
+
+
+def counter_table(prof: pd.DataFrame, kind: str, cols: list[str]) -> pd.DataFrame:
+    d = counters(prof)
+    return d[d["kind"] == kind][["short"] + [c for c in cols if c in d]]
+
+
+# ---- the roofline ------------------------------------------------------------------------------
+
+SHORT = {"per-element": "VecAdd 1/thread", "grid-stride": "VecAdd grid-stride",
+         "vec4": "VecAdd float4", "CuPy a + b": "CuPy a + b", "per-pixel": "gray 1 px",
+         "vec4px": "gray 4 px", "vec16px": "gray 16 px", "CuPy array ops": "CuPy gray",
+         "naive": "blur naive", "tiled": "blur tiled", "sliding": "blur sliding",
+         "cupyx uniform_filter": "cupyx blur"}
+
+
+def fp32_roof(ceil):
+    """Chapter 0's measured copy bandwidth and FP32 FMA peak alone (the tensor-core roofs
+    do not apply to these kernels)."""
+    from ...roofline import Ceilings
+    return Ceilings(ceil.bandwidth_Bps, {"FP32 FMA": ceil.peaks_flops["FP32 FMA"]}, ceil.source)
+
+
+def roofline_points(races: dict, prof: pd.DataFrame) -> list:
+    """(label, operations per DRAM byte, Tera-operations/s) of every kernel and library
+    call: the operations the reference algorithm defines per element
+    (reference.ops_per_element), the DRAM bytes per element the profiler saw, and the
+    element rate of the timed race."""
+    c = counters(prof)
+    pts = []
+    for kind, df in races.items():
+        d = timed(df)
+        elems = _f(d["n"].iloc[0]) if kind == "vecadd" else \
+            _f(d["height"].iloc[0]) * _f(d["width"].iloc[0])
+        opsper = ref.ops_per_element(kind, RADIUS if kind == "blur" else 0)
+        for v in KINDS[kind]:
+            r = _row(d, v)
+            q = c[(c["kind"] == kind) & (c["variant"] == v)]
+            if r is None or not len(q) or not _f(r.get("median_ms")) > 0:
+                continue
+            bpe = _f(q["dram_B_per_elem"].iloc[0])
+            if not bpe > 0:
+                continue
+            rate = elems * opsper / (_f(r["median_ms"]) * 1e-3)
+            pts.append((SHORT[v], opsper / bpe, rate / 1e12))
+    return pts
+
+
+# ---- the photograph ----------------------------------------------------------------------------
+
+def photo_images(radius: int = RADIUS) -> dict:
+    """The photograph, its exact gray image and the exact blur, computed here (NumPy)."""
+    img = ref.photo()
+    g = ref.gray_ref(img)
+    return {"rgb": img, "gray": g, "blur": ref.blur_ref(g, radius)}
+
+
+def photo_hashes(photo: pd.DataFrame, images: dict) -> pd.DataFrame:
+    """Each recorded output's sha256 against the sha256 of the image computed here."""
+    d = photo.copy()
+    want = {"gray": ref.digest(images["gray"]), "blur": ref.digest(images["blur"])}
+    d["reference_sha256"] = d["stage"].map(want)
+    d["same_bytes"] = d["output_sha256"] == d["reference_sha256"]
+    d["label"] = d["variant"].map(LABELS).fillna(d["variant"])
+    d["sha"] = d["output_sha256"].str[:12]
+    return d
+
+
+def plot_photo(fig, images: dict, photo: pd.DataFrame, radius: int = RADIUS) -> None:
+    axes = fig.subplots(1, 3)
+    h, w = images["gray"].shape
+    for ax, (key, title) in zip(axes, (("rgb", f"the photograph ({w} × {h})"),
+                                       ("gray", "RGB → gray"),
+                                       ("blur", f"gray, then the {2 * radius + 1}×{2 * radius + 1} box blur"))):
+        ax.imshow(images[key], cmap=None if key == "rgb" else "gray", vmin=0, vmax=255,
+                  interpolation="nearest")
+        ax.set_title(title, fontsize=9)
+        ax.set_axis_off()
+
+
+# ---- correctness ---------------------------------------------------------------------------
+
+def checks_table(frames: dict) -> pd.DataFrame:
+    """Per experiment: rows checked, how many passed, the shapes or sizes they covered."""
+    recs = []
+    for name, df in frames.items():
+        d = df[df["correct"].notna()]
+        if "n" in d:
+            sizes = sorted({int(x) for x in d["n"].dropna()})
+            cover = ", ".join(f"{s:,}" for s in sizes)
+        elif "height" in d:
+            shapes = sorted({(int(a), int(b)) for a, b in zip(d["height"], d["width"])})
+            cover = ", ".join(f"{a}×{b}" for a, b in shapes)
+        else:
+            cover = "—"
+        recs.append({"experiment": name, "rows": len(d), "passed": int(d["correct"].sum()),
+                     "covered": cover})
+    return pd.DataFrame(recs)
+
+
+def bad_inputs() -> pd.DataFrame:
+    """What the chapter's calls answer to bad input: the ConfigError of each case, computed
+    here by the same checks the calls make (on NumPy arrays of the same layout)."""
+    from ...errors import ConfigError
+
+    u8 = np.uint8
+    cases = [
+        ("gray of a float32 image", lambda: ops.check_layout(np.zeros((4, 5, 3), np.float32), "rgb", u8, 3, channels=3)),
+        ("gray of an RGBA image", lambda: ops.check_layout(np.zeros((4, 5, 4), u8), "rgb", u8, 3, channels=3)),
+        ("gray of a 2-D array", lambda: ops.check_layout(np.zeros((4, 5), u8), "rgb", u8, 3, channels=3)),
+        ("gray of every other column", lambda: ops.check_layout(np.zeros((4, 10, 3), u8)[:, ::2], "rgb", u8, 3, channels=3)),
+        ("blur of a transposed image", lambda: ops.check_layout(np.zeros((4, 6), u8).T, "gray", u8, 2)),
+        ("VecAdd of float64", lambda: ops.check_layout(np.zeros(8), "a", np.float32, 1)),
+        ("sliding blur, radius 6", lambda: ops.blur_spec("sliding", 6)),
+        ("a 64 × 32 block", lambda: ops.check_block((64, 32))),
+    ]
+    recs = []
+    for what, fn in cases:
+        try:
+            fn()
+            msg = "(accepted)"
+        except ConfigError as exc:
+            msg = str(exc)
+        recs.append({"input": what, "error": msg})
+    return pd.DataFrame(recs)
+
+
+def sanitizer_table(san: pd.DataFrame) -> pd.DataFrame:
+    return san[["variant", "errors", "passed", "failed", "correct", "summary"]].copy() \
+        if "errors" in san else san
+
+
+def sanitized_sizes() -> dict:
+    """What the sanitized pass covers, as text for the page (sanitize.SAN_*)."""
+    from .sanitize import SAN_RADII, SAN_SHAPES, SAN_SIZES
+    return {"san_sizes": ", ".join(f"{n:,}" for n in SAN_SIZES),
+            "san_shapes": ", ".join(f"{h} × {w}" for h, w in SAN_SHAPES),
+            "san_radii": " and ".join(str(r) for r in SAN_RADII)}
+
+
+# ---- every number the prose quotes -------------------------------------------------------------
+
+def little_from_chapter2(inf: pd.DataFrame) -> dict:
+    """Chapter 2's measured copy rate (× cudaMemcpy, same rounds) at 4, 8, 16 and 32 KB of
+    reads in flight per SM: the best configuration at each (memory.inflight)."""
+    d = inf[(inf["warps_per_sm"] > 0) & inf["correct"].astype(bool)]
+    out = {}
+    for kb in (4, 8, 16, 32):
+        at = d[d["inflight_per_sm"] == kb * 1024]
+        out[f"ch2_at{kb}k"] = float(at["of_copy"].max()) if len(at) else math.nan
+    return out
+
+
+def summary(vec, gray, blur, photo, prof, blk, san, *, ceil=None, hashes=None,
+            inflight=None) -> dict:
+    """The glued numbers of chapter 4, each computed from the rows."""
+    out = little_from_chapter2(inflight) if inflight is not None else {}
+    for kind, df in (("vecadd", vec), ("gray", gray), ("blur", blur)):
+        out.update(race_summary(df, kind))
+    out.update(counter_summary(prof))
+    c = counters(prof)
+    for kind in KINDS:
+        d = c[(c["kind"] == kind) & (c["role"] == "kernel")]["dram_B_per_elem"]
+        out[f"p_{kind}_dram_B_lo"], out[f"p_{kind}_dram_B_hi"] = _f(d.min()), _f(d.max())
+    g = lambda k: out.get(k, math.nan)        # noqa: E731
+    out["vecadd_vec4_over_elem"] = g("vecadd_elem_us") / g("vecadd_vec4_us")
+    out["gray_v16_over_pix"] = g("gray_pix_us") / g("gray_v16_us")
+    out["gray_v16_over_cupy"] = g("gray_cupy_us") / g("gray_v16_us")
+    out["blur_naive_ms"] = g("blur_naive_us") / 1e3
+    out["blur_tiled_ms"] = g("blur_tiled_us") / 1e3
+    out["blur_cupyx_ms"] = g("blur_cupyx_us") / 1e3
+    out["blur_tiled_over_naive"] = g("blur_naive_us") / g("blur_tiled_us")
+    out["blur_slide_over_naive"] = g("blur_naive_us") / g("blur_slide_us")
+    out["blur_slide_over_cupyx"] = g("blur_cupyx_us") / g("blur_slide_us")
+    lib = timed(blur)
+    r = _row(lib, "cupyx uniform_filter")
+    out["cupyx_max_diff"] = _f(r.get("max_abs_diff")) if r is not None else math.nan
+    out["cupyx_pct_differ"] = 100 * _f(r.get("pixels_differing")) / (
+        _f(r["height"]) * _f(r["width"])) if r is not None else math.nan
+    # the block sweep
+    if len(blk) and "TB/s" in blk:
+        for kern, key in (("gray per-pixel", "bk_gray"), ("blur naive", "bk_naive"),
+                          ("blur tiled", "bk_tiled")):
+            d = blk[(blk["variant"] == kern) & blk["TB/s"].notna()]
+            if not len(d):
+                continue
+            best = d.loc[d["TB/s"].idxmax()]
+            worst = d.loc[d["TB/s"].idxmin()]
+            out[f"{key}_best"] = f"{int(best['bx'])} × {int(best['by'])}"
+            out[f"{key}_best_tbs"] = _f(best["TB/s"])
+            out[f"{key}_worst"] = f"{int(worst['bx'])} × {int(worst['by'])}"
+            out[f"{key}_worst_x"] = _f(worst["TB/s"]) / _f(best["TB/s"])
+            dflt = d[(d["bx"] == 32) & (d["by"] == 8)]
+            out[f"{key}_default_x"] = _f(dflt["TB/s"].iloc[0]) / _f(best["TB/s"]) \
+                if len(dflt) else math.nan
+            out[f"{key}_within10"] = int((d["TB/s"] >= 0.9 * _f(best["TB/s"])).sum())
+            out[f"{key}_shapes"] = int(len(d))
+            # time per block per SM: the kernel's time over the blocks each SM ran
+            sms = _f(plots.device_of(blk).get("sms"))
+            blocks_ = np.ceil(d["width"] / d["bx"]) * np.ceil(d["height"] / d["by"])
+            per = d["median_us"] * 1e3 * sms / blocks_
+            for (bx, by) in ((8, 1), (256, 1), (32, 8)):
+                sel = (d["bx"] == bx) & (d["by"] == by)
+                if sel.any():
+                    out[f"{key}_ns_per_block_{bx}x{by}"] = _f(per[sel].iloc[0])
+            for t in (64, 128, 256, 512, 1024):
+                sel = d["bx"] * d["by"] == t
+                if sel.any():
+                    out[f"{key}_of_best_{t}_lo"] = _f(d[sel]["of_best"].min())
+                    out[f"{key}_of_best_{t}_hi"] = _f(d[sel]["of_best"].max())
+    # correctness
+    frames = [vec, gray, blur, photo, blk]
+    out["checked_rows"] = int(sum(f["correct"].notna().sum() for f in frames if "correct" in f))
+    out["failed_rows"] = int(sum((f["correct"] == False).sum() for f in frames if "correct" in f))  # noqa: E712
+    for tool in ("memcheck", "racecheck"):
+        d = san[san["variant"] == tool] if len(san) else san
+        if len(d):
+            out[f"{tool}_errors"] = int(_f(d["errors"].iloc[0])) if "errors" in d and \
+                not pd.isna(d["errors"].iloc[0]) else -1
+            out[f"{tool}_passed"] = int(_f(d["passed"].iloc[0])) if "passed" in d and \
+                not pd.isna(d["passed"].iloc[0]) else 0
+            out[f"{tool}_clean"] = bool(d["correct"].iloc[0])
+    if hashes is not None:
+        out["photo_rows"] = int(len(hashes))
+        kern = hashes[hashes["role"] == "kernel"]
+        out["photo_kernels_same"] = int(kern["same_bytes"].sum())
+        out["photo_kernels"] = int(len(kern))
+    if ceil is not None:
+        out["ch0_copy_tbs"] = ceil.bandwidth_Bps / 1e12
+    out.update(sanitized_sizes())
+    return out
+
+
+def targets(s: dict) -> pd.DataFrame:
+    """The chapter's done-when list against the measured numbers of `summary`."""
+    def row(name, got, need, ok):
+        return {"target": name, "measured": got, "needed": need, "met": bool(ok)}
+
+    return pd.DataFrame([
+        row("VecAdd, best kernel / copy ceiling of the same bytes, same rounds",
+            s.get("vecadd_best_x", math.nan), 0.90, s.get("vecadd_best_x", 0) >= 0.90),
+        row("RGB → gray, best kernel / copy ceiling of the same bytes, same rounds",
+            s.get("gray_best_x", math.nan), 0.90, s.get("gray_best_x", 0) >= 0.90),
+        row("rows checked against the exact reference before timing: failed",
+            s.get("failed_rows", math.nan), 0, s.get("failed_rows", 1) == 0),
+        row("compute-sanitizer memcheck, errors", s.get("memcheck_errors", math.nan), 0,
+            s.get("memcheck_clean", False)),
+        row("compute-sanitizer racecheck, errors", s.get("racecheck_errors", math.nan), 0,
+            s.get("racecheck_clean", False)),
+        row("photograph: kernel outputs byte-identical to the reference",
+            s.get("photo_kernels_same", math.nan), s.get("photo_kernels", math.nan),
+            s.get("photo_kernels_same", -1) == s.get("photo_kernels", -2)),
+    ])
+
+
+def plot_race(ax, df: pd.DataFrame, title: str) -> None:
+    """Each contestant's rate over the copy ceiling of the same rounds: the median, and
+    the lowest and highest round as a bar."""
+    d = timed(df)
+    d = d[d["role"] != "copy"].iloc[::-1]
+    y = np.arange(len(d))
+    colors = [plots.COLORS["kernel"] if r == "kernel" else plots.COLORS["cuBLAS FP32"]
+              for r in d["role"]]
+    ax.barh(y, d["of_copy"], color=colors, alpha=0.85, height=0.6)
+    ax.errorbar(d["of_copy"], y, xerr=[d["of_copy"] - d["of_copy_min"],
+                                       d["of_copy_max"] - d["of_copy"]],
+                fmt="none", ecolor="0.2", capsize=3, lw=1)
+    for yi, v in zip(y, d["of_copy"]):
+        ax.text(v + 0.015, yi, f"{v:.2f}×", va="center", fontsize=8)
+    ax.axvline(1.0, color="0.3", ls="--", lw=1)
+    ax.axvline(0.9, color="C3", ls=":", lw=1)
+    ax.set_yticks(y, d["label"], fontsize=8)
+    ax.set_xlim(0, 1.18)
+    ax.set_xlabel("rate / copy ceiling of the same bytes (same rounds)", fontsize=8)
+    ax.set_title(title, fontsize=9, loc="left")

@@ -1,0 +1,76 @@
+"""The profiler's view of chapter 7 (perflab.profile runs this module's `prepare` in the
+process ncu watches): for each kernel on each view, the warp instructions issued, the
+threads active per instruction, the branch uniformity, the FP32 instructions by opcode
+and by pipe, the issue-slot use and the occupancy reached."""
+from __future__ import annotations
+
+from ...profile import ncu_missing
+from ...registry import experiment
+from .views import view
+
+PROFILE_SIZE = (1000, 750)
+PROFILE_ITER = 1024
+PROFILE_KERNELS = ("pixel", "one lane", "two pixels", "chunked U=16")
+PROFILE_VIEWS = ("full", "cardioid", "seahorse")
+
+#: Counters beyond perflab.profile.METRICS (name -> (ncu metric, unit, None)).
+EXTRA = {
+    "warp_inst": ("smsp__inst_executed.sum", "1", None),
+    "threads_per_inst": ("smsp__thread_inst_executed_per_inst_executed.ratio", "threads", None),
+    "branch_uniform_pct": ("smsp__sass_average_branch_targets_threads_uniform.pct", "%", None),
+    "divergent_branch_targets": ("smsp__sass_branch_targets_threads_divergent.sum", "1", None),
+    "fadd_thread_inst": ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", "1", None),
+    "fmul_thread_inst": ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "1", None),
+    "ffma_thread_inst": ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "1", None),
+    "pipe_fma_inst": ("smsp__inst_executed_pipe_fma.sum", "1", None),
+    "pipe_alu_inst": ("smsp__inst_executed_pipe_alu.sum", "1", None),
+    "sm_cycles": ("sm__cycles_elapsed.avg", "1", None),
+}
+
+
+def segments(kernels=PROFILE_KERNELS, views=PROFILE_VIEWS) -> list[dict]:
+    return [{"kernel": k, "view": v} for v in views for k in kernels]
+
+
+@experiment("mandelbrot.profile", title="Counters: instructions, active threads, branches, FP32 pipes",
+            small={"plan": ()}, requires=ncu_missing)
+def profile(ctx, plan=None, size=PROFILE_SIZE, max_iter=PROFILE_ITER):
+    """Every segment once under Nsight Compute (clocks untouched), next to what the
+    count map predicts for it (model.predict)."""
+    from ...profile import profile as run_ncu
+    from . import cpu, gpu
+    from .experiments import model_metrics
+
+    if not ctx.timing or plan == ():
+        return
+    plan = segments() if plan is None else list(plan)
+    plan = [{**seg, "w": size[0], "h": size[1], "max_iter": max_iter} for seg in plan]
+    for seg in run_ncu(plan, child="perflab.chapters.mandelbrot.profiling",
+                       extra_metrics=EXTRA):
+        k = gpu.kernel(seg["kernel"])
+        grid = view(seg["view"]).grid(seg["w"], seg["h"])
+        ref = cpu.cached_reference(grid, seg["max_iter"])
+        m = {**seg["metrics"], **model_metrics(k, ref, seg["max_iter"], gpu.DEFAULT_BLOCK),
+             "iterations": (float(ref.astype("int64").sum()), "1")}
+        ctx.row(variant=seg["kernel"], params={"view": seg["view"], "w": seg["w"],
+                                               "h": seg["h"], "max_iter": seg["max_iter"],
+                                               "block": list(gpu.DEFAULT_BLOCK)},
+                metrics=m, kernels=[k.spec], profiled_kernels=", ".join(seg["kernels"]))
+
+
+def prepare(plan: list[dict]) -> list:
+    """One launch per segment, every output made and every kernel compiled first."""
+    import cupy as cp
+
+    from . import gpu
+
+    calls = []
+    for seg in plan:
+        k = gpu.kernel(seg["kernel"])
+        grid = view(seg["view"]).grid(seg["w"], seg["h"])
+        out = cp.empty((grid.h, grid.w), dtype=cp.int32)
+        fn = gpu.caller(k, grid, seg["max_iter"], out, gpu.DEFAULT_BLOCK)
+        fn()                                     # compiled before ncu's first marker
+        calls.append(fn)
+    cp.cuda.Device().synchronize()
+    return calls

@@ -1,0 +1,689 @@
+"""Chapter 7's numbers, tables and figures, computed from the rows (live or recorded) and
+from the SASS the offline compiler gives: the prose quotes only what `summary` returns."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ... import host, lab, store
+from . import cpu, gpu, model
+from .experiments import GPU_ITER, GPU_SIZE
+from .views import VIEWS, view
+
+#: One colour per CPU across the chapter's figures (the build machine first).
+CPU_COLORS = ("C2", "C1", "C4", "C5")
+
+
+# --------------------------------------------------------------------------- the CPU rows
+
+def cpu_frames() -> tuple[pd.DataFrame | None, str | None, dict[str, pd.DataFrame]]:
+    """(the rows measured live on this machine, or None; why not, or None; the recorded
+    rows of every other CPU, by slug). Live wherever C builds and loads; recorded rows of
+    this machine's own CPU are shown only where it cannot measure."""
+    why = host.unavailable()
+    live = None if why else lab.run("mandelbrot.cpu")
+    here = host.cpu_slug(host.cpu_info()["model"]) if live is not None else None
+    recorded = {}
+    for slug in store.devices():
+        if slug == here or store.find("mandelbrot.cpu", slug) is None:
+            continue
+        recorded[slug] = lab.replay("mandelbrot.cpu", device_slug=slug)
+    return live, why, recorded
+
+
+def cpu_rows(live, recorded) -> pd.DataFrame:
+    """Every CPU's rows in one frame, with the CPU's model, whether it was measured live,
+    and the paths' order (scalar, AVX2, AVX-512, NumPy, Numba)."""
+    parts = []
+    for df, how in [(live, "live")] + [(d, "recorded") for d in recorded.values()]:
+        if df is None:
+            continue
+        cpu_model = df.attrs["source"]["device"]
+        parts.append(df.assign(cpu=cpu_model, how=how, caption=lab.caption(df)))
+    if not parts:
+        return pd.DataFrame()
+    d = pd.concat(parts, ignore_index=True)
+    order = {n: i for i, n in enumerate(list(cpu.C_PATHS) + ["NumPy", "Numba"])}
+    d["order"] = d["variant"].map(order)
+    return d.sort_values(["how", "cpu", "view", "order", "threads"], kind="stable",
+                         key=lambda s: s.map({"live": 0, "recorded": 1}) if s.name == "how"
+                         else s)
+
+
+def paths_table() -> pd.DataFrame:
+    """The C paths, the instruction set each needs, and whether this machine runs it."""
+    recs = []
+    for p in cpu.C_PATHS.values():
+        why = p.runs_here()
+        recs.append({"path": p.name, "isa": p.isa or "any", "lanes": p.lanes,
+                     "in_flight": p.in_flight, "file": f"kernels/{p.src.file}",
+                     "runs": why is None, "why": why or "runs here"})
+    return pd.DataFrame(recs)
+
+
+def cpu_grid(d: pd.DataFrame, view_name: str) -> pd.DataFrame:
+    """One line per path × threads, one column group per CPU: ms and × scalar (one core)."""
+    v = d[d["view"] == view_name]
+    out = None
+    for cpu_model, g in v.groupby("cpu", sort=False):
+        g = g.assign(speed=g["vs_scalar"],
+                     spread=[_spread(a, b) for a, b in zip(g["vs_scalar_min"], g["vs_scalar_max"])],
+                     path=[f"{a} · {'1 core' if t == '1' else f'{int(c)} cores'}"
+                           for a, t, c in zip(g["variant"], g["threads"], g["cores"])])
+        g = g[["variant", "threads", "path", "median_ms", "speed", "spread", "runs_here", "reason"]]
+        g = g.rename(columns={c: f"{c}@{cpu_model}" for c in ("path", "median_ms", "speed",
+                                                               "spread", "runs_here", "reason")})
+        out = g if out is None else out.merge(g, on=["variant", "threads"], how="outer", sort=False)
+    return out
+
+
+def _spread(lo, hi) -> str:
+    if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
+        return "—"
+    return f"{lo:.2f}–{hi:.2f}"
+
+
+def plot_cpu(axes, d: pd.DataFrame) -> None:
+    """× scalar on one core, every path, one panel per view, one colour per CPU."""
+    cpus = list(dict.fromkeys(d["cpu"]))
+    for ax, view_name in zip(axes, ("full", "cardioid")):
+        v = d[(d["view"] == view_name) & d["runs_here"].astype(bool) & d["vs_scalar"].notna()]
+        labels = list(dict.fromkeys(f"{a} · {'1' if t == '1' else 'all'}"
+                                    for a, t in zip(v["variant"], v["threads"])))
+        width = 0.8 / max(len(cpus), 1)
+        for k, c in enumerate(cpus):
+            g = v[v["cpu"] == c]
+            lab_ = [f"{a} · {'1' if t == '1' else 'all'}" for a, t in zip(g["variant"], g["threads"])]
+            y = [labels.index(x) + (k - (len(cpus) - 1) / 2) * width for x in lab_]
+            ax.barh(y, g["vs_scalar"], height=width, color=CPU_COLORS[k % len(CPU_COLORS)],
+                    label=c)
+            lo = (g["vs_scalar"] - g["vs_scalar_min"]).clip(lower=0)
+            hi = (g["vs_scalar_max"] - g["vs_scalar"]).clip(lower=0)
+            ax.errorbar(g["vs_scalar"], y, xerr=[lo, hi], fmt="none", ecolor="0.2",
+                        elinewidth=0.7, capsize=1.5)
+        ax.set_yticks(range(len(labels)))
+        ax.set_yticklabels(labels, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.axvline(1, color="0.5", lw=0.6)
+        ax.set_xlabel("× scalar C on one core (log)")
+        ax.set_title(f"{view_name}: {VIEWS[view_name].label}", fontsize=8)
+    handles, names = axes[0].get_legend_handles_labels()
+    axes[0].figure.legend(handles, names, fontsize=7, loc="upper center", ncol=len(names),
+                          bbox_to_anchor=(0.5, 1.04), frameon=False)
+
+
+# --------------------------------------------------------------------------- the SASS
+
+def loop_costs(arch: str = "sm_90") -> pd.DataFrame:
+    """The hot loop of every GPU kernel, from the SASS of the offline compile for `arch`:
+    instructions and FP32 instructions per step, per trip, and the replay loop's length
+    (chunked kernels); registers from the same compile."""
+    from ... import compile_report as cr
+    from .sass import hot_loop, loops
+
+    recs = []
+    for name, k in gpu.KERNELS.items():
+        text = cr.sass(k.spec, arch)
+        hot = hot_loop(text)
+        others = [lp for lp in loops(text) if lp.steps == 1 and lp is not hot and lp != hot]
+        replay = min((lp.instructions for lp in others), default=0) if k.spec.template else 0
+        res = cr.resources(k.spec, arch)
+        recs.append({"variant": name, "arch": arch, "registers_sass": res["registers"],
+                     "trip": hot.instructions, "replay": replay,
+                     **hot.per_step(), "fp32_pct": 100 * hot.per_step()["fp32_fraction"],
+                     "spills": res["spill_store_bytes"] + res["spill_load_bytes"]})
+    return pd.DataFrame(recs)
+
+
+def hot_loop_text(name: str, arch: str = "sm_90") -> str:
+    """The SASS of a kernel's hot loop, one instruction a line."""
+    from ... import compile_report as cr
+    from .sass import hot_loop
+
+    text = cr.sass(gpu.kernel(name).spec, arch)
+    lp = hot_loop(text)
+    out = []
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("/*") and "*/" in s:
+            addr = int(s[2:s.index("*/")], 16)
+            if lp.start <= addr <= lp.end:
+                out.append(s)
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- the GPU rows
+
+def gpu_table(g: pd.DataFrame, costs: pd.DataFrame, prof: pd.DataFrame | None,
+              dev: dict) -> pd.DataFrame:
+    """Each kernel on each view: measured time and ratio to the one-pixel kernel (same
+    rounds), the time the issue model predicts (warp trips × instructions per trip, one
+    issue per scheduler per cycle at the boost clock), and the profiler's counters."""
+    d = g.merge(costs[["variant", "trip", "replay", "instructions_per_step", "fp32_per_step"]],
+                on="variant", how="left")
+    regs = costs.set_index("variant")["registers_sass"]
+    if "registers" not in d:
+        d["registers"] = d["variant"].map(regs)
+    if "occupancy" not in d:
+        d["occupancy"] = [occupancy(r, 128, dev) for r in d["registers"]]
+    d["occupancy_pct"] = 100 * d["occupancy"]
+    d["warp_inst_model"] = _warp_inst_model(d)
+    d["model_ms"] = [model.issue_time_s(w, int(dev["sms"]), float(dev["sm_clock_max_mhz"])) * 1e3
+                     for w in d["warp_inst_model"]]
+    d["measured_over_model"] = d["median_ms"] / d["model_ms"]
+    base = d[d["variant"] == "pixel"].set_index("view")["model_ms"]
+    d["model_vs_pixel"] = [m / base.get(v, math.nan) for m, v in zip(d["model_ms"], d["view"])]
+    if prof is not None and len(prof):
+        p = prof.set_index(["variant", "view"])
+        for col in ("threads_per_inst", "branch_uniform_pct", "issue_active_pct",
+                    "achieved_occupancy_pct", "warp_inst"):
+            d[f"ncu_{col}"] = [p[col].get((a, v)) if col in p else None
+                               for a, v in zip(d["variant"], d["view"])]
+    d["active_lanes_model"] = 32 * d["active_lane_frac"]
+    return d
+
+
+def _warp_inst_model(d: pd.DataFrame) -> pd.Series:
+    """Each row's modelled warp instructions: its trips × the SASS's instructions per trip."""
+    return model.warp_instructions({"trips": d["warp_trips"], "replay_trips": d["replay_trips"]},
+                                   d["trip"], d["replay"])
+
+
+def occupancy(registers: float, threads: int, dev: dict) -> float:
+    """The share of an SM's threads that blocks of `threads` threads with `registers`
+    registers each can fill (registers allocated per warp in units of 256, at most 32
+    blocks per SM): what the driver's occupancy query answers."""
+    if registers is None or math.isnan(registers):
+        return math.nan
+    per_warp = math.ceil(registers * 32 / 256) * 256
+    warps = threads // 32
+    by_regs = int(dev["regs_per_sm"]) // (per_warp * warps)
+    blocks = min(32, int(dev["max_threads_per_sm"]) // threads, by_regs)
+    return blocks * threads / int(dev["max_threads_per_sm"])
+
+
+def profile_table(prof: pd.DataFrame, costs: pd.DataFrame, dev: dict) -> pd.DataFrame:
+    """The profiler's counters next to the model: warp instructions counted and predicted
+    (trips × the SASS's instructions per trip), threads per instruction counted and
+    predicted, FP32 thread instructions per iteration, the SM clock and the instructions
+    each scheduler issued per cycle."""
+    d = prof.merge(costs[["variant", "trip", "replay", "fp32_per_step"]], on="variant", how="left")
+    d["warp_inst_model"] = _warp_inst_model(d)
+    d["inst_over_model"] = d["warp_inst"] / d["warp_inst_model"]
+    fp32 = sum(d[c] for c in ("fadd_thread_inst", "fmul_thread_inst", "ffma_thread_inst")
+               if c in d)
+    d["fp32_per_iter"] = fp32 / d["iterations"]
+    d["clock_mhz"] = d["sm_cycles"] / d["duration_us"] if "sm_cycles" in d else math.nan
+    d["ipc_per_scheduler"] = d["warp_inst"] / (4 * int(dev["sms"]) * d["sm_cycles"]) \
+        if "sm_cycles" in d else math.nan
+    d["threads_model"] = 32 * d["active_lane_frac"]
+    return d
+
+
+def rate_table(rate: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
+    """Inside the cardioid: each kernel's step rate, its FP32 instruction rate (the SASS's
+    FP32 per step × steps per second) and that rate against the FFMA peak timed in the same
+    rounds (an FFMA, FADD or FMUL is one instruction: instructions per second, not FLOP/s)."""
+    peak = rate[rate["variant"] == "FFMA peak"]
+    d = rate[rate["variant"] != "FFMA peak"].merge(
+        costs[["variant", "fp32_per_step", "instructions_per_step", "fp32_fraction", "fp32_pct"]],
+        on="variant", how="left")
+    d["steps_per_s"] = d["iterations"] / (d["median_ms"] * 1e-3)
+    d["fp32_per_s"] = d["steps_per_s"] * d["fp32_per_step"]
+    d["ffma_per_s"] = float(peak["FFMA/s"].iloc[0]) if len(peak) else math.nan
+    d["of_peak"] = d["fp32_per_s"] / d["ffma_per_s"]
+    d["tips"] = d["fp32_per_s"] / 1e12
+    rounds = next((r.get("round_ms") for r in raw_rows(rate, "mandelbrot.rate")
+                   if r["variant"] == "FFMA peak"), None)
+    lo, hi = [], []
+    for v, it, f in zip(d["variant"], d["iterations"], d["fp32_per_step"]):
+        if isinstance(rounds, dict) and v in rounds and "FFMA peak" in rounds:
+            per = [(it * f / (a * 1e-3)) / (peak["ffma"].iloc[0] / (b * 1e-3))
+                   for a, b in zip(rounds[v], rounds["FFMA peak"])]
+            lo.append(min(per))
+            hi.append(max(per))
+        else:
+            lo.append(math.nan)
+            hi.append(math.nan)
+    d["of_peak_min"], d["of_peak_max"] = lo, hi
+    return d
+
+
+def versus_table(vs: pd.DataFrame) -> pd.DataFrame:
+    """The GPU-against-CPU rows with the rounds' spread as one text column."""
+    d = vs.copy()
+    d["rounds"] = [_spread(a, b) if pd.notna(a) else "—"
+                   for a, b in zip(d.get("vs_best_cpu_min", [None] * len(d)),
+                                   d.get("vs_best_cpu_max", [None] * len(d)))]
+    return d
+
+
+# --------------------------------------------------------------------------- the image
+
+def render_here(view_name: str = "full", size=GPU_SIZE, max_iter: int = GPU_ITER):
+    """The count map of a view rendered on this machine: by the fastest C path it runs
+    (every core) at the GPU run's size, or, where no C builds, by NumPy at a quarter of
+    the size. (counts, how, same grid as the GPU's)."""
+    paths = cpu.widest()
+    if paths:
+        p = [q for q in paths if q.in_flight == 2][0]
+        g = view(view_name).grid(*size)
+        return cpu.c_render(p, g, max_iter, threads=0), f"{p.name}, every core", True
+    g = view(view_name).grid(size[0] // 4, size[1] // 4)
+    return cpu.numpy_render(g, max_iter), "NumPy (no C compiler here)", False
+
+
+def plot_counts(ax, counts: np.ndarray, max_iter: int, where=None, title: str = "") -> None:
+    """The count map (log colour scale; black: still iterating at the limit), with the
+    pixels where the FMA build's count differs marked."""
+    import matplotlib
+
+    c = np.log1p(counts.astype(float))
+    c = np.where(counts >= max_iter, np.nan, c)
+    cmap = matplotlib.colormaps["bone"].copy()
+    cmap.set_bad("black")
+    ax.imshow(c, cmap=cmap, interpolation="antialiased", origin="lower",
+              vmin=0, vmax=np.log1p(max_iter))
+    if where:
+        w = np.asarray(where)
+        ax.scatter(w[:, 0], w[:, 1], s=2.0, color="#e8112d", lw=0, label="FMA build differs")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    if title:
+        ax.set_title(title, fontsize=8)
+
+
+# --------------------------------------------------------------------------- the numbers
+
+def _one(d: pd.DataFrame, col: str, **where):
+    for k, v in where.items():
+        d = d[d[k] == v]
+    return float(d[col].iloc[0]) if len(d) and pd.notna(d[col].iloc[0]) else math.nan
+
+
+def summary(live, recorded, g, rate, vs, costs, prof=None, *, dev) -> dict:
+    """Every number the page quotes."""
+    s: dict = {}
+    allc = cpu_rows(live, recorded)
+    s.update(cpu_notes(live, None if live is not None else host.unavailable(), recorded))
+    s["cpu_recorded"] = ", ".join(df.attrs["source"]["device"] for df in recorded.values()) or "—"
+    # the GPU machine's host (the CPU of mandelbrot.versus) and the machine building the page
+    host_model = str(vs["cpu_model"].iloc[0]) if "cpu_model" in vs and len(vs) else None
+    frames = [d for d in [live, *recorded.values()] if d is not None]
+    host_df = next((d for d in frames if d.attrs["source"]["device"] == host_model), None)
+    here_df = live if live is not None else next((d for d in frames if d is not host_df),
+                                                 host_df)
+    for tag, df in (("here", here_df), ("host", host_df)):
+        if df is None:
+            continue
+        s[f"{tag}_cpu"] = df.attrs["source"]["device"]
+        s[f"{tag}_cores"] = int(df["cores"].max())
+        for v in ("full", "cardioid"):
+            for name, key in (("AVX-512", "avx512"), ("AVX-512 ×2", "avx512x2"),
+                              ("AVX2", "avx2"), ("AVX2 ×2", "avx2x2"),
+                              ("scalar ×2", "scalarx2"), ("NumPy", "numpy"), ("Numba", "numba")):
+                s[f"{tag}_{key}_{v}"] = _one(df, "vs_scalar", variant=name, view=v, threads="1")
+                s[f"{tag}_{key}_{v}_lo"] = _one(df, "vs_scalar_min", variant=name, view=v, threads="1")
+            best = df[(df["view"] == v) & df["vs_scalar"].notna()]
+            if len(best):
+                b_ = best.sort_values("vs_scalar").iloc[-1]
+                s[f"{tag}_best_{v}"] = float(b_["vs_scalar"])
+                s[f"{tag}_best_{v}_name"] = f"{b_['variant']} on {int(b_['cores'])} cores"
+            s[f"{tag}_scalar_ms_{v}"] = _one(df, "median_ms", variant="scalar", view=v, threads="1")
+            s[f"{tag}_scalar_all_{v}"] = _one(df, "vs_scalar", variant="scalar", view=v, threads="all")
+            one = df[(df["view"] == v) & (df["threads"] == "1") & df["vs_scalar"].notna()]
+            if len(one):
+                b1 = one.sort_values("vs_scalar").iloc[-1]
+                s[f"{tag}_best1_{v}"] = float(b1["vs_scalar"])
+                s[f"{tag}_best1_{v}_name"] = str(b1["variant"])
+    s["host_512_over_256_cardioid"] = s.get("host_avx512_cardioid", math.nan) / \
+        s.get("host_avx2_cardioid", math.nan)
+    s["cpus_checked"] = int(allc["correct"].notna().sum()) if len(allc) else 0
+    s["cpus_failed"] = int((allc["correct"] == False).sum()) if len(allc) else 0  # noqa: E712
+    s["cpu_mismatches"] = int(allc["mismatches"].fillna(0).sum()) if len(allc) else 0
+    # GPU kernels
+    for v in ("full", "cardioid", "seahorse"):
+        for name, key in (("one lane", "onelane"), ("two pixels", "two"),
+                          (f"chunked U={gpu.DEFAULT_CHUNK}", "chunked"), ("pixel FMA", "fma")):
+            s[f"{key}_{v}"] = _one(g, "slower_than_base", variant=name, view=v)
+            s[f"{key}_{v}_lo"] = _one(g, "slower_min", variant=name, view=v)
+            s[f"{key}_{v}_hi"] = _one(g, "slower_max", variant=name, view=v)
+            s[f"{key}_{v}_model"] = _one(g, "model_vs_pixel", variant=name, view=v)
+        s[f"pixel_ms_{v}"] = _one(g, "median_ms", variant="pixel", view=v)
+        s[f"pixel_model_ms_{v}"] = _one(g, "model_ms", variant="pixel", view=v)
+        s[f"pixel_over_model_{v}"] = _one(g, "measured_over_model", variant="pixel", view=v)
+        s[f"useful_{v}"] = 100 * _one(g, "useful_frac", variant="pixel", view=v)
+        s[f"useful_two_{v}"] = 100 * _one(g, "useful_frac", variant="two pixels", view=v)
+        s[f"fma_mismatch_{v}"] = _one(g, "mismatches", variant="pixel FMA", view=v)
+        s[f"fma_mismatch_pct_{v}"] = 100 * _one(g, "mismatch_frac", variant="pixel FMA", view=v)
+        s[f"fma_maxdiff_{v}"] = _one(g, "max_count_diff", variant="pixel FMA", view=v)
+    exact = g[g["variant"] != "pixel FMA"]
+    s["gpu_exact_mismatches"] = int(exact["mismatches"].fillna(0).sum())
+    s["gpu_rows_checked"] = int(g["correct"].notna().sum())
+    s["gpu_failed"] = int((g["correct"] == False).sum())  # noqa: E712
+    s["gpu_w"], s["gpu_h"] = int(g["w"].iloc[0]), int(g["h"].iloc[0])
+    s["gpu_iter"] = int(g["max_iter"].iloc[0])
+    s["regs_pixel"] = _one(g, "registers", variant="pixel", view="full")
+    s["regs_two"] = _one(g, "registers", variant="two pixels", view="full")
+    s["occ_pixel"] = _one(g, "occupancy_pct", variant="pixel", view="full")
+    s["occ_two"] = _one(g, "occupancy_pct", variant="two pixels", view="full")
+    for name, key in (("pixel", "pixel"), ("two pixels", "two"),
+                      (f"chunked U={gpu.DEFAULT_CHUNK}", "chunked")):
+        s[f"ips_{key}"] = _one(costs, "instructions_per_step", variant=name)
+        s[f"fp32share_{key}"] = 100 * _one(costs, "fp32_fraction", variant=name)
+    # FP32 rate in the cardioid
+    for name in rate["variant"]:
+        key = name.replace("chunked U=", "u").replace(" ", "_")
+        s[f"rate_{key}"] = _one(rate, "of_peak", variant=name)
+        s[f"rate_{key}_lo"] = _one(rate, "of_peak_min", variant=name)
+        s[f"rate_{key}_hi"] = _one(rate, "of_peak_max", variant=name)
+        s[f"share_{key}"] = _one(rate, "fp32_fraction", variant=name)
+    best = rate.sort_values("of_peak").iloc[-1]
+    s["rate_best"] = float(best["of_peak"])
+    s["rate_best_lo"] = float(best["of_peak_min"])
+    s["rate_best_of_share"] = float(best["of_peak"] / best["fp32_fraction"])
+    s["rate_best_name"] = str(best["variant"])
+    s["rate_best_tips"] = float(best["fp32_per_s"]) / 1e12
+    s["ffma_tips"] = float(rate["ffma_per_s"].iloc[0]) / 1e12
+    s["rate_at_limit"] = 100 * float(rate["at_limit"].min())
+    # GPU vs CPU
+    gv = vs[vs["side"] == "gpu"]
+    for v in ("full", "cardioid"):
+        s[f"vs_{v}"] = _one(gv, "vs_best_cpu", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
+        s[f"vs_{v}_lo"] = _one(gv, "vs_best_cpu_min", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
+        s[f"vs_{v}_hi"] = _one(gv, "vs_best_cpu_max", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
+        s[f"vs_pixel_{v}"] = _one(gv, "vs_best_cpu", variant="pixel", view=v)
+        bc = gv[gv["view"] == v]["best_cpu"]
+        s[f"vs_{v}_cpu"] = str(bc.iloc[0]) if len(bc) else "—"
+        cv = vs[(vs["side"] == "cpu") & (vs["view"] == v)]
+        s[f"vs_{v}_cpu_ms"] = float(cv["median_ms"].min()) if len(cv) else math.nan
+        s[f"vs_{v}_gpu_ms"] = _one(gv, "median_ms", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
+    s["vs_host"] = str(vs["cpu_model"].iloc[0]) if "cpu_model" in vs else "—"
+    s["sms"] = int(dev["sms"])
+    ratios = g["measured_over_model"].dropna()
+    s["model_lo"], s["model_hi"] = float(ratios.min()), float(ratios.max())
+    s["model_span"] = f"{s['model_lo']:.2f}–{s['model_hi']:.2f}×"
+    s["rate_pixel_of_share"] = s["rate_pixel"] / s["share_pixel"]
+    if prof is not None and len(prof) and "fp32_per_iter" in prof:
+        s["ncu_fp32_iter_pixel"] = _one(prof, "fp32_per_iter", variant="pixel", view="cardioid")
+    else:
+        s["ncu_fp32_iter_pixel"] = math.nan
+    if prof is not None and len(prof):
+        for v in ("full", "cardioid", "seahorse"):
+            for name, key in (("pixel", "pixel"), ("two pixels", "two"),
+                              (f"chunked U={gpu.DEFAULT_CHUNK}", "chunked")):
+                s[f"ncu_thr_{key}_{v}"] = _one(prof, "threads_per_inst", variant=name, view=v)
+                s[f"ncu_br_{key}_{v}"] = _one(prof, "branch_uniform_pct", variant=name, view=v)
+                s[f"ncu_issue_{key}_{v}"] = _one(prof, "issue_active_pct", variant=name, view=v)
+                s[f"ncu_occ_{key}_{v}"] = _one(prof, "achieved_occupancy_pct", variant=name, view=v)
+                s[f"ncu_throttle_{key}_{v}"] = _one(prof, "stall_math_pipe_throttle", variant=name, view=v)
+                s[f"ncu_alu_{key}_{v}"] = 100 * _one(prof, "pipe_alu_inst", variant=name, view=v) \
+                    / _one(prof, "warp_inst", variant=name, view=v)
+            s[f"ncu_inst_ratio_{v}"] = _one(prof, "warp_inst", variant="two pixels", view=v) \
+                / _one(prof, "warp_inst", variant="pixel", view=v)
+        r = prof["inst_over_model"].dropna() if "inst_over_model" in prof else pd.Series(dtype=float)
+        if len(r):
+            s["inst_model_lo"], s["inst_model_hi"] = float(r.min()), float(r.max())
+        s["ncu_clock_mhz"] = float(prof["clock_mhz"].median()) if "clock_mhz" in prof else math.nan
+        s["ncu_w"], s["ncu_h"] = int(prof["w"].iloc[0]), int(prof["h"].iloc[0])
+    return s
+
+
+def sweep_summary(sw: pd.DataFrame, kernel: str = "pixel", max_iter: int = 1024) -> dict:
+    """The block shapes' spread in the explorer's sweep: per view, the fastest and the
+    slowest shape of `kernel` at `max_iter`, their times and useful lane-step shares."""
+    out = {}
+    d = sw[(sw["variant"] == kernel) & (sw["max_iter"] == max_iter) & sw["median_ms"].notna()]
+    for v in ("full", "cardioid", "seahorse"):
+        x = d[d["view"] == v].sort_values("median_ms")
+        if x.empty:
+            continue
+        lo, hi = x.iloc[0], x.iloc[-1]
+        out[f"sw_{v}_best"] = f"{int(lo['bx'])}×{int(lo['by'])}"
+        out[f"sw_{v}_worst"] = f"{int(hi['bx'])}×{int(hi['by'])}"
+        out[f"sw_{v}_best_ms"], out[f"sw_{v}_worst_ms"] = float(lo["median_ms"]), float(hi["median_ms"])
+        out[f"sw_{v}_spread_pct"] = 100 * (float(hi["median_ms"]) / float(lo["median_ms"]) - 1)
+        out[f"sw_{v}_best_useful"] = 100 * float(lo["useful_frac"])
+        out[f"sw_{v}_worst_useful"] = 100 * float(hi["useful_frac"])
+    out["sw_iter"] = max_iter
+    return out
+
+
+def targets(s: dict, frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The chapter's done-when list against the measured numbers of `summary`."""
+    checked = sum(int(f["correct"].notna().sum()) for f in frames if "correct" in f)
+    failed = sum(int((f["correct"] == False).sum()) for f in frames if "correct" in f)  # noqa: E712
+    avx = s.get("host_avx512_full", math.nan)
+    rows = [
+        ("exact implementations: pixels whose count differs from scalar C, every view",
+         s["gpu_exact_mismatches"] + s["cpu_mismatches"], 0,
+         s["gpu_exact_mismatches"] + s["cpu_mismatches"] == 0),
+        (f"FP32 instruction rate / FFMA peak, same rounds, cardioid ({s['rate_best_name']})",
+         s["rate_best"], 0.7, s["rate_best"] >= 0.7),
+        ("FP32 instruction rate / FFMA peak, one pixel per thread", s["rate_pixel"], 0.7,
+         s["rate_pixel"] >= 0.7),
+        (f"AVX-512 / scalar, one core, full view ({s.get('host_cpu', 'no AVX-512 CPU recorded')})",
+         avx, 8, bool(avx >= 8)),
+        ("AVX-512 / scalar, one core, cardioid", s.get("host_avx512_cardioid", math.nan), 8,
+         bool(s.get("host_avx512_cardioid", 0) >= 8)),
+        (f"GPU / best CPU path of its host, full view ({s['vs_full_cpu']})", s["vs_full"],
+         None, None),
+        (f"rows checked before timing ({checked}); failed", failed, 0, failed == 0),
+    ]
+    return pd.DataFrame(rows, columns=["target", "measured", "needed", "met"])
+
+
+# --------------------------------------------------------------------------- page blocks
+
+def image_panel(g: pd.DataFrame) -> dict:
+    """The figure of the three views rendered here (the full view large, the FMA build's
+    mismatching pixels on it) and what the text says about it: how it was rendered and
+    whether its counts hash to the GPU's."""
+    import matplotlib.pyplot as plt
+
+    w, h, mi = int(g["w"].iloc[0]), int(g["h"].iloc[0]), int(g["max_iter"].iloc[0])
+    full, how, same_grid = render_here("full", (w, h), mi)
+    fig = plt.figure(figsize=(8.0, 4.1))
+    ax = fig.add_axes([0.0, 0.0, 0.64, 0.94])
+    where = _mismatch_where(g) if same_grid else None
+    plot_counts(ax, full, mi, where, "the whole set")
+    if where:
+        ax.legend(loc="lower left", fontsize=7, markerscale=4, framealpha=0.8,
+                  title=f"the first {len(where)} recorded, row by row", title_fontsize=6)
+    for k, v in enumerate(("cardioid", "seahorse")):
+        sub = fig.add_axes([0.66, 0.5 - 0.5 * k, 0.34, 0.41])
+        counts, _, _ = render_here(v, (w // 4, h // 4), mi)
+        plot_counts(sub, counts, mi, None, VIEWS[v].label)
+    near = 5
+    extra = {"full_median": float(np.median(full)), "near_px": near,
+             "fma_where_median": math.nan, "fma_where_near_pct": math.nan,
+             "fma_where_n": 0, "fma_where_last_row": 0}
+    if where:
+        w_ = np.asarray(where)
+        extra["fma_where_median"] = float(np.median(w_[:, 2]))
+        inside = _dilate(full >= mi, near)
+        extra["fma_where_near_pct"] = 100 * float(inside[w_[:, 1], w_[:, 0]].mean())
+        extra["fma_where_n"] = len(where)
+        extra["fma_where_last_row"] = int(w_[:, 1].max())
+    sha = gpu.counts_sha256(full)
+    gpu_sha = g[(g["variant"] == "pixel") & (g["view"] == "full")]["counts_sha256"]
+    if not same_grid:
+        match = ("Without a C compiler here it is NumPy's, at a quarter of the size, so it "
+                 "cannot be compared pixel for pixel with the GPU's.")
+    elif len(gpu_sha) and gpu_sha.iloc[0] == sha:
+        match = (f"Its count map hashes to the one the {g.attrs['source']['device']} "
+                 f"computed (sha256 {sha[:12]}…): the same count at every pixel.")
+    else:
+        match = (f"Its count map (sha256 {sha[:12]}…) differs from the one recorded on the "
+                 f"{g.attrs['source']['device']}: something here rounds differently.")
+    ih, iw = full.shape
+    return {"fig": fig, "glue": {**extra, "img_how": how, "img_w": iw, "img_h": ih, "img_match": match,
+                                 "img_same": bool(same_grid and len(gpu_sha)
+                                                  and gpu_sha.iloc[0] == sha)}}
+
+
+def raw_rows(df: pd.DataFrame, experiment: str) -> list[dict]:
+    """The results-file rows behind a recorded frame (a frame keeps no lists or dicts:
+    the FMA build's mismatch positions, the FFMA peak's round times); [] for a live one."""
+    src = df.attrs.get("source", {})
+    path = store.find(experiment, src.get("slug")) if src.get("kind") == "recorded" else None
+    return store.load(path)["rows"] if path is not None else []
+
+
+def _dilate(mask: np.ndarray, r: int) -> np.ndarray:
+    """`mask` grown by `r` pixels in every direction (a square neighbourhood)."""
+    out = mask.copy()
+    h, w = mask.shape
+    for dy in range(-r, r + 1):
+        for dx in range(-r, r + 1):
+            src = mask[max(0, -dy):h - max(0, dy), max(0, -dx):w - max(0, dx)]
+            out[max(0, dy):h - max(0, -dy), max(0, dx):w - max(0, -dx)] |= src
+    return out
+
+
+def _mismatch_where(g: pd.DataFrame):
+    """The FMA build's mismatching pixels on the full view (as [i, j, reference, got])."""
+    for r in raw_rows(g, "mandelbrot.gpu"):
+        if r["variant"] == "pixel FMA" and r["params"]["view"] == "full":
+            return r.get("mismatch_where") or None
+    return None
+
+
+def cpu_notes(live, why: str | None, recorded: dict) -> dict:
+    """The sentences that say where the CPU rows come from."""
+    if live is not None:
+        sc = live[(live["variant"] == "scalar") & (live["threads"] == "all")]
+        cores = int(sc["cores"].max()) if len(sc) else 1
+        got = float(sc["vs_scalar"].median()) if len(sc) else math.nan
+        here = (f"This page was built on a {live.attrs['source']['device']}: its rows were "
+                f"measured live, the all-core ones on the {cores} cores this process may "
+                f"use, shared with whatever else the machine runs (scalar C on all of them "
+                f"reached {got:.2f}× one core).")
+    else:
+        here = f"No C path can be built here ({why}); every row below was recorded."
+    runs = ", ".join(f"{d.attrs['source']['device']} (run {', '.join(d.attrs['source']['run_ids'])})"
+                     for d in recorded.values())
+    rec = ((" Beside them, the rows recorded on the " if live is not None else
+            " They come from the ") + runs + ".") if recorded else ""
+    done, missing = [], []
+    for d in [live, *recorded.values()]:
+        if d is None:
+            continue
+        cpu_model = d.attrs["source"]["device"]
+        one = d[(d["variant"] == "Numba") & (d["view"] == "full") & (d["threads"] == "1")]
+        every = d[(d["variant"] == "Numba") & (d["view"] == "full") & (d["threads"] == "all")]
+        card = d[(d["variant"] == "Numba") & (d["view"] == "cardioid") & (d["threads"] == "all")]
+        if len(one) and pd.notna(one["vs_scalar"].iloc[0]):
+            done.append(f"{one['vs_scalar'].iloc[0]:.2f}× scalar C on one core of the "
+                        f"{cpu_model} ({one['version'].iloc[0]}), and with prange on all "
+                        f"{int(every['cores'].iloc[0])} cores {every['vs_scalar'].iloc[0]:.1f}× on "
+                        f"the full view, {card['vs_scalar'].iloc[0]:.1f}× in the cardioid")
+        elif len(one):
+            missing.append(cpu_model)
+    numba = ("runs at " + "; ".join(done) + "." if done else "has no measured row.")
+    if missing:
+        numba += (" It is not installed on the " + ", ".join(missing)
+                  + ", so that CPU has no Numba rows (pip install numba adds them).")
+    return {"cpu_live_note": here + rec,
+            "cpu_sources": " ".join(f"{d.attrs['source']['device']}: {lab.caption(d)}."
+                                    for d in [live, *recorded.values()] if d is not None),
+            "numba_note": numba}
+
+
+def cpu_tables(d: pd.DataFrame):
+    """Every CPU's rows, one dropdown per view."""
+    from IPython.display import display
+
+    from ...tables import Col, table
+    for v in ("full", "cardioid"):
+        sub = d[d["view"] == v].copy()
+        if sub.empty:
+            continue
+        sub["where"] = [f"{c} ({h})" for c, h in zip(sub["cpu"], sub["how"])]
+        sub["threads_used"] = [int(c) if r else None for c, r in zip(sub["cores"], sub["runs_here"])]
+        sub["spread"] = [_spread(a, b) for a, b in zip(sub["vs_scalar_min"], sub["vs_scalar_max"])]
+        sub["note"] = [r if r else "" for r in sub["reason"]]
+        w, h, mi = sub["w"].iloc[0], sub["h"].iloc[0], sub["max_iter"].iloc[0]
+        display(table(sub, {"where": "CPU", "variant": "path", "threads_used": Col("cores", "num", 0),
+                            "median_ms": Col("median", "time", 3), "Giter/s": Col("Giter/s", "num", 2),
+                            "vs_scalar": Col("× scalar, 1 core", "ratio", 2),
+                            "spread": "rounds (lowest–highest)", "correct": Col("checked", "bool"),
+                            "note": "not run because"},
+                      fold=f"Every CPU path, {v} view ({w}×{h}, limit {mi}), on every CPU"))
+
+
+def plot_model(ax, gt: pd.DataFrame) -> None:
+    """Measured time against the issue model's, every kernel on every view (log-log)."""
+    from ... import plots
+
+    d = gt[gt["median_ms"].notna() & gt["model_ms"].notna()]
+    colors = {"pixel": "C0", "pixel FMA": "C9", "one lane": "0.4", "two pixels": "C3",
+              f"chunked U={gpu.DEFAULT_CHUNK}": "C2"}
+    marks = {"full": "o", "cardioid": "s", "seahorse": "^"}
+    for (k, v), r in d.groupby(["variant", "view"], sort=False):
+        ax.scatter(r["model_ms"], r["median_ms"], color=colors.get(k, "C7"), marker=marks[v],
+                   s=26, label=f"{k}" if v == "full" else None, zorder=3)
+    lo, hi = d[["model_ms", "median_ms"]].min().min() / 1.5, d[["model_ms", "median_ms"]].max().max() * 1.5
+    ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--", label="measured = model")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("issue model (ms): Σ warp trips × instructions per trip / issue rate")
+    ax.set_ylabel("measured median (ms)")
+    pts = [(float(r["model_ms"]), float(r["median_ms"]), r["view"]) for _, r in d.iterrows()
+           if r["variant"] == "one lane"]
+    plots.label_points(ax, pts, fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", title="○ full  □ cardioid  △ seahorse",
+              title_fontsize=7)
+
+
+def gpu_tables(gt: pd.DataFrame):
+    """Every kernel on every view: measured, modelled, the profiler's counters."""
+    from IPython.display import display
+
+    from ...tables import Col, table
+    d = gt.copy()
+    d["spread"] = [_spread(a, b) for a, b in zip(d["slower_min"], d["slower_max"])]
+    cols = {"view": "view", "variant": "kernel", "median_ms": Col("median", "time", 3),
+            "model_ms": Col("model", "time", 3),
+            "measured_over_model": Col("measured / model", "ratio", 3),
+            "slower_than_base": Col("× one-pixel time", "ratio", 2), "spread": "rounds",
+            "model_vs_pixel": Col("model ×", "ratio", 2),
+            "useful_frac": Col("useful lane-steps", "pct", 1),
+            "registers": Col("registers", "num", 0), "occupancy_pct": Col("occupancy", "pct", 0),
+            "mismatches": Col("pixels ≠ scalar", "num", 0), "correct": Col("checked", "bool")}
+    d["useful_frac"] = 100 * d["useful_frac"]
+    display(table(d, cols, fold="Every kernel on every view: measured, modelled, checked"))
+    if "ncu_threads_per_inst" in d:
+        p = d[d["ncu_threads_per_inst"].notna()].copy()
+        display(table(p, {"view": "view", "variant": "kernel",
+                          "ncu_threads_per_inst": Col("threads per instruction (profiler)", "num", 1),
+                          "active_lanes_model": Col("lanes in the loop (model)", "num", 1),
+                          "ncu_branch_uniform_pct": Col("uniform branches", "pct", 1),
+                          "ncu_issue_active_pct": Col("issue slots used", "pct", 1),
+                          "ncu_achieved_occupancy_pct": Col("achieved occupancy", "pct", 0)},
+                      fold="The profiler's counters (1000×750, limit 1024), next to the model"))
+
+
+def plot_rate(ax, rt: pd.DataFrame) -> None:
+    """FP32 instruction rate / FFMA peak per kernel (same rounds), with the SASS's FP32
+    share (the issue-bound ceiling) and the 0.7 target."""
+    d = rt.reset_index(drop=True)
+    y = np.arange(len(d))
+    ax.barh(y, d["of_peak"], color=["C3" if v == "two pixels" else "C0" for v in d["variant"]],
+            height=0.6, label="measured, same rounds as the FFMA peak")
+    lo = (d["of_peak"] - d["of_peak_min"]).clip(lower=0).fillna(0)
+    hi = (d["of_peak_max"] - d["of_peak"]).clip(lower=0).fillna(0)
+    ax.errorbar(d["of_peak"], y, xerr=[lo, hi], fmt="none", ecolor="0.2", elinewidth=0.7,
+                capsize=1.5)
+    ax.scatter(d["fp32_fraction"], y, marker="|", s=200, color="k", zorder=3,
+               label="FP32 share of the loop (SASS): the issue-bound ceiling")
+    ax.axvline(0.7, color="C1", ls="--", lw=0.9, label="target 0.7")
+    ax.set_yticks(y)
+    ax.set_yticklabels(d["variant"], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("FP32 instructions/s ÷ FFMA instructions/s (chapter 0's kernel, same rounds)")
+    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)

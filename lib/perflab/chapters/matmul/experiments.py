@@ -1,0 +1,302 @@
+"""Chapter 8's experiments: the seed's and PMPP's kernels checked and timed against cuBLAS
+FP32 in the same rounds (`matmul.kernels`), an L2 roof for the roofline (`matmul.l2`),
+the profiler's bytes and counters for each kernel (`matmul.profile`) and the correctness
+audit, category × kernel (`matmul.audit`)."""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from ...correctness import TOLERANCE, Check, compare, poison
+from ...kernels import KernelSpec, blocks_per_sm, capture_launches, checked, get_kernel, launch
+from ...profile import ncu_missing
+from ...registry import experiment
+from ...timing import as_metrics, interleaved, ratio
+from . import CHAPTER
+from . import audit as au
+from .variants import VARIANTS
+from .variants import get as get_variant
+
+BASELINE = "cuBLAS FP32"
+
+#: The seed's sizes: 512-2048 (its T4 table), 3072 (the RTX 4000 Ada write-up), 4096 and
+#: 8192 and its two non-square shapes (its H100 table, read as M x N x K).
+SIZES = ((512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (3072, 3072, 3072),
+         (4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 4096), (4096, 4096, 8192))
+#: The correctness pass: sizes that are multiples of no tile, and N = 1.
+SMALL_SIZES = ((67, 45, 93), (257, 130, 511), (33, 1, 65))
+#: Ratios each row keeps, taken round by round against these kernels of the same run.
+RATIO_TO = ("naive", "tiled", "cm-plain")
+
+
+def warm(specs) -> None:
+    """Compile (or load from CuPy's disk cache) every kernel of `specs` before anything is
+    measured, several at once: NVRTC releases the GIL while it compiles."""
+    import cupy as cp
+    from concurrent.futures import ThreadPoolExecutor
+
+    uniq = list({(s.file, s.name_expression, s.options): s for s in specs}.values())
+    dev = cp.cuda.Device().id
+
+    def one(s):
+        cp.cuda.Device(dev).use()
+        get_kernel(s)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(16, os.cpu_count() or 1))) as ex:
+        list(ex.map(one, uniq))
+
+
+def _once(fn, what: str) -> float:
+    """Seconds of one checked call (CUDA events around it)."""
+    import cupy as cp
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    checked(fn, what)
+    stop.record()
+    stop.synchronize()
+    return cp.cuda.get_elapsed_time(start, stop) / 1e3
+
+
+def interleave(ctx, calls: dict, once: dict, budget_s: float, label: str) -> dict:
+    """timing.interleaved over `calls` with rounds and repeats sized from one call of each
+    (`once`, seconds): 5 rounds, or 3 (2) when a round of single calls takes over 0.2 s
+    (1 s), repeats to fill `budget_s`; no warm-up for calls over 50 ms (their checked
+    call came just before). The 8192^3 naive kernel thus runs twice timed, not 20 times."""
+    total = sum(once.values())
+    rounds = 2 if total > 1.0 else 3 if total > 0.2 else 5
+    n = int(min(50, max(1, budget_s / (rounds * max(total, 1e-6)))))
+    warmup = 0 if max(once.values()) > 0.05 else 2
+    prefix = f"{ctx.exp.chapter}/{ctx.exp.name}/{label}"
+    return checked(lambda: interleaved(calls, prefix, rounds=rounds, n_repeat=n,
+                                       n_warmup=warmup), prefix)
+
+
+def _entries(prob):
+    """name -> (checked call, launch-only call, rotated argument sets, specs) for cuBLAS
+    FP32 and every variant; the column-major variants get B in Fortran order."""
+    import cupy as cp
+    from ...blas import gemm
+
+    bcm = [cp.asfortranarray(b) for _, b, _ in prob.sets]
+    out = {BASELINE: (lambda A, B, C: gemm(A, B, C, "fp32"), None, list(prob.sets), [])}
+    for v in VARIANTS:
+        sets = [(a, bcm[i] if v.b_layout == "col" else b, c)
+                for i, (a, b, c) in enumerate(prob.sets)]
+        p = v.params()
+        out[v.name] = (lambda A, B, C, v=v, p=p: v.run(A, B, C, p),
+                       lambda A, B, C, v=v, p=p: v.enqueue(A, B, C, p), sets, v.kernels(p))
+    return out
+
+
+@experiment("matmul.kernels", title="The seed's and PMPP's kernels against cuBLAS FP32",
+            small={"sizes": SMALL_SIZES}, kernels=lambda: [s for v in VARIANTS
+                                                           for s in v.kernels(v.params())])
+def kernels(ctx, sizes=SIZES, budget_s=0.6):
+    """Every kernel checked against a float64 reference (output poisoned, fresh random
+    inputs), then the correct ones timed with cuBLAS FP32 in interleaved rounds; each row
+    keeps its ratio to cuBLAS and to the naive, tiled and plain column-major kernels,
+    round by round, with the spread."""
+    import cupy as cp
+    from ..sgemm import Problem
+
+    warm([s for v in VARIANTS for s in v.kernels(v.params())])
+    for M, N, K in sizes:
+        prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
+        entries = _entries(prob)
+        checks, once, launches = {}, {}, {}
+        for name, (fn, _, sets, _) in entries.items():
+            A, B, C = sets[0]
+            poison(C)
+            with capture_launches() as launched:
+                once[name] = _once(lambda: fn(A, B, C), f"{name} {M}x{N}x{K}")
+            launches[name] = launched
+            checks[name] = compare(C, prob.ref, "fp32")
+        res = {}
+        if ctx.timing:
+            ok = [n for n in entries if checks[n].correct]
+            calls = {n: (entries[n][1] or entries[n][0], entries[n][2]) for n in ok}
+            res = interleave(ctx, calls, {n: once[n] for n in ok}, budget_s, f"{M}x{N}x{K}")
+        for name, (_, _, _, specs) in entries.items():
+            metrics = {"flops": (prob.flops, "FLOP")}
+            if name in res:
+                t = res[name]
+                metrics.update(as_metrics(t))
+                metrics["GFLOP/s"] = (prob.flops / (t["median_ms"] * 1e-3) / 1e9, "GFLOP/s")
+                metrics["rounds"] = (len(t["round_ms"]), "1")
+                if BASELINE in res and name != BASELINE:
+                    r = ratio(res, name, BASELINE)          # t_kernel / t_cuBLAS per round
+                    metrics["vs_cublas"] = (1 / r["ratio"], "x")
+                    metrics["vs_cublas_min"] = (1 / r["ratio_max"], "x")
+                    metrics["vs_cublas_max"] = (1 / r["ratio_min"], "x")
+                for ref in RATIO_TO:
+                    if ref in res and ref != name and name != BASELINE:
+                        r = ratio(res, ref, name)           # t_ref / t_kernel per round
+                        key = "x_" + ref.replace("-", "_")
+                        metrics[key] = (r["ratio"], "x")
+                        metrics[key + "_min"] = (r["ratio_min"], "x")
+                        metrics[key + "_max"] = (r["ratio_max"], "x")
+            layout = "col" if name != BASELINE and get_variant(name).b_layout == "col" else "row"
+            ctx.row(variant=name, params=prob.params, metrics=metrics, check=checks[name],
+                    kernels=specs, launch=launches[name], precision="fp32", seed=prob.seed,
+                    b_layout=layout)
+        del prob, entries
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+# ------------------------------------------------------------------------------- L2 roof
+
+def l2_spec() -> KernelSpec:
+    return KernelSpec(f"{CHAPTER}/l2_read.cu", "l2_read")
+
+
+#: (bytes, passes): 16 MiB read 64 times per launch (in L2), 4 GiB once (from DRAM).
+L2_CASES = ((16 << 20, 64), (4 << 30, 1))
+
+
+@experiment("matmul.l2", title="An L2 roof: one read kernel served by L2 and by DRAM",
+            small={"cases": ((1 << 20, 2), (16 << 20, 1))}, kernels=lambda: [l2_spec()])
+def l2(ctx, cases=L2_CASES, budget_s=0.4):
+    """The same grid-strided ld.global.cg read kernel on a working set that fits in L2 and
+    on one that does not, checked (per-thread sums against float64), then timed in
+    interleaved rounds. Bytes counted: those read, bytes × passes."""
+    import cupy as cp
+    from ...device import current
+
+    k = get_kernel(l2_spec())
+    grid = current().sms * min(4, blocks_per_sm(k, 256))
+    threads = grid * 256
+    out = cp.empty(threads, dtype=cp.float32)
+    calls, checks, info = {}, {}, {}
+    for want, passes in cases:
+        # A whole number of 4-load steps per thread and pass (the kernel's fast loop).
+        n4 = max(1, round(want / 16 / (4 * threads))) * 4 * threads
+        nbytes = n4 * 16
+        x = cp.random.default_rng().uniform(-1, 1, n4 * 4, dtype=cp.float32)
+        name = f"{'L2' if nbytes <= current().l2_bytes // 2 else 'DRAM'} {_size(nbytes)}"
+        fn = (lambda x=x, n4=n4, passes=passes:
+              launch(k, grid, 256, (x, np.int64(n4), np.int32(passes), out)))
+        poison(out)
+        checked(fn, name)
+        sums = x.reshape(-1, 4).astype(cp.float64).sum(axis=1)
+        padded = cp.zeros(-(-n4 // threads) * threads, dtype=cp.float64)
+        padded[:n4] = sums
+        checks[name] = compare(out, padded.reshape(-1, threads).sum(axis=0) * passes, "fp32")
+        calls[name] = (fn, [()])
+        info[name] = (nbytes, passes, x)
+    res = {}
+    if ctx.timing:
+        ok = {n: c for n, c in calls.items() if checks[n].correct}
+        res = ctx.time_interleaved(ok, budget_s=budget_s, rounds=5) if ok else {}
+    for name, (nbytes, passes, _) in info.items():
+        read = nbytes * passes
+        metrics = {"bytes_read": (read, "B")}
+        if name in res:
+            metrics.update(as_metrics(res[name]))
+            metrics["TB/s"] = (read / (res[name]["median_ms"] * 1e-3) / 1e12, "TB/s")
+        ctx.row(variant=name.split()[0], params={"bytes": nbytes, "passes": passes},
+                metrics=metrics, check=checks[name], kernels=[l2_spec()],
+                launch={"grid": grid, "block": 256})
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.1f} MiB"
+
+
+# -------------------------------------------------------------------------------- audit
+
+def _audit_specs():
+    return [s for sub in au.subjects() for s in sub.specs()]
+
+
+@experiment("matmul.audit", title="The correctness audit: every category, every kernel",
+            small={"names": tuple(v.name for v in VARIANTS), "categories": au.SMALL_CATEGORIES,
+                   "isolated": False},
+            kernels=_audit_specs)
+def audit(ctx, names=None, categories=None, isolated=True):
+    """One row per category × kernel (chapter 1's rungs and this chapter's kernels): the
+    verdict, every case's outcome and detail. The cases that can lose the CUDA context
+    run in child processes, alongside the others."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    subs = au.subjects(None if names is None else list(names))
+    cats = list(categories or au.CATEGORIES)
+    warm([s for sub in subs for s in sub.specs()])
+    env = au.Env.gpu()
+    iso_cases = [k for k, (cat, _) in au.ISOLATED.items() if cat in cats] if isolated else []
+    pool = ThreadPoolExecutor(max_workers=1)
+    pending = pool.submit(au.run_isolated, subs, tuple(iso_cases)) if iso_cases else None
+    results = {(c, s.name): [] for c in cats for s in subs}
+    try:
+        for s in subs:
+            for c in cats:
+                if au.CATEGORIES[c].run is not None:
+                    results[(c, s.name)] += au.run_inprocess(c, s, env)
+        if pending is not None:
+            for (name, case), res in pending.result().items():
+                results[(au.ISOLATED[case][0], name)].append(res)
+    finally:
+        pool.shutdown(wait=True)
+    for s in subs:
+        for c in cats:
+            cases = results[(c, s.name)]
+            ok = bool(cases) and all(x.ok for x in cases)
+            rel = [x.rel_err for x in cases if x.rel_err is not None]
+            br = [x.bound_ratio for x in cases if x.bound_ratio is not None]
+            metrics = {"cases": (len(cases), "1"),
+                       "failed": (sum(not x.ok for x in cases), "1")}
+            if rel:
+                metrics["worst_rel_err"] = (max(rel), "1")
+            if br:
+                metrics["bound_ratio"] = (max(br), "1")
+            chk = Check(ok, max(rel) if rel else math.nan, TOLERANCE[s.precision], 0)
+            ctx.row(variant=s.name, params={"category": c}, metrics=metrics, check=chk,
+                    kernels=s.specs(), verdict=au.verdict(cases),
+                    detail=au.summary_detail(cases), kernel_chapter=s.chapter,
+                    precision=s.precision, cases=[x.as_dict() for x in cases])
+
+
+# ------------------------------------------------------------------------------ profile
+
+#: 2048^3 fits in the 60 MiB L2 (48 MB of operands): its DRAM bytes are the compulsory
+#: ones. 4096^3 (192 MB) does not, as the seed's 2048^3 did not fit the T4's 4 MB L2.
+PROFILE_SIZES = ((2048, 2048, 2048), (4096, 4096, 4096))
+
+#: Counters besides perflab.profile.METRICS: FMAs executed (to check the FLOP count),
+#: shared stores and their bank conflicts (corner turning), total instructions, the
+#: LSU pipe and the L1, L2 and DRAM throughputs as a share of their peaks, theoretical
+#: occupancy.
+EXTRA_METRICS = {
+    "ffma_thread_inst": ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "1", None),
+    "smem_st_instructions": ("smsp__inst_executed_op_shared_st.sum", "1", None),
+    "smem_st_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "1", None),
+    "smem_st_bank_conflicts": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "1", None),
+    "inst_executed": ("smsp__inst_executed.sum", "1", None),
+    "lsu_pipe_pct": ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active", "%", None),
+    "l1tex_throughput_pct": ("l1tex__throughput.avg.pct_of_peak_sustained_active", "%", None),
+    "l2_throughput_pct": ("lts__throughput.avg.pct_of_peak_sustained_elapsed", "%", None),
+    "dram_throughput_pct": ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "%", None),
+    "theoretical_occupancy_pct": ("sm__maximum_warps_per_active_cycle_pct", "%", None),
+}
+
+
+def profile_segments() -> list[dict]:
+    return [{"variant": v, "M": M, "N": N, "K": K} for M, N, K in PROFILE_SIZES
+            for v in [BASELINE] + [x.name for x in VARIANTS]]
+
+
+@experiment("matmul.profile", title="What each kernel moves: DRAM and L2 bytes, counters",
+            small={"plan": ()}, requires=ncu_missing)
+def profile(ctx, plan=None):
+    """Each kernel launched once per size under Nsight Compute (clocks untouched)."""
+    from ...profile import profile as run_ncu
+
+    if not ctx.timing or plan == ():
+        return
+    for seg in run_ncu(profile_segments() if plan is None else list(plan),
+                       child="perflab.chapters.matmul.profiling", extra_metrics=EXTRA_METRICS):
+        v = None if seg["variant"] == BASELINE else get_variant(seg["variant"])
+        ctx.row(variant=seg["variant"], params={"M": seg["M"], "N": seg["N"], "K": seg["K"]},
+                metrics=seg["metrics"], kernels=[] if v is None else v.kernels(v.params()),
+                profiled_kernels=", ".join(seg["kernels"]))

@@ -1,0 +1,596 @@
+"""Chapter 8's numbers, tables and figures, computed from the rows (live or recorded): the
+page quotes only what these functions return.
+
+The seeds' published figures are the one exception to "measured here": they are typed
+below with their source, and only ever shown as what they are (another GPU's numbers,
+as a fraction of that GPU's published FP32 peak)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ...plots import COLORS
+from ..sgemm.report import size_label, with_size   # chapter 1's: "4096³", "8192×8192×4096"
+from .experiments import BASELINE
+from .variants import VARIANTS
+
+ORDER = [v.name for v in VARIANTS]
+LABELS = {v.name: v.label for v in VARIANTS}
+#: One colour per kernel of this chapter (cuBLAS keeps the book's grey).
+KCOLORS = {"naive": "C1", "tiled": "C0", "coarse-n2": "C9", "coarse-n4": "C2",
+           "coarse-m2": "C4", "coarse-m4": "C3", "cm-plain": "C5", "cm-turned": "C6",
+           "cm-turned-pad": "C8", BASELINE: COLORS[BASELINE]}
+
+
+def _order(names) -> list:
+    names = list(dict.fromkeys(names))
+    return sorted(names, key=lambda n: (n != BASELINE, ORDER.index(n) if n in ORDER else 99))
+
+
+# ------------------------------------------------------------------------ intensities
+
+def structural_intensity(name: str) -> float:
+    """FLOP per byte the kernel's global loads request, caches ignored (the seed's
+    "structural" intensity): naive 2 FLOP per 8 B; a TILE-wide tile TILE/4; coarsening
+    by c shares one operand's tile among c: 16c / (1 + c) at TILE = 32."""
+    v = next(x for x in VARIANTS if x.name == name)
+    p = v.params()
+    if name == "naive":
+        return 0.25
+    T = int(p.get("TILE", 32))
+    c = int(p.get("COARSE", 1))
+    # per K step: (1 + c) tiles of T*T floats for 2 * c * T^3 FLOP
+    return 2 * c * T ** 3 / (4 * (1 + c) * T * T)
+
+
+def smem_loads_per_fma(name: str) -> float:
+    """Shared-memory load instructions per FMA the SASS holds (offline compile report,
+    `sass_counts`), for the kernels with a K loop of 32: predicted, not measured."""
+    c = sass_counts()[name]
+    return c["lds"] / c["ffma"] if c["ffma"] else math.nan
+
+
+def sass_counts() -> dict:
+    """name -> {"ffma", "lds", "lds128", "ldg"}: the instruction counts of each kernel's
+    SASS (sm_90, NVRTC, offline)."""
+    from ... import compile_report as cr
+    out = {}
+    for v in VARIANTS:
+        text = cr.sass(v.kernels(v.params())[0], "sm_90")
+        c = cr.count_instructions(text)
+        out[v.name] = {"ffma": sum(n for k, n in c.items() if k.startswith("FFMA")),
+                       "lds": sum(n for k, n in c.items() if k.startswith("LDS")),
+                       "lds128": c.get("LDS.128", 0),
+                       "ldg": sum(n for k, n in c.items() if k.startswith("LDG"))}
+    return out
+
+
+# ------------------------------------------------------------------------------ speed
+
+def at(df: pd.DataFrame, variant: str, M, N, K, col: str = "GFLOP/s") -> float:
+    r = df[(df["variant"] == variant) & (df["M"] == M) & (df["N"] == N) & (df["K"] == K)]
+    if r.empty or col not in r or pd.isna(r[col].iloc[0]):
+        return math.nan
+    return float(r[col].iloc[0])
+
+
+def speed_grid(kern: pd.DataFrame) -> pd.DataFrame:
+    """kernel × size → "GFLOP/s (× cuBLAS)" as text, sizes in the recorded order."""
+    d = with_size(kern)
+    order = list(dict.fromkeys(d["size"]))
+
+    def cell(r):
+        if r["correct"] is False:
+            return "FAIL"
+        if pd.isna(r.get("GFLOP/s")):
+            return "—"
+        v = r.get("vs_cublas")
+        return f"{r['GFLOP/s']:,.0f}" + ("" if pd.isna(v) else f" ({v:.2f}×)")
+
+    d = d.assign(cell=[cell(r) for _, r in d.iterrows()])
+    t = d.pivot_table(index="variant", columns="size", values="cell", aggfunc="first")
+    t = t.reindex(_order(t.index))[order].fillna("—")
+    t.insert(0, "kernel", [LABELS.get(n, n) for n in t.index])
+    return t.reset_index().rename(columns={"variant": "name"})
+
+
+def plot_speed(ax, kern: pd.DataFrame) -> None:
+    """GFLOP/s against N for the square sizes, one line per kernel, cuBLAS FP32 in grey;
+    the spread over the rounds (p20-p80 of all timed calls) as a band."""
+    d = kern[(kern["M"] == kern["N"]) & (kern["N"] == kern["K"]) & kern["GFLOP/s"].notna()]
+    for name in _order(d["variant"]):
+        r = d[d["variant"] == name].sort_values("M")
+        flops = 2.0 * r["M"] ** 3
+        ax.plot(r["M"], r["GFLOP/s"] / 1e3, "o-" if name != BASELINE else "s--",
+                color=KCOLORS.get(name, "0.5"), ms=3.5, lw=1.4,
+                label=name)
+        if "p20_ms" in r:
+            ax.fill_between(r["M"], flops / (r["p80_ms"] * 1e-3) / 1e12,
+                            flops / (r["p20_ms"] * 1e-3) / 1e12, color=KCOLORS.get(name, "0.5"),
+                            alpha=0.15, lw=0)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ticks = sorted(d["M"].unique())
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.set_xlabel("M = N = K")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_yticks([1, 2, 5, 10, 20, 50], ["1", "2", "5", "10", "20", "50"])
+    ax.minorticks_off()
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def speed_long(kern: pd.DataFrame) -> pd.DataFrame:
+    """Every row: size, kernel, GFLOP/s, × cuBLAS with its spread over rounds, × tiled."""
+    d = with_size(kern).copy()
+    d["kernel"] = [LABELS.get(n, n) for n in d["variant"]]
+    d["cb_spread"] = [f"{lo:.3f}–{hi:.3f}" if pd.notna(lo) else None
+                      for lo, hi in zip(d.get("vs_cublas_min", np.nan), d.get("vs_cublas_max", np.nan))]
+    return d
+
+
+# ---------------------------------------------------------------------------- roofline
+
+def profiled(prof: pd.DataFrame, name: str, M, col: str) -> float:
+    r = prof[(prof["variant"] == name) & (prof["M"] == M)]
+    if r.empty or col not in r or pd.isna(r[col].iloc[0]):
+        return math.nan
+    return float(r[col].iloc[0])
+
+
+def roofline_table(prof: pd.DataFrame, kern: pd.DataFrame, M: int) -> pd.DataFrame:
+    """Per kernel at M³: the three intensities (structural, what the DRAM saw, what L2
+    saw, in FLOP/B) and the speed of the same size timed in `kern` (TFLOP/s)."""
+    flops = 2.0 * M ** 3
+    rows = []
+    for name in _order(prof.loc[prof["M"] == M, "variant"]):
+        dram = (profiled(prof, name, M, "dram_read_MB") + profiled(prof, name, M, "dram_write_MB")) * 1e6
+        l2 = profiled(prof, name, M, "l2_MB") * 1e6
+        us = profiled(prof, name, M, "duration_us")
+        rows.append({
+            "variant": name, "kernel": LABELS.get(name, name),
+            "structural": structural_intensity(name) if name != BASELINE else math.nan,
+            "dram_ai": flops / dram if dram > 0 else math.nan,
+            "l2_ai": flops / l2 if l2 > 0 else math.nan,
+            "dram_GB": dram / 1e9, "l2_GB": l2 / 1e9,
+            "TFLOP/s": at(kern, name, M, M, M) / 1e3,
+            "profiled_TFLOP/s": flops / (us * 1e-6) / 1e12 if us > 0 else math.nan,
+            "dram_TBps": dram / (us * 1e-6) / 1e12 if us > 0 else math.nan,
+            "l2_TBps": l2 / (us * 1e-6) / 1e12 if us > 0 else math.nan,
+        })
+    return pd.DataFrame(rows)
+
+
+def plot_roofline(ax, ceil, l2_Bps: float, rt: pd.DataFrame, names) -> None:
+    """The measured roofs (FP32 FMA, DRAM copy from chapter 0, the L2 read roof of this
+    chapter) and, per kernel, its three intensities at its measured speed: structural
+    (open circle), L2 (square), DRAM (filled circle), joined by a line."""
+    from ...roofline import attainable
+
+    peak = ceil.peaks_flops["FP32 FMA"]
+    ai = np.geomspace(0.05, 5000, 256)
+    ax.plot(ai, attainable(ai, peak, ceil.bandwidth_Bps) / 1e12, "-", color="0.3", lw=1.2,
+            label=f"FP32 {peak / 1e12:.1f} TFLOP/s, DRAM {ceil.bandwidth_Bps / 1e12:.2f} TB/s (chapter 0)")
+    if l2_Bps and math.isfinite(l2_Bps):
+        ax.plot(ai, attainable(ai, peak, l2_Bps) / 1e12, "--", color="0.55", lw=1.1,
+                label=f"L2 roof ({l2_Bps / 1e12:.1f} TB/s, measured here)")
+    ax.axhline(peak / 1e12, color="0.3", lw=0.6, ls=":")
+    for name in names:
+        r = rt[rt["variant"] == name]
+        if r.empty or pd.isna(r["TFLOP/s"].iloc[0]):
+            continue
+        r = r.iloc[0]
+        y = r["TFLOP/s"]
+        col = KCOLORS.get(name, "0.5")
+        xs = [x for x in (r["structural"], r["l2_ai"], r["dram_ai"]) if pd.notna(x)]
+        ax.plot([min(xs), max(xs)], [y, y], "-", color=col, lw=0.8, alpha=0.7)
+        if pd.notna(r["structural"]):
+            ax.plot(r["structural"], y, "o", mfc="white", mec=col, ms=6)
+        ax.plot(r["l2_ai"], y, "s", color=col, ms=5)
+        ax.plot(r["dram_ai"], y, "o", color=col, ms=6, label=name)
+    ax.plot([], [], "o", mfc="white", mec="0.4", label="structural (loads requested)")
+    ax.plot([], [], "s", color="0.4", label="bytes L2 served")
+    ax.plot([], [], "o", color="0.4", label="bytes DRAM moved")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(0.1, 3000)
+    ax.set_ylim(0.2, 100)
+    ax.set_yticks([0.5, 1, 2, 5, 10, 20, 50], ["0.5", "1", "2", "5", "10", "20", "50"])
+    ax.set_xticks([0.1, 1, 10, 100, 1000], ["0.1", "1", "10", "100", "1000"])
+    ax.minorticks_off()
+    ax.set_xlabel("arithmetic intensity (FLOP per byte)")
+    ax.set_ylabel("TFLOP/s")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+# ---------------------------------------------------------------------------- counters
+
+def counters(prof: pd.DataFrame, M: int) -> pd.DataFrame:
+    """The profiler's counters per kernel at M³, with the per-FMA ratios the text reads:
+    shared-load instructions and wavefronts per FFMA instruction, shared-store wavefronts
+    per store, and the stall reasons (warps waiting per issued instruction)."""
+    d = prof[prof["M"] == M].copy()
+    d = d.set_index("variant").reindex(_order(d["variant"])).reset_index()
+    ffma = d.get("ffma_thread_inst", pd.Series(np.nan, index=d.index)) / 32.0
+    d["kernel"] = [LABELS.get(n, n) for n in d["variant"]]
+    d["lds_per_ffma"] = d.get("smem_ld_instructions") / ffma
+    d["ldw_per_ffma"] = d.get("smem_ld_wavefronts") / ffma
+    d["stw_per_st"] = d.get("smem_st_wavefronts") / d.get("smem_st_instructions")
+    d["smw_per_ffma"] = (d.get("smem_ld_wavefronts") + d.get("smem_st_wavefronts")) / ffma
+    d["ffma_share"] = ffma / d.get("inst_executed")
+    d["flops_counted"] = d.get("ffma_thread_inst") * 2
+    return d
+
+
+# -------------------------------------------------------------------------------- audit
+
+SYMBOL = {"pass": "✓", "clear-error": "E", "pass + clear-error": "✓ E", "reported": "✓",
+          "fail": "✗", "not run": "—"}
+
+
+#: Short column names of the audit's categories, in order.
+SHORT = {"sizes": "edges", "tiny": "1×1×1", "skinny": "skinny", "layout": "views",
+         "dtype": "dtype", "aliasing": "aliasing", "shapes": "shapes", "nonfinite": "NaN, ±Inf",
+         "overflow": "overflow", "large_index": "past 2³¹", "bound": "error bound",
+         "determinism": "repeats", "launch_failure": "fault"}
+
+
+#: The grid in two parts (a page column holds seven categories): what the kernels are
+#: given, and what they compute.
+GIVEN = ("sizes", "tiny", "skinny", "layout", "dtype", "aliasing", "shapes")
+COMPUTED = ("nonfinite", "overflow", "large_index", "bound", "determinism", "launch_failure")
+
+
+def audit_grid(aud: pd.DataFrame, cats=None) -> pd.DataFrame:
+    """Kernel × category (those of `cats`, default all): ✓ (right result), E (refused with
+    a clear error), ✓ E (some of each), ✗ (a case failed); the columns are SHORT's names of
+    the categories."""
+    from .audit import CATEGORIES, subjects
+
+    rows = []
+    for s in subjects():
+        sub = aud[aud["variant"] == s.name]
+        if sub.empty:
+            continue
+        rec = {"kernel": s.name}
+        for cat in (cats or CATEGORIES):
+            r = sub[sub["category"] == cat]
+            rec[SHORT[cat]] = SYMBOL.get(r["verdict"].iloc[0], r["verdict"].iloc[0]) if len(r) else "—"
+        rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+def category_legend() -> pd.DataFrame:
+    """The audit's categories: the short name the grid uses, and what it checks."""
+    from .audit import CATEGORIES
+    return pd.DataFrame([{"column": SHORT[k], "category": c.title} for k, c in CATEGORIES.items()])
+
+
+def audit_failures(aud: pd.DataFrame) -> pd.DataFrame:
+    """The failed rows: category, kernel, its chapter, the detail of every case."""
+    from .audit import CATEGORIES
+    d = aud[aud["correct"] == False].copy()   # noqa: E712
+    d["title"] = [CATEGORIES[c].title for c in d["category"]]
+    return d
+
+
+def audit_detail(aud: pd.DataFrame) -> pd.DataFrame:
+    from .audit import CATEGORIES
+    d = aud.copy()
+    d["title"] = [CATEGORIES[c].title for c in d["category"]]
+    return d
+
+
+# ------------------------------------------------------------------- GPUs side by side
+
+#: The seeds' published figures: GFLOP/s of their naive (coalesced, one thread per
+#: element) and 32x32 shared-memory tiled SGEMM kernels. seed 002 = the SGEMM case study
+#: (T4 and H100 tables), seed 000 = the RTX 4000 Ada write-up (its 32x32 tiling stage).
+SEED_FIGURES = [
+    ("Tesla T4", "naive", (512, 512, 512), 275.35, "seed 002"),
+    ("Tesla T4", "naive", (1024, 1024, 1024), 332.88, "seed 002"),
+    ("Tesla T4", "naive", (2048, 2048, 2048), 335.50, "seed 002"),
+    ("Tesla T4", "tiled", (512, 512, 512), 350.56, "seed 002"),
+    ("Tesla T4", "tiled", (1024, 1024, 1024), 389.39, "seed 002"),
+    ("Tesla T4", "tiled", (2048, 2048, 2048), 393.86, "seed 002"),
+    ("H100 SXM5", "tiled", (4096, 4096, 4096), 6769.54, "seed 002"),
+    ("H100 SXM5", "tiled", (8192, 8192, 4096), 6822.33, "seed 002"),
+    ("H100 SXM5", "tiled", (4096, 4096, 8192), 6817.78, "seed 002"),
+    ("H100 SXM5", "tiled", (8192, 8192, 8192), 6843.56, "seed 002"),
+    ("RTX 4000 Ada", "tiled", (3072, 3072, 3072), 2140.0, "seed 000"),
+]
+
+#: Published FP32 peaks of the seeds' GPUs (vendor datasheets; not measured here).
+SPEC_PEAKS = {
+    "Tesla T4": (8.1e12, "NVIDIA T4 datasheet: 8.1 TFLOPS FP32 (40 SMs, 2560 lanes, 1590 MHz)"),
+    "H100 SXM5": (66.9e12, "NVIDIA H100 datasheet: 67 TFLOPS FP32, SXM5 (the seed's 132 SMs "
+                           "and 3.35 TB/s are the SXM5's)"),
+    "RTX 4000 Ada": (26.7e12, "NVIDIA RTX 4000 Ada Generation datasheet: 26.7 TFLOPS FP32"),
+}
+
+
+def fp32_ceiling(slug: str, dev: dict) -> tuple[float, str]:
+    """(FLOP/s, where it comes from) of a recorded device: chapter 0's measured FMA rate
+    when that device has it recorded, else the rate its own attributes imply."""
+    from ... import lab, store
+    from ...device import fp32_peak_flops
+    from ...errors import ResultsError
+
+    if store.find("machine.fma", slug) is not None:
+        try:
+            fma = lab.replay("machine.fma", device_slug=slug)
+            return float(fma["TFLOP/s"].max()) * 1e12, "measured (chapter 0)"
+        except ResultsError:
+            pass
+    return fp32_peak_flops(dev), "SMs × lanes × 2 × clock (its attributes)"
+
+
+def device_runs(live: pd.DataFrame | None = None, experiment: str = "matmul.kernels") -> list:
+    """(label, device dict, rows, ceiling FLOP/s, ceiling source) for every device with
+    recorded results of `experiment`, and the live run when `live` was measured here."""
+    from ... import lab, store
+
+    out = []
+    for slug in store.devices_with(experiment):
+        df = lab.replay(experiment, device_slug=slug)
+        dev = df.attrs.get("provenance", {}).get("device", {})
+        peak, src = fp32_ceiling(slug, dev)
+        out.append((f"{_short(dev.get('name', slug))} (recorded)", dev, df, peak, src))
+    if live is not None and live.attrs.get("source", {}).get("kind") == "live":
+        dev = live.attrs.get("provenance", {}).get("device", {})
+        peak, src = fp32_ceiling(dev.get("slug", "?"), dev)
+        out.append((f"{_short(dev.get('name', '?'))} (live)", dev, live, peak, src))
+    return out
+
+
+def _short(name: str) -> str:
+    """A device name as a table column: the vendor's prefix dropped."""
+    return name.replace("NVIDIA ", "", 1).strip()
+
+
+def side_by_side(kernel: str, runs: list, value: str = "pct") -> pd.DataFrame:
+    """Size × device for one kernel ("naive" or "tiled"): the seeds' published figures
+    and every recorded device's, as % of that device's own FP32 ceiling (value="pct") or
+    GFLOP/s (value="gflops")."""
+    sizes = [s for _, k, s, _, _ in SEED_FIGURES if k == kernel]
+    for _, _, df, _, _ in runs:
+        d = df[df["variant"] == kernel]
+        sizes += [tuple(int(x) for x in t) for t in zip(d["M"], d["N"], d["K"])]
+    sizes = sorted(dict.fromkeys(sizes), key=lambda s: (s[0] * s[1] * s[2], s))
+    table = {"size": [size_label(*s) for s in sizes]}
+    for dev in SPEC_PEAKS:
+        figs = {s: g for d, k, s, g, _ in SEED_FIGURES if d == dev and k == kernel}
+        if not figs:
+            continue
+        peak = SPEC_PEAKS[dev][0]
+        table[f"{_seedname(dev)} (seed)"] = [_val(figs.get(s), peak, value) for s in sizes]
+    for label, _, df, peak, _ in runs:
+        table[label] = [_val(at(df, kernel, *s), peak, value) for s in sizes]
+    return pd.DataFrame(table)
+
+
+def _seedname(dev: str) -> str:
+    return dev.replace("Tesla ", "")
+
+
+def _val(gflops, peak, value):
+    if gflops is None or not math.isfinite(gflops):
+        return math.nan
+    return 100 * gflops * 1e9 / peak if value == "pct" else gflops
+
+
+def ceilings_table(runs: list) -> pd.DataFrame:
+    """Every device of the comparison: its FP32 ceiling and where that number comes from."""
+    rows = [{"device": f"{_seedname(d)} (seed)", "TFLOP/s": p / 1e12, "source": src}
+            for d, (p, src) in SPEC_PEAKS.items()]
+    rows += [{"device": label, "TFLOP/s": peak / 1e12, "source": src}
+             for label, _, _, peak, src in runs]
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------- compile report
+
+def compile_table(kern: pd.DataFrame | None = None, M: int = 4096) -> pd.DataFrame:
+    """Registers, shared memory and spills of every kernel (sm_90, NVRTC offline), with
+    the blocks per SM the driver allowed for the launch recorded at M³."""
+    from ... import compile_report
+    specs = [v.kernels(v.params())[0] for v in VARIANTS]
+    rep = compile_report.report(specs, archs=("sm_90",))
+    rep.insert(0, "name", [v.name for v in VARIANTS])
+    bps = []
+    for v in VARIANTS:
+        n = math.nan
+        if kern is not None:
+            r = kern[(kern["variant"] == v.name) & (kern["M"] == M) & (kern["N"] == M)]
+            if len(r) and isinstance(r["launch"].iloc[0], list) and r["launch"].iloc[0]:
+                n = r["launch"].iloc[0][0]["blocks_per_sm"]
+        bps.append(n)
+    rep["blocks_per_sm"] = bps
+    rep["warps_per_sm"] = [b * 32 if pd.notna(b) else math.nan for b in bps]
+    counts = sass_counts()
+    rep["lds_per_ffma"] = [counts[v.name]["lds"] / counts[v.name]["ffma"] for v in VARIANTS]
+    return rep
+
+
+# ------------------------------------------------------------------------ the numbers
+
+def _seed(device: str, kernel: str, size) -> float:
+    return next(g for d, k, s, g, _ in SEED_FIGURES if d == device and k == kernel and s == size)
+
+
+def pv(prof: pd.DataFrame, name: str, M: int, col: str) -> float:
+    return profiled(prof, name, M, col)
+
+
+def summary(kern, prof, l2, aud, ceil, M: int = 4096) -> dict:
+    """Every number the page quotes, from the rows (and the seeds' published figures)."""
+    peak, bw = ceil.peaks_flops["FP32 FMA"], ceil.bandwidth_Bps
+    g = {"peak_tf": peak / 1e12, "bw_tbs": bw / 1e12, "ridge": peak / bw, "M": M}
+    l2row = l2[l2["variant"] == "L2"]
+    dr = l2[l2["variant"] == "DRAM"]
+    g["l2_tbs"] = float(l2row["TB/s"].iloc[0]) if len(l2row) else math.nan
+    g["l2_mib"] = float(l2row["bytes"].iloc[0]) / (1 << 20) if len(l2row) else math.nan
+    g["dram_read_tbs"] = float(dr["TB/s"].iloc[0]) if len(dr) else math.nan
+    # speed
+    for n in (512, 1024, 2048, 3072, 4096, 8192):
+        for k in ("naive", "tiled", "coarse-m4", BASELINE):
+            g[f"{_key(k)}_{n}"] = at(kern, k, n, n, n)
+    for n in (2048, 4096, 8192):
+        for col in ("x_naive", "x_naive_min", "x_naive_max"):
+            g[f"tiled_{col}_{n}"] = at(kern, "tiled", n, n, n, col)
+    g["tiled_vs_cb"] = at(kern, "tiled", M, M, M, "vs_cublas")
+    g["m4_vs_cb"] = at(kern, "coarse-m4", M, M, M, "vs_cublas")
+    for k in ORDER[2:]:
+        for col in ("x_tiled", "x_tiled_min", "x_tiled_max"):
+            g[f"{_key(k)}_{col}"] = at(kern, k, M, M, M, col)
+    for k in ("cm-turned", "cm-turned-pad"):
+        g[f"{_key(k)}_x_plain"] = at(kern, k, M, M, M, "x_cm_plain")
+    g["seed_t4_ratio"] = _seed("Tesla T4", "tiled", (2048,) * 3) / _seed("Tesla T4", "naive", (2048,) * 3)
+    g["seed_t4_naive_2048"] = _seed("Tesla T4", "naive", (2048,) * 3)
+    g["seed_t4_tiled_2048"] = _seed("Tesla T4", "tiled", (2048,) * 3)
+    # counters at M^3
+    c = counters(prof, M).set_index("variant")
+    for k in ORDER + [BASELINE]:
+        if k not in c.index:
+            continue
+        key = _key(k)
+        for col in ("lds_per_ffma", "ldw_per_ffma", "stw_per_st", "smw_per_ffma", "l1_hit_pct", "l2_hit_pct",
+                    "gld_sectors_per_request", "stall_mio_throttle", "stall_barrier",
+                    "stall_long_scoreboard", "stall_lg_throttle", "achieved_occupancy_pct",
+                    "lsu_pipe_pct", "l1tex_throughput_pct", "inst_executed",
+                    "dram_throughput_pct"):
+            if col in c:
+                g[f"{key}_{col}"] = float(c.loc[k, col])
+    for k in ORDER[2:]:        # the wavefront model: time ∝ shared-memory wavefronts
+        g[f"{_key(k)}_wf_model"] = g["tiled_smw_per_ffma"] / g[f"{_key(k)}_smw_per_ffma"]
+        g[f"{_key(k)}_vs_model"] = g[f"{_key(k)}_x_tiled"] / g[f"{_key(k)}_wf_model"]
+    g["n4_inst_cut_pct"] = 100 * (1 - g["coarse_n4_inst_executed"] / g["tiled_inst_executed"])
+    # roofline
+    rt = roofline_table(prof, kern, M).set_index("variant")
+    rt2 = roofline_table(prof, kern, 2048).set_index("variant")
+    for k in ("naive", "tiled", "coarse-m4", "coarse-n4"):
+        key = _key(k)
+        g[f"{key}_dram_ai"] = float(rt.loc[k, "dram_ai"])
+        g[f"{key}_l2_ai"] = float(rt.loc[k, "l2_ai"])
+        g[f"{key}_dram_gb"] = float(rt.loc[k, "dram_GB"])
+        g[f"{key}_l2_gb"] = float(rt.loc[k, "l2_GB"])
+        g[f"{key}_dram_tbs"] = float(rt.loc[k, "dram_TBps"])
+        g[f"{key}_l2_tbs"] = float(rt.loc[k, "l2_TBps"])
+        g[f"{key}_dram_ai_2048"] = float(rt2.loc[k, "dram_ai"])
+    g["naive_struct_ceiling_tf"] = 0.25 * bw / 1e12
+    g["naive_above"] = g[f"naive_{M}"] / 1e3 / g["naive_struct_ceiling_tf"]
+    g["naive_above_2048"] = g["naive_2048"] / 1e3 / g["naive_struct_ceiling_tf"]
+    g["seed_naive_above"] = _seed("Tesla T4", "naive", (1024,) * 3) / (0.25 * 320)
+    g["tiled_dram_pct"] = 100 * g["tiled_dram_tbs"] * 1e12 / bw
+    g["seed_tiled_dram_pct"] = 100 * 49.2 / 320
+    g["struct_tiled_gb"] = 2 * M ** 3 * 4 / 32 / 1e9       # 2 tiles of 32x32 per 32^3 FMAs
+    g["compulsory_gb"] = 12 * M * M / 1e9
+    # GPUs side by side
+    h100 = [s for d, k, s, _, _ in SEED_FIGURES if d == "H100 SXM5"]
+    g["h100_avg"] = float(np.mean([_seed("H100 SXM5", "tiled", s) for s in h100]))
+    g["h200_avg"] = float(np.mean([at(kern, "tiled", *s) for s in h100]))
+    t4 = SPEC_PEAKS["Tesla T4"][0]
+    hp = SPEC_PEAKS["H100 SXM5"][0]
+    g["seed_scaling"] = g["h100_avg"] / g["seed_t4_tiled_2048"]
+    g["t4_pct"] = 100 * g["seed_t4_tiled_2048"] * 1e9 / t4
+    g["h100_pct"] = 100 * g["h100_avg"] * 1e9 / hp
+    g["h200_pct"] = 100 * g["h200_avg"] * 1e9 / peak
+    g["h100_t4_peaks"] = hp / t4
+    g["h100_t4_frac"] = g["h100_pct"] / g["t4_pct"]
+    g["h200_t4_scaling"] = g["h200_avg"] / g["seed_t4_tiled_2048"]
+    g["h200_t4_peaks"] = peak / t4
+    g["h200_t4_frac"] = g["h200_pct"] / g["t4_pct"]
+    g["ada_pct"] = 100 * _seed("RTX 4000 Ada", "tiled", (3072,) * 3) * 1e9 / SPEC_PEAKS["RTX 4000 Ada"][0]
+    g["h200_3072_pct"] = 100 * g["tiled_3072"] * 1e9 / peak
+    g["h200_naive_2048_pct"] = 100 * g["naive_2048"] * 1e9 / peak
+    g["t4_naive_2048_pct"] = 100 * g["seed_t4_naive_2048"] * 1e9 / t4
+    # what the compiler and the driver said (offline SASS; the recorded launch at M^3)
+    sc = sass_counts()
+    for k in ("tiled", "coarse-n4", "coarse-m4"):
+        g[f"{_key(k)}_sass_lds"] = sc[k]["lds"] / sc[k]["ffma"]
+    g["tiled_sass_lds_n"] = sc["tiled"]["lds"] - sc["tiled"]["lds128"]
+    g["tiled_sass_lds128_n"] = sc["tiled"]["lds128"]
+    g["tiled_sass_ffma_n"] = sc["tiled"]["ffma"]
+    ct = compile_table(kern, M)
+    g["regs_min"], g["regs_max"] = int(ct["registers"].min()), int(ct["registers"].max())
+    g["spills"] = int((ct["spill_store_bytes"] + ct["spill_load_bytes"]).sum())
+    g["blocks_min"] = int(ct["blocks_per_sm"].min())
+    g["warps_min"] = int(ct["warps_per_sm"].min())
+    dev = kern.attrs.get("provenance", {}).get("device", {})
+    g["sms"] = int(dev.get("sms", 0))
+    tiled_bps = ct.set_index("name").loc["tiled", "blocks_per_sm"]
+    g["wave_rows"] = g["sms"] * tiled_bps / (M / 32)          # block-rows of C in one wave
+    g["operands_over_l2"] = 12 * M * M / dev.get("l2_bytes", math.nan)
+    g["cb_512_ms"] = at(kern, BASELINE, 512, 512, 512, "median_ms")
+    # audit
+    from .audit import CATEGORIES
+    ours = aud[aud["kernel_chapter"] == "08-matmul"]
+    theirs = aud[aud["kernel_chapter"] != "08-matmul"]
+    g["audit_rows"] = len(aud)
+    g["audit_pass"] = int(aud["correct"].astype(bool).sum())
+    g["audit_categories"] = len(CATEGORIES)
+    g["audit_kernels"] = aud["variant"].nunique()
+    g["ours_rows"] = len(ours)
+    g["ours_pass"] = int(ours["correct"].astype(bool).sum())
+    g["theirs_rows"] = len(theirs)
+    g["theirs_pass"] = int(theirs["correct"].astype(bool).sum())
+    g["cases"] = int(aud["cases"].sum())
+    g["bound_worst"] = float(aud.loc[aud["category"] == "bound", "bound_ratio"].max())
+    fails = theirs[theirs["correct"] == False]    # noqa: E712
+    g["misaligned_faults"] = int(sum("2-byte offset (not float-aligned): fault" in d
+                                     for d in fails["detail"]))
+    g["r09_fails"] = int((fails["variant"] == "09-3xtf32").sum())
+    return g
+
+
+def _key(name: str) -> str:
+    return {"cuBLAS FP32": "cb"}.get(name, name.replace("-", "_"))
+
+
+def targets(g: dict, aud: pd.DataFrame, rt: pd.DataFrame) -> pd.DataFrame:
+    """The chapter's targets on this GPU, each against what the run measured."""
+    def tgt(name, got, need, met=None):
+        return {"target": name, "measured": got, "needed": need,
+                "met": bool(got >= need) if met is None else met}
+
+    ours = aud[aud["kernel_chapter"] == "08-matmul"]
+    theirs = aud[aud["kernel_chapter"] != "08-matmul"]
+    ok_k = lambda d: int(d.groupby("variant")["correct"].all().sum())   # noqa: E731
+    three = int(rt[["structural", "l2_ai", "dram_ai"]].notna().all(axis=1).sum())
+    vs_model = min(g[f"{_key(k)}_vs_model"] for k in ORDER[2:6])
+    return pd.DataFrame([
+        tgt("kernels of this chapter right or refused clearly in all 13 categories",
+            ok_k(ours), ours["variant"].nunique()),
+        tgt("chapter 1 rungs right or refused clearly in all 13 categories",
+            ok_k(theirs), theirs["variant"].nunique()),
+        tgt("kernels with all three roofline points from measured bytes", three,
+            len(ORDER)),
+        tgt(f"corner-turned, padded / tiled at {g['M']}³", g["cm_turned_pad_x_tiled"], 0.95),
+        tgt("coarsening speed-up / shared-wavefront model (lowest of four)", vs_model, 0.9),
+    ])
+
+
+def plot_coarsening(ax, kern: pd.DataFrame, prof: pd.DataFrame, M: int = 4096) -> None:
+    """Speed-up over the tiled kernel (median of the rounds, the rounds' range as error
+    bars) beside what the shared-memory wavefronts predict (tiled's load and store
+    wavefronts per FFMA ÷ the kernel's), for the coarsened and column-major kernels."""
+    c = counters(prof, M).set_index("variant")
+    names = [n for n in ORDER[2:] if n in c.index]
+    x = np.arange(len(names))
+    got = np.array([at(kern, n, M, M, M, "x_tiled") for n in names])
+    lo = np.array([at(kern, n, M, M, M, "x_tiled_min") for n in names])
+    hi = np.array([at(kern, n, M, M, M, "x_tiled_max") for n in names])
+    model = np.array([c.loc["tiled", "smw_per_ffma"] / c.loc[n, "smw_per_ffma"] for n in names])
+    ax.bar(x - 0.2, got, 0.4, yerr=[got - lo, hi - got], color=[KCOLORS[n] for n in names])
+    ax.bar(x + 0.2, model, 0.4, color="none", edgecolor="0.3", hatch="///", lw=0.8)
+    ax.axhline(1.0, color="0.4", lw=0.8, ls=":")
+    ax.set_xticks(x, names, fontsize=7)
+    ax.set_ylabel(f"× tiled at {M}³")
+    from matplotlib.patches import Patch
+    ax.legend(handles=[Patch(color="0.55", label="measured (bars: range over the rounds)"),
+                       Patch(facecolor="none", edgecolor="0.3", hatch="///",
+                             label="shared-memory wavefronts per FFMA: tiled ÷ kernel")],
+              fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, frameon=False)

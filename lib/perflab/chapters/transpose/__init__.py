@@ -1,0 +1,14 @@
+"""Transpose and shared-memory banks (chapters/05-transpose.md): a transpose climbed from
+the naive kernel through a shared-memory tile, its bank conflicts and the two ways out
+(padding, an XOR swizzle), more elements per thread and 16-byte accesses, each checked bit
+for bit and raced against the copy of the same bytes.
+
+Its kernels are in kernels/05-transpose/, its recorded results in results/<device>/05-transpose/,
+its tests in tests/chapters/test_transpose.py; CONTRIBUTING.md says what goes where."""
+from __future__ import annotations
+
+CHAPTER = "05-transpose"
+TITLE = "Transpose and shared-memory banks"
+
+from . import experiments  # noqa: E402,F401  (registers transpose.check, .ladder, .tiles)
+from . import profiling  # noqa: E402,F401  (registers transpose.profile)

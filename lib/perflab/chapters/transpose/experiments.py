@@ -1,0 +1,298 @@
+"""Chapter 5's experiments: every transpose checked bit for bit against NumPy's transpose on
+fresh random input (output poisoned first), at shapes that are not multiples of any tile;
+then timed round by round next to the copy of the same bytes (cudaMemcpy and chapter 0's
+copy kernel) and CuPy's own strided copy (`cupy.copyto(out, a.T)`), all in the same run."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ...correctness import Check, poison
+from ...errors import ConfigError
+from ...kernels import blocks_per_sm, capture_launches, checked, get_kernel, launch
+from ...registry import experiment
+from ...timing import as_metrics, ratio
+from .. import machine
+from . import ops
+
+#: Shapes of the correctness pass: a single element, a row, a column, a little over and
+#: under one tile, aligned rows with partial tiles, large and odd.
+SHAPES = ((1, 1), (1, 1000), (1000, 1), (33, 31), (132, 200), (1000, 1001), (1024, 4100),
+          (8191, 8193))
+SMALL_SHAPES = ((1, 1), (1, 37), (37, 1), (33, 31), (132, 200), (67, 130))
+#: The ladder: the target case first (8192² float32), then an odd shape and the other types.
+CASES = (("float32", 8192, 8192), ("float32", 8191, 8193), ("float64", 8192, 8192),
+         ("int32", 8192, 8192))
+#: The ladder's entries, (rung, TILE, ROWS): every rung at its default, then the padded
+#: rung at the fastest shape the explorer's sweep found for it (a 64 × 64 tile, 64 × 4
+#: threads; run 5300aad6c173).
+LADDER = tuple((v, None, None) for v in ops.VARIANTS) + (("coarsened", 64, 4),)
+#: The explorer's grid, for both tunable rungs (8192² float32).
+TILES = (16, 32, 64, 128)
+BLOCK_ROWS = (1, 2, 4, 8, 16, 32)
+#: The library calls every case is raced against.
+BASELINES = ("cudaMemcpy", "copy kernel", "cupy strided copy")
+COPIES = ("cudaMemcpy", "copy kernel")
+
+
+def seed() -> int:
+    return int.from_bytes(os.urandom(4), "little")
+
+
+def fresh_host(shape, dtype: str, s: int) -> np.ndarray:
+    """Fresh random input on the host: floats uniform in [0, 1), int32 over its whole range."""
+    rng = np.random.default_rng(s)
+    if dtype == "int32":
+        return rng.integers(-2**31, 2**31, size=shape, dtype=np.int32)
+    return rng.random(shape, dtype=np.float32 if dtype == "float32" else np.float64)
+
+
+def check_exact(out, ref) -> Check:
+    """Bit-for-bit comparison (rel_err: the fraction of elements that differ; unwritten:
+    elements still holding the poison)."""
+    import cupy as cp
+
+    n = int(ref.size)
+    if tuple(out.shape) != tuple(ref.shape):
+        return Check(False, 1.0, 0.0, n)
+    if n == 0:
+        return Check(True, 0.0, 0.0, 0)
+    u = cp.uint32 if out.dtype.itemsize == 4 else cp.uint64
+    wrong = int((out.view(u) != ref.view(u)).sum())
+    if out.dtype.kind == "f":
+        unwritten = int(cp.isnan(out).sum())
+    else:
+        p = cp.iinfo(out.dtype).min
+        unwritten = int(((out == p) & (ref != p)).sum())
+    return Check(wrong == 0, wrong / n, 0.0, unwritten)
+
+
+def inputs(shape, dtype: str, s: int):
+    """(a on the GPU, NumPy's transpose of it on the GPU, the host copy's seed)."""
+    import cupy as cp
+
+    host = fresh_host(shape, dtype, s)
+    ref = cp.asarray(np.ascontiguousarray(host.T))
+    return cp.asarray(host), ref
+
+
+def run_checked(fn, out, ref) -> tuple[Check, list]:
+    """Poison `out`, run `fn` once (its launches captured), compare with `ref`."""
+    poison(out)
+    with capture_launches() as launches:
+        checked(fn, "transpose")
+    return check_exact(out, ref), launches
+
+
+def _params(dtype, shape, variant, tile=None, block_rows=None) -> dict:
+    if variant in ops.TUNABLE and tile is None:
+        tile, block_rows = ops.default_tile(variant, dtype)
+    return {"dtype": dtype, "rows": int(shape[0]), "cols": int(shape[1]),
+            "tile": tile, "block_rows": block_rows}
+
+
+def all_specs(dtypes=tuple(ops.DTYPES)):
+    return ([ops.spec(v, d) for d in dtypes for v in ops.VARIANTS] + [machine.copy_spec()]
+            + [ops.spec(v, d, t, r) for d in dtypes for v, t, r in LADDER
+               if t is not None and not ops.config_problem(v, d, t, r)])
+
+
+# ---- correctness -------------------------------------------------------------------------
+
+@experiment("transpose.check", title="Every rung, every type, shapes that fit no tile",
+            small={"shapes": SMALL_SHAPES}, kernels=all_specs)
+def check(ctx, shapes=SHAPES, dtypes=tuple(ops.DTYPES)):
+    """Each rung on fresh random input of each shape and type, output poisoned, compared
+    bit for bit with NumPy's transpose."""
+    import cupy as cp
+
+    for dtype in dtypes:
+        for shape in shapes:
+            s = seed()
+            a, ref = inputs(shape, dtype, s)
+            out = cp.empty((shape[1], shape[0]), dtype=a.dtype)
+            for v in ops.VARIANTS:
+                chk, launches = run_checked(ops.plan(a, out, v), out, ref)
+                ctx.row(variant=v, params=_params(dtype, shape, v), metrics={}, check=chk,
+                        kernels=[ops.spec(v, dtype)], launch=launches, seed=s)
+            del a, ref, out
+            cp.get_default_memory_pool().free_all_blocks()
+
+
+# ---- the ladder, raced against the copy and CuPy's strided copy ---------------------------
+
+def baselines(a, out, dst) -> dict:
+    """The copy of the same bytes into `dst` (cudaMemcpy, and chapter 0's copy kernel where
+    the bytes are whole 16-byte vectors) and CuPy's own transpose, a strided copy of a.T
+    into `out`. (`cupy.copyto` between two contiguous arrays is itself a cudaMemcpy.)"""
+    import cupy as cp
+
+    calls = {"cudaMemcpy": lambda: dst.data.copy_from_device(a.data, a.nbytes)}
+    if a.nbytes % 16 == 0:
+        spec = machine.copy_spec()
+        k, n4 = get_kernel(spec), a.nbytes // 16
+        grid = max(1, -(-n4 // (256 * spec.template[0])))
+        calls["copy kernel"] = lambda: launch(k, grid, 256, (a, dst, np.int64(n4)))
+    calls["cupy strided copy"] = lambda: cp.copyto(out, a.T)
+    return calls
+
+
+def race_metrics(res: dict, name: str, nbytes: int) -> dict:
+    """Time, TB/s (bytes read + written over the median time) and the round-by-round
+    ratios: to the faster copy (of_copy) and to CuPy's strided copy (x_strided)."""
+    t = res[name]
+    m = as_metrics(t)
+    m["TB/s"] = (nbytes / (t["median_ms"] * 1e-3) / 1e12, "TB/s")
+    copies = [c for c in COPIES if c in res]
+    if copies:
+        best = min(copies, key=lambda c: res[c]["median_ms"])
+        r = ratio(res, name, best)              # > 1: the copy is faster
+        m["of_copy"] = (1 / r["ratio"], "1")
+        m["of_copy_min"] = (1 / r["ratio_max"], "1")
+        m["of_copy_max"] = (1 / r["ratio_min"], "1")
+        m["rounds"] = (r["rounds"], "1")
+    if "cupy strided copy" in res:
+        r = ratio(res, "cupy strided copy", name)   # > 1: `name` is faster
+        m["x_strided"] = (r["ratio"], "1")
+        m["x_strided_min"] = (r["ratio_min"], "1")
+        m["x_strided_max"] = (r["ratio_max"], "1")
+    return m
+
+
+def entry_name(variant: str, tile: int | None, block_rows: int | None) -> str:
+    """A ladder entry's name in a race: the rung, and its tile where it is not the default."""
+    return variant if tile is None else f"{variant} {tile}x{block_rows}"
+
+
+def race(ctx, calls: dict, checks: dict, extra: dict, budget_s: float, rounds: int = 9) -> dict:
+    """Time the calls whose check passed, interleaved round by round; one row per call.
+    `extra[name]` = (params, kernels, launch, more row fields); the row's variant is
+    `more["variant"]` where given, else the name."""
+    ok = {k: fn for k, fn in calls.items() if checks[k].correct}
+    res = ctx.time_interleaved({k: (fn, [()]) for k, fn in ok.items()}, budget_s=budget_s,
+                               rounds=rounds) if ctx.timing and ok else {}
+    best = min((c for c in COPIES if c in res), key=lambda c: res[c]["median_ms"], default=None)
+    for k in calls:
+        params, kernels, launch, more = extra[k]
+        more = dict(more)
+        variant = more.pop("variant", k)
+        nbytes = 2 * params["rows"] * params["cols"] * ops.itemsize(params["dtype"])
+        metrics = {"bytes_moved": (nbytes, "B"), "flops": (0, "FLOP")}
+        if k in res:
+            metrics.update(race_metrics(res, k, nbytes))
+        ctx.row(variant=variant, params=params, metrics=metrics, check=checks[k],
+                kernels=kernels, launch=launch, baseline=best, **more)
+    return res
+
+
+@experiment("transpose.ladder", title="The ladder against the copy and CuPy's strided copy",
+            small={"cases": (("float32", 33, 31), ("float64", 132, 200), ("int32", 1, 1000))},
+            kernels=all_specs)
+def ladder(ctx, cases=CASES, budget_s=2.5, entries=LADDER):
+    """For each (dtype, rows, cols): every entry (rung, TILE, ROWS) and the three library
+    calls checked against NumPy's transpose (the copies against the input), then timed
+    interleaved. Bytes moved = 2 × rows × cols × itemsize; 0 FLOPs."""
+    import cupy as cp
+
+    for i, (dtype, m, n) in enumerate(cases):
+        s = seed()
+        a, ref = inputs((m, n), dtype, s)
+        out = cp.empty((n, m), dtype=a.dtype)
+        dst = cp.empty_like(a)
+        calls, checks, extra = {}, {}, {}
+        for v, t, r in entries:
+            if t is not None and ops.config_problem(v, dtype, t, r):
+                continue                  # e.g. a 64-wide padded tile of float64: too big
+            k = entry_name(v, t, r)
+            calls[k] = ops.plan(a, out, v, t, r)
+            checks[k], launches = run_checked(calls[k], out, ref)
+            extra[k] = (_params(dtype, (m, n), v, t, r), [ops.spec(v, dtype, t, r)], launches,
+                        {"seed": s, "variant": v})
+        for name, fn in baselines(a, out, dst).items():
+            if name == "cupy strided copy":
+                checks[name], _ = run_checked(fn, out, ref)
+            else:
+                checks[name], _ = run_checked(fn, dst, a)
+            calls[name] = fn
+            extra[name] = (_params(dtype, (m, n), name),
+                           [machine.copy_spec()] if name == "copy kernel" else [], {},
+                           {"seed": s})
+        race(ctx, calls, checks, extra, budget_s=budget_s if i == 0 else budget_s / 2)
+        del a, ref, out, dst, calls
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+# ---- the explorer's sweep: TILE x rows of threads ------------------------------------------
+
+def tile_reason(variant: str, tile: int, block_rows: int, dtype: str = "float32") -> str | None:
+    return ops.config_problem(variant, dtype, tile, block_rows)
+
+
+def tile_specs():
+    return [ops.spec(v, "float32", t, r) for v in ops.TUNABLE for t in TILES for r in BLOCK_ROWS
+            if tile_reason(v, t, r) is None]
+
+
+def inflight_bytes(variant: str, dtype: str, tile: int, per_sm: int) -> int:
+    """Bytes one SM has in flight when each of its resident blocks has issued every load
+    of its tile before the barrier: blocks per SM × tile bytes."""
+    return per_sm * tile * tile * ops.itemsize(dtype)
+
+
+def tile_one(ctx, a, out, dst, ref, variant: str, tile: int, block_rows: int) -> dict:
+    """One tile shape: the reason it cannot run, or checked and timed against cudaMemcpy
+    in the same rounds."""
+    import cupy as cp
+
+    dtype = str(a.dtype)
+    params = _params(dtype, a.shape, variant, tile, block_rows)
+    why = tile_reason(variant, tile, block_rows, dtype)
+    if why:
+        return ctx.row(variant=variant, params=params, metrics={}, invalid=why)
+    try:
+        fn = ops.plan(a, out, variant, tile, block_rows)
+        chk, launches = run_checked(fn, out, ref)
+    except ConfigError as exc:         # a launch this GPU refuses (threads, registers)
+        return ctx.row(variant=variant, params=params, metrics={}, invalid=str(exc))
+    k = get_kernel(ops.spec(variant, dtype, tile, block_rows))
+    threads = launches[0]["block"][0] * launches[0]["block"][1] if launches else 0
+    per_sm = blocks_per_sm(k, threads) if threads else 0
+    nbytes = 2 * a.nbytes
+    metrics = {"bytes_moved": (nbytes, "B"), "threads": (threads, "1"),
+               "blocks_per_sm": (per_sm, "1"),
+               "inflight_per_sm": (inflight_bytes(variant, dtype, tile, per_sm), "B"),
+               "registers": (k.num_regs, "1")}
+    if ctx.timing and chk.correct:
+        copy = lambda: dst.data.copy_from_device(a.data, a.nbytes)   # noqa: E731
+        res = ctx.time_interleaved({variant: (fn, [()]), "cudaMemcpy": (copy, [()])},
+                                   budget_s=0.3, rounds=5)
+        metrics.update(race_metrics(res, variant, nbytes))
+    cp.cuda.Device().synchronize()
+    return ctx.row(variant=variant, params=params, metrics=metrics, check=chk,
+                   kernels=[ops.spec(variant, dtype, tile, block_rows)], launch=launches)
+
+
+@experiment("transpose.tiles", title="TILE × rows of threads, both tunable rungs",
+            small={"shape": (132, 200)}, sweep=True, kernels=tile_specs)
+def tiles(ctx, shape=(8192, 8192), variants=ops.TUNABLE, tiles=TILES, block_rows=BLOCK_ROWS):
+    """Every (TILE, ROWS) of the padded 05 and wide 06 rungs at `shape` float32: the
+    reason it cannot run, or its check and its speed as a fraction of cudaMemcpy."""
+    import cupy as cp
+
+    s = seed()
+    a, ref = inputs(tuple(shape), "float32", s)
+    out = cp.empty((shape[1], shape[0]), dtype=a.dtype)
+    dst = cp.empty_like(a)
+    for v in variants:
+        for t in tiles:
+            for r in block_rows:
+                tile_one(ctx, a, out, dst, ref, v, t, r)
+    del a, ref, out, dst
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+__all__ = ["BASELINES", "BLOCK_ROWS", "CASES", "LADDER", "SHAPES", "TILES", "all_specs",
+           "check", "check_exact", "entry_name", "fresh_host", "inflight_bytes", "ladder",
+           "race", "race_metrics",
+           "tile_one", "tile_reason", "tiles"]

@@ -1,0 +1,415 @@
+"""Chapter 5's numbers, tables and figures, computed from the rows (live or replayed): the
+page quotes only what `summary` returns."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from . import banks, ops
+
+#: One colour per ladder entry across the chapter; the library calls in the vendor greys.
+COLORS = {"naive-rows": "C1", "naive-cols": "C5", "tiled": "C3", "padded": "C0",
+          "swizzled": "C9", "coarsened": "C2", "coarsened 64x4": "C8", "wide": "C4",
+          "cudaMemcpy": "0.25", "copy kernel": "0.45", "cupy strided copy": "0.65"}
+LABELS = {"naive-rows": "naive, rows read", "naive-cols": "naive, columns read",
+          "tiled": "tiled, 32×32 threads", "padded": "padded, 32×32 threads",
+          "swizzled": "swizzled, 32×32 threads", "coarsened": "padded, 32×8 threads",
+          "coarsened 64x4": "padded, 64² tile, 64×4 threads",
+          "wide": "wide, 64² tile, 16×16 threads", "cudaMemcpy": "cudaMemcpy",
+          "copy kernel": "copy kernel (chapter 0)", "cupy strided copy": "cupy.copyto(b, a.T)"}
+FILES = {"naive-rows": "01_naive.cu", "naive-cols": "01_naive.cu", "tiled": "02_tiled.cu",
+         "padded": "03_padded.cu", "swizzled": "04_swizzled.cu",
+         "coarsened": "05_coarsened.cu", "coarsened 64x4": "05_coarsened.cu",
+         "wide": "06_wide.cu"}
+ORDER = ("naive-rows", "naive-cols", "tiled", "padded", "swizzled", "coarsened",
+         "coarsened 64x4", "wide", "cupy strided copy", "copy kernel", "cudaMemcpy")
+RUNG_ENTRIES = ORDER[:8]
+TARGET_CASE = ("float32", 8192, 8192)
+CASES = (("float32", 8192, 8192), ("float32", 8191, 8193), ("float64", 8192, 8192),
+         ("int32", 8192, 8192))
+
+
+def entry(row) -> str:
+    """The ladder entry a row is: its rung, with the tile where it is not the default."""
+    v = row["variant"]
+    if v in ops.TUNABLE and row.get("tile") is not None and not pd.isna(row.get("tile")):
+        t, r = int(row["tile"]), int(row["block_rows"])
+        if (t, r) != ops.default_tile(v, row["dtype"]):
+            return f"{v} {t}x{r}"
+    return v
+
+
+def key(e: str) -> str:
+    """An entry as the prefix of its glue names: "coarsened 64x4" -> "coarsened_64x4"."""
+    return {"cudaMemcpy": "memcpy", "copy kernel": "copyk",
+            "cupy strided copy": "cupy"}.get(e, e.replace("-", "_").replace(" ", "_"))
+
+
+def label(e: str, dtype: str = "float32") -> str:
+    """An entry's name on the page (the wide rung's tile is 32² for 8-byte types)."""
+    if e == "wide" and ops.itemsize(dtype) == 8:
+        return "wide, 32² tile, 16×16 threads"
+    return LABELS.get(e, e)
+
+
+def _with_entry(df: pd.DataFrame) -> pd.DataFrame:
+    d = df.copy()
+    d["entry"] = [entry(r) for _, r in d.iterrows()] if len(d) else pd.Series(dtype=object)
+    return d
+
+
+def _case(df: pd.DataFrame, dtype: str, rows: int, cols: int) -> pd.DataFrame:
+    return df[(df["dtype"] == dtype) & (df["rows"] == rows) & (df["cols"] == cols)]
+
+
+def _pick(df: pd.DataFrame, e: str):
+    d = df[df["entry"] == e] if "entry" in df else df.iloc[0:0]
+    return d.iloc[0] if len(d) else None
+
+
+def _get(row, col, default=math.nan) -> float:
+    if row is None or col not in row or row[col] is None or pd.isna(row[col]):
+        return default
+    return float(row[col])
+
+
+def _launch_field(launch, name):
+    if isinstance(launch, (list, tuple)) and launch and isinstance(launch[0], dict):
+        return launch[0].get(name, np.nan)
+    if isinstance(launch, dict):
+        return launch.get(name, np.nan)
+    return np.nan
+
+
+def _span(lo, hi, digits: int = 2) -> str:
+    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return "—"
+    return f"{lo:.{digits}f}–{hi:.{digits}f}"
+
+
+# ---- correctness -----------------------------------------------------------------------
+
+def check_table(check: pd.DataFrame) -> pd.DataFrame:
+    """One row per shape: how many (rung, type) checks it had and how many failed."""
+    d = check[check["correct"].notna()]
+    g = d.groupby(["rows", "cols"], sort=False)
+    out = pd.DataFrame({"checks": g.size(), "failed": g["correct"].apply(lambda c: int((~c.astype(bool)).sum())),
+                        "types": g["dtype"].apply(lambda t: ", ".join(dict.fromkeys(t)))})
+    out = out.reset_index()
+    out["shape"] = [f"{r} × {c}" for r, c in zip(out["rows"], out["cols"])]
+    out["elements"] = out["rows"] * out["cols"]
+    return out.sort_values("elements").reset_index(drop=True)
+
+
+def bad_inputs() -> pd.DataFrame:
+    """What the Python call says to each bad input (the same check `transpose` makes),
+    asked of NumPy stand-ins so that the page needs no GPU."""
+    a = np.zeros((3, 4), np.float32)
+    cases = [("float16 matrix", ops.operand_problem(a.astype(np.float16))),
+             ("3-D array", ops.operand_problem(np.zeros((2, 3, 4), np.float32))),
+             ("every other column (a view)", ops.operand_problem(a[:, ::2])),
+             ("a.T (column-major)", ops.operand_problem(a.T)),
+             ("out of the wrong shape", ops.operand_problem(a, np.zeros((3, 4), np.float32))),
+             ("out = the input's memory", ops.operand_problem(a, a.reshape(4, 3))),
+             ("TILE and ROWS for a fixed rung", ops.config_problem("tiled", "float32", 32, 8)),
+             ("a 128² padded tile", ops.config_problem("coarsened", "float32", 128, 8))]
+    return pd.DataFrame(cases, columns=["input", "ConfigError"])
+
+
+# ---- the ladder ------------------------------------------------------------------------
+
+def ladder_table(ladder: pd.DataFrame, case=TARGET_CASE) -> pd.DataFrame:
+    """One row per entry and library call of one case, in the page's order, with its
+    file, blocks per SM and the round-by-round ratios."""
+    d = _with_entry(_case(ladder, *case))
+    d["order"] = [ORDER.index(e) if e in ORDER else 99 for e in d["entry"]]
+    d = d.sort_values("order")
+    d["name"] = [label(e, case[0]) for e in d["entry"]]
+    d["file"] = [FILES.get(e, "—") for e in d["entry"]]
+    d["blocks_per_sm"] = [_launch_field(x, "blocks_per_sm") for x in d["launch"]]
+    for c in ("of_copy", "of_copy_min", "of_copy_max", "x_strided", "x_strided_min",
+              "x_strided_max", "TB/s", "median_ms", "p20_ms", "p80_ms"):
+        if c not in d:
+            d[c] = np.nan
+    d["of_copy_span"] = [_span(a, b, 3) for a, b in zip(d["of_copy_min"], d["of_copy_max"])]
+    d["x_strided_span"] = [_span(a, b) for a, b in zip(d["x_strided_min"], d["x_strided_max"])]
+    return d.reset_index(drop=True)
+
+
+def cases_table(ladder: pd.DataFrame) -> pd.DataFrame:
+    """× copy of every entry in every case: one row per entry, one column per case."""
+    d = _with_entry(ladder)
+    d = d[d["entry"].isin(ORDER[:9])]
+    d["case"] = [case_name(r["dtype"], r["rows"], r["cols"]) for _, r in d.iterrows()]
+    wide = d.pivot_table(index="entry", columns="case", values="of_copy", aggfunc="first")
+    wide = wide.reindex([e for e in ORDER if e in wide.index])
+    cols = [c for c in (case_name(*k) for k in CASES) if c in wide.columns]
+    out = wide[cols].reset_index()
+    out["name"] = [label(e) for e in out["entry"]]
+    return out
+
+
+def case_name(dtype: str, rows: int, cols: int) -> str:
+    """"8192² float32", "8191 × 8193 float32": a case as a column header."""
+    shape = f"{int(rows)}²" if rows == cols else f"{int(rows)} × {int(cols)}"
+    return f"{shape} {dtype}"
+
+
+def plot_ladder(ax, ladder: pd.DataFrame, case=TARGET_CASE) -> None:
+    """TB/s of every entry and library call (bars; whiskers: the 20th–80th percentile of
+    the timed runs), the faster copy of the same run as the roof, and 0.85 of it."""
+    d = ladder_table(ladder, case)
+    d = d[d["TB/s"].notna()]
+    nbytes = d["bytes_moved"].astype(float)
+    tbs = d["TB/s"].to_numpy()
+    lo = (nbytes / (d["p80_ms"] * 1e-3) / 1e12).to_numpy()
+    hi = (nbytes / (d["p20_ms"] * 1e-3) / 1e12).to_numpy()
+    y = np.arange(len(d))[::-1]
+    ax.barh(y, tbs, color=[COLORS.get(e, "C7") for e in d["entry"]], height=0.7)
+    ax.errorbar(tbs, y, xerr=[tbs - lo, hi - tbs], fmt="none", ecolor="0.2", lw=0.8,
+                capsize=2)
+    ax.set_yticks(y, d["name"], fontsize=7.5)
+    roof = _roof(d)
+    top = len(d) - 0.45
+    if roof:
+        ax.axvline(roof, color="0.2", ls="--", lw=1)
+        ax.axvline(0.85 * roof, color="0.5", ls=":", lw=1)
+        ax.text(roof, top, " copy", fontsize=7, va="bottom", ha="left", color="0.2")
+        ax.text(0.85 * roof, top, "0.85 × copy ", fontsize=7, va="bottom", ha="right",
+                color="0.4")
+    for yi, v in zip(y, tbs):
+        ax.text(v + 0.04, yi, f"{v:.2f}", va="center", fontsize=7)
+    ax.set_xlim(0, max(tbs.max(), roof or 0) * 1.13)
+    ax.set_ylim(-0.6, len(d) + 0.3)
+    ax.set_xlabel("TB/s: bytes read + written over the median time")
+
+
+def _roof(d: pd.DataFrame) -> float | None:
+    cp = d[d["entry"].isin(("cudaMemcpy", "copy kernel"))]["TB/s"]
+    return float(cp.max()) if len(cp) else None
+
+
+def row_sectors(row_elems: int, itemsize: int = 4, rows: int = 256) -> float:
+    """Sectors a warp's 32 consecutive elements of a row touch, averaged over `rows` rows
+    of `row_elems` elements (4 when every row starts on a 32-byte boundary)."""
+    return float(np.mean([banks.sectors([(r * row_elems + x) * itemsize for x in range(32)],
+                                        itemsize) for r in range(rows)]))
+
+
+# ---- the counters ----------------------------------------------------------------------
+
+def _ratio(num, den) -> float:
+    if den is None or num is None or pd.isna(den) or pd.isna(num) or den == 0:
+        return math.nan
+    return num / den
+
+
+def counter_table(prof: pd.DataFrame) -> pd.DataFrame:
+    """One row per profiled kernel: predicted and measured sectors per global request and
+    wavefronts per shared instruction, bank conflicts, DRAM and L2 traffic, stalls."""
+    d = _with_entry(prof)
+    recs = []
+    for e in ORDER:
+        r = _pick(d, e)
+        if r is None:
+            continue
+        v = r["variant"]
+        p = banks.predicted(v, r["dtype"], *(ops.default_tile(v, r["dtype"]) if v in ops.TUNABLE
+                                             else (None, None))) if v in ops.RUNGS else {}
+        recs.append({
+            "entry": e, "name": label(e),
+            "ld_pred": p.get("ld"), "ld_meas": _get(r, "gld_sectors_per_request"),
+            "st_pred": p.get("st"), "st_meas": _get(r, "gst_sectors_per_request"),
+            "lds_pred": p.get("lds"),
+            "lds_meas": _ratio(_get(r, "smem_ld_wavefronts"), _get(r, "smem_ld_instructions")),
+            "sts_pred": p.get("sts"),
+            "sts_meas": _ratio(_get(r, "smem_st_wavefronts"), _get(r, "smem_st_instructions")),
+            "lds_conflicts": _ratio(_get(r, "smem_ld_bank_conflicts"), _get(r, "smem_ld_instructions")),
+            "sts_conflicts": _ratio(_get(r, "smem_st_bank_conflicts"), _get(r, "smem_st_instructions")),
+            "dram_MB": _get(r, "dram_read_MB") + _get(r, "dram_write_MB"),
+            "dram_read_MB": _get(r, "dram_read_MB"), "dram_write_MB": _get(r, "dram_write_MB"),
+            "l2_write_sectors_M": _get(r, "l2_write_sectors") / 1e6,
+            "l2_read_sectors_M": _get(r, "l2_read_sectors") / 1e6,
+            "l1_hit_pct": _get(r, "l1_hit_pct"),
+            "dram_pct": _get(r, "dram_throughput_pct"),
+            "duration_us": _get(r, "duration_us"),
+            "stall_mio": _get(r, "stall_mio_throttle"),
+            "stall_short_sb": _get(r, "stall_short_scoreboard"),
+            "stall_barrier": _get(r, "stall_barrier"),
+            "stall_long_sb": _get(r, "stall_long_scoreboard"),
+            "stall_lg": _get(r, "stall_lg_throttle"),
+            "mio_cycles": _get(r, "mio_throttle_latency"),
+            "occupancy_pct": _get(r, "achieved_occupancy_pct"),
+        })
+    return pd.DataFrame(recs)
+
+
+# ---- the explorer's sweep --------------------------------------------------------------
+
+def loads_ahead(spec) -> int:
+    """Global loads the compiled kernel (offline NVRTC, sm_90) issues before its first
+    shared-memory store: how many of one thread's loads are in flight together."""
+    import re
+
+    from ... import compile_report as cr
+    n = 0
+    for o in re.findall(r"\b(LDG\.E[.A-Z0-9]*|STS(?:\.128)?)\b", cr.sass(spec, "sm_90")):
+        if not o.startswith("LDG"):
+            break
+        n += 1
+    return n
+
+
+def tiles_table(tiles: pd.DataFrame) -> pd.DataFrame:
+    """The recorded tile shapes that ran, fastest first, with the threads of a block, the
+    elements each thread moves and the bytes of tiles in flight per SM (KiB)."""
+    d = tiles[tiles["TB/s"].notna()].copy() if "TB/s" in tiles else tiles.iloc[0:0].copy()
+    v4 = 4                                          # float32: 4 elements per 16 bytes
+    d["rung"] = [("padded (05)" if v == "coarsened" else "wide (06)") for v in d["variant"]]
+    d["block"] = [f"{int(t) if v == 'coarsened' else int(t) // v4} × {int(r)}"
+                  for v, t, r in zip(d["variant"], d["tile"], d["block_rows"])]
+    d["per_thread"] = d["tile"] * d["tile"] / d["threads"]
+    d["inflight_kib"] = d["inflight_per_sm"] / 1024
+    return d.sort_values("of_copy", ascending=False).reset_index(drop=True)
+
+
+# ---- the numbers the prose quotes ------------------------------------------------------
+
+def summary(ladder: pd.DataFrame, check: pd.DataFrame, prof: pd.DataFrame,
+            tiles: pd.DataFrame) -> dict:
+    """name -> value for every number the page quotes."""
+    s: dict = {}
+    main = _with_entry(_case(ladder, *TARGET_CASE))
+    s["n_bytes_mb"] = _get(_pick(main, "cudaMemcpy"), "bytes_moved") / 1e6
+    for e in ORDER:
+        r, k = _pick(main, e), key(e)
+        s[f"{k}_tbs"] = _get(r, "TB/s")
+        s[f"{k}_us"] = _get(r, "median_ms") * 1e3
+        for m in ("of_copy", "of_copy_min", "of_copy_max", "x_strided", "x_strided_min",
+                  "x_strided_max"):
+            s[f"{k}_{m}"] = _get(r, m)
+        if e in RUNG_ENTRIES:
+            per_sm = _launch_field(r["launch"], "blocks_per_sm") if r is not None else math.nan
+            s[f"{k}_blocks_per_sm"] = float(per_sm)
+            if e not in ("naive-rows", "naive-cols"):
+                t = int(r["tile"]) if r is not None and not pd.isna(r["tile"]) else 32
+                s[f"{k}_inflight_kib"] = float(per_sm) * t * t * 4 / 1024
+    copies = [x for x in (s["memcpy_tbs"], s["copyk_tbs"]) if not math.isnan(x)]
+    s["roof_tbs"] = max(copies) if copies else math.nan
+    s["roof_name"] = "chapter 0's copy kernel" if s["copyk_tbs"] > s["memcpy_tbs"] else "cudaMemcpy"
+    s["floor_us"] = s["n_bytes_mb"] / s["roof_tbs"]           # MB / (TB/s) = µs
+    s["rounds"] = int(_get(_pick(main, "wide"), "rounds", 0))
+    rung = main[main["entry"].isin(RUNG_ENTRIES)]
+    rung = rung[rung["of_copy"].notna()] if "of_copy" in rung else rung.iloc[0:0]
+    if len(rung):
+        b = rung.sort_values("of_copy").iloc[-1]
+        s["best"], s["best_of_copy"] = label(b["entry"]), float(b["of_copy"])
+    # the shared-memory bound of the tiled rung: one wavefront per cycle per SM
+    dev = ladder.attrs.get("provenance", {}).get("device", {})
+    s["sms"] = int(dev.get("sms", 0))
+    s["clock_ghz"] = dev.get("sm_clock_max_mhz", math.nan) / 1e3
+    elems = s["n_bytes_mb"] * 1e6 / 8
+    for v in ("tiled", "padded"):
+        p = banks.predicted(v)
+        wf = elems * (p["lds"] + p["sts"]) / 32
+        s[f"{v}_wavefronts_M"] = wf / 1e6
+        s[f"{v}_smem_us"] = wf / (s["sms"] * s["clock_ghz"] * 1e9) * 1e6 if s["sms"] else math.nan
+    s["tiled_wf_per_tile"] = (banks.predicted("tiled")["lds"] + 1) * 32
+    s["tiled_smem_bound_tbs"] = s["n_bytes_mb"] / s["tiled_smem_us"]
+    s["tiled_smem_bound_of_copy"] = s["tiled_smem_bound_tbs"] / s["roof_tbs"]
+    # correctness
+    c = check[check["correct"].notna()]
+    s["n_checks"] = int(len(c))
+    s["n_failed"] = int((c["correct"] == False).sum())  # noqa: E712
+    s["n_shapes"] = int(len(c.groupby(["rows", "cols"]))) if len(c) else 0
+    s["n_ladder_checks"] = int(ladder["correct"].notna().sum())
+    s["n_ladder_failed"] = int((ladder["correct"] == False).sum())  # noqa: E712
+    # counters (8192² float32)
+    ct = counter_table(prof) if prof is not None and len(prof) else pd.DataFrame()
+    for _, r in ct.iterrows():
+        k = key(r["entry"])
+        for m, val in r.items():
+            if m not in ("entry", "name"):
+                s[f"{k}_{m}"] = float(val) if val is not None and not pd.isna(val) else math.nan
+    if len(ct):
+        rungs = ct[ct["entry"].isin(RUNG_ENTRIES)]
+        s["dram_lo_mb"], s["dram_hi_mb"] = float(rungs["dram_MB"].min()), float(rungs["dram_MB"].max())
+        s["naive_rows_l2w_x"] = s["naive_rows_l2_write_sectors_M"] / s["copyk_l2_write_sectors_M"]
+        s["cupy_l2r_x"] = s["cupy_l2_read_sectors_M"] / s["copyk_l2_read_sectors_M"]
+        s["naive_cols_l2r_x"] = s["naive_cols_l2_read_sectors_M"] / s["copyk_l2_read_sectors_M"]
+        s["l2w_ideal_M"] = s["n_bytes_mb"] * 1e6 / 2 / 32 / 1e6
+        s["copyk_l2w_over_ideal"] = s["copyk_l2_write_sectors_M"] / s["l2w_ideal_M"]
+    # other shapes and types
+    for dtype, m, n, tag in (("float32", 8191, 8193, "odd"), ("float64", 8192, 8192, "f64"),
+                             ("int32", 8192, 8192, "i32")):
+        d = _with_entry(_case(ladder, dtype, m, n))
+        for e in ORDER:
+            r = _pick(d, e)
+            s[f"{tag}_{key(e)}_of_copy"] = _get(r, "of_copy")
+            s[f"{tag}_{key(e)}_tbs"] = _get(r, "TB/s")
+    s["odd_ld_sectors"] = row_sectors(8193)
+    s["odd_st_sectors"] = row_sectors(8191)
+    s["odd_sector_x"] = (s["odd_ld_sectors"] + s["odd_st_sectors"]) / 8
+    s["odd_coarsened_drop"] = s["coarsened_of_copy"] / s["odd_coarsened_of_copy"]
+    # the sweep
+    tt = tiles_table(tiles) if tiles is not None and len(tiles) else pd.DataFrame()
+    s["n_tile_configs"] = int(len(tt))
+    s["n_tile_invalid"] = int(tiles["invalid"].notna().sum()) if "invalid" in tiles else 0
+    for v, tag in (("coarsened", "tp"), ("wide", "tw")):
+        d = tt[tt["variant"] == v] if len(tt) else tt
+        if len(d):
+            b, w = d.iloc[0], d.iloc[-1]
+            s[f"{tag}_best"] = f"{int(b['tile'])}² tile, {b['block']} threads"
+            s[f"{tag}_best_of_copy"] = float(b["of_copy"])
+            s[f"{tag}_best_of_copy_min"] = float(b["of_copy_min"])
+            s[f"{tag}_best_of_copy_max"] = float(b["of_copy_max"])
+            s[f"{tag}_best_kib"] = float(b["inflight_kib"])
+            s[f"{tag}_worst"] = f"{int(w['tile'])}² tile, {w['block']} threads"
+            s[f"{tag}_worst_of_copy"] = float(w["of_copy"])
+    for t, r in ((32, 8), (64, 4), (32, 32), (16, 8)):
+        row = tt[(tt["variant"] == "coarsened") & (tt["tile"] == t) & (tt["block_rows"] == r)] \
+            if len(tt) else tt
+        s[f"tp_{t}x{r}_of_copy"] = float(row["of_copy"].iloc[0]) if len(row) else math.nan
+    return s
+
+
+def targets(s: dict) -> pd.DataFrame:
+    """The done-when targets of the issue, measured."""
+    def row(what, wanted, measured, ok):
+        return {"target": what, "wanted": wanted, "measured": measured,
+                "met": None if ok is None else bool(ok)}
+
+    def span(k):
+        v = s.get(k, math.nan)
+        return "—" if math.isnan(v) else f"{v:.2f} (rounds {s[k + '_min']:.2f}–{s[k + '_max']:.2f})"
+
+    def at_least(k, bound):
+        v = s.get(k, math.nan)
+        return None if math.isnan(v) else v >= bound
+
+    st_n = s.get("naive_rows_st_meas", math.nan)
+    lds_t, lds_p = s.get("tiled_lds_meas", math.nan), s.get("padded_lds_meas", math.nan)
+    counters_ok = None if math.isnan(lds_t) else bool(st_n >= 31 and lds_t >= 31 and lds_p < 1.1)
+    best_padded = "coarsened_64x4" if not math.isnan(s.get("coarsened_64x4_of_copy", math.nan)) \
+        else "coarsened"
+    rows = [
+        row(f"padded transpose ({label(best_padded.replace('_64x4', ' 64x4'))}), 8192² float32, "
+            "× copy", "≥ 0.85", span(f"{best_padded}_of_copy"), at_least(f"{best_padded}_of_copy", 0.85)),
+        row("the same × cupy.copyto(b, a.T)", "≥ 2.5", span(f"{best_padded}_x_strided"),
+            at_least(f"{best_padded}_x_strided", 2.5)),
+    ]
+    if best_padded != "coarsened":
+        rows.append(row("the classic padded 32×8 × copy", "≥ 0.85", span("coarsened_of_copy"),
+                        at_least("coarsened_of_copy", 0.85)))
+    rows += [
+        row("counters: naive store sectors per request; wavefronts per column read, "
+            "tiled and padded", "32; 32 and 1",
+            "—" if math.isnan(lds_t) else f"{st_n:.1f}; {lds_t:.2f} and {lds_p:.3f}", counters_ok),
+        row("every rung bit-exact: odd shapes, float32, float64, int32", "all",
+            f"{s['n_checks'] + s['n_ladder_checks']} checks, "
+            f"{s['n_failed'] + s['n_ladder_failed']} failed",
+            s["n_failed"] + s["n_ladder_failed"] == 0 and s["n_checks"] > 0),
+    ]
+    return pd.DataFrame(rows)

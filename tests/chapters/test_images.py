@@ -1,0 +1,282 @@
+"""Chapter 4 (perflab.chapters.images) without a GPU: the exact references against a
+brute-force loop at edge shapes, every bad input refused with its reason, the sanitizer
+report parsed, and every kernel compiled offline with the instructions the chapter's
+predictions rest on; on a GPU the correctness pass."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from perflab import registry
+from perflab.chapters.images import blocks, ops, reference as ref, sanitize
+from perflab.errors import ConfigError
+
+EDGE_SHAPES = [(1, 1), (1, 17), (17, 1), (2, 3), (5, 9), (13, 11), (9, 40)]
+
+
+def test_experiments_are_registered_under_the_chapter():
+    exps = {n: e for n, e in registry.all_experiments().items() if n.startswith("images.")}
+    assert {"images.vecadd", "images.gray", "images.blur", "images.photo", "images.blocks",
+            "images.sanitize", "images.profile"} <= set(exps)
+    assert all(e.chapter == "04-images" for e in exps.values())
+    assert exps["images.blocks"].sweep
+
+
+@pytest.mark.parametrize("shape", EDGE_SHAPES)
+@pytest.mark.parametrize("radius", [1, 2, 4])
+def test_blur_reference_is_the_clamped_box_mean(shape, radius):
+    img = np.random.default_rng().integers(0, 256, shape, dtype=np.uint8)
+    assert np.array_equal(ref.blur_ref(img, radius), ref.blur_brute(img, radius))
+
+
+def test_blur_reference_keeps_a_flat_image_and_rounds_to_nearest():
+    assert np.array_equal(ref.blur_ref(np.full((6, 7), 255, np.uint8), 4),
+                          np.full((6, 7), 255, np.uint8))
+    img = np.zeros((9, 9), np.uint8)     # the centre's window is the image, nothing clamped
+    img[4, 4] = 41                       # 41 / 81 = 0.506 -> 1; 40 / 81 -> 0
+    assert ref.blur_ref(img, 4)[4, 4] == 1
+    img[4, 4] = 40
+    assert ref.blur_ref(img, 4)[4, 4] == 0
+    row = np.zeros((1, 9), np.uint8)     # one row: clamping repeats it 9 times
+    row[0, 4] = 41
+    assert ref.blur_ref(row, 4)[0, 4] == (9 * 41 + 40) // 81
+
+
+def test_gray_reference_uses_the_integer_bt601_weights():
+    px = np.array([[[0, 0, 0], [255, 255, 255], [255, 0, 0], [0, 255, 0], [0, 0, 255],
+                    [10, 200, 30]]], np.uint8)
+    got = ref.gray_ref(px)[0].tolist()
+    assert got == [0, 255, 77, 149, 29, (77 * 10 + 150 * 200 + 29 * 30 + 128) >> 8]
+    assert sum(ref.WEIGHTS) == 256
+    # within half a level of the float BT.601 luma everywhere it is exact
+    rgb = np.random.default_rng().integers(0, 256, (64, 64, 3), dtype=np.uint8)
+    f = rgb @ np.array([0.299, 0.587, 0.114])
+    assert np.abs(ref.gray_ref(rgb) - f).max() < 1.0
+
+
+def test_the_photograph_ships_with_matplotlib_and_tiles():
+    img = ref.photo()
+    assert img.dtype == np.uint8 and img.shape == (600, 512, 3) and img.flags.c_contiguous
+    big = ref.tiled(img, 1000, 1100)
+    assert big.shape == (1000, 1100, 3)
+    assert np.array_equal(big[600:1000, 512:1024], img[:400])
+    assert ref.digest(img) == ref.digest(img.copy()) != ref.digest(big)
+
+
+def test_bytes_moved_are_what_each_kernel_must_move():
+    assert ref.vecadd_bytes(10) == 120
+    assert ref.gray_bytes(3, 5) == 60
+    assert ref.blur_bytes(3, 5) == 30
+    assert ref.ops_per_element("blur", 4) == 81
+
+
+# ---- bad input ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad, words", [
+    (np.zeros((4, 5, 3), np.float32), "dtype float32"),
+    (np.zeros((4, 5), np.uint8), "expected a height × width × 3"),
+    (np.zeros((4, 5, 4), np.uint8), "4 channels"),
+    (np.zeros((4, 5, 1), np.uint8), "1 channels"),
+    (np.zeros((4, 10, 3), np.uint8)[:, ::2], "not C-contiguous"),
+    (np.zeros((6, 4, 3), np.uint8).transpose(1, 0, 2), "not C-contiguous"),
+    (np.zeros((0, 5, 3), np.uint8), "empty"),
+])
+def test_bad_rgb_images_are_refused_with_the_reason(bad, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        ops.check_layout(bad, "rgb", np.uint8, 3, channels=3)
+
+
+def test_a_misaligned_view_is_refused_for_the_vector_kernels():
+    buf = np.zeros(3 * 16 * 16 + 64, np.uint8)
+    base = (-buf.ctypes.data) % 16
+    view = buf[base + 3: base + 3 + 3 * 256].reshape(16, 16, 3)
+    ops.check_layout(view, "rgb", np.uint8, 3, channels=3, align=1)
+    with pytest.raises(ConfigError, match="multiple of 16 bytes"):
+        ops.check_layout(view, "rgb", np.uint8, 3, channels=3, align=16)
+
+
+@pytest.mark.parametrize("bad, words", [
+    (np.zeros(8, np.float64), "dtype float64"),
+    (np.zeros((2, 4), np.float32), "1-D"),
+    (np.zeros(16, np.float32)[::2], "not C-contiguous"),
+])
+def test_bad_vectors_are_refused(bad, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        ops.check_layout(bad, "a", np.float32, 1)
+
+
+def test_numpy_arrays_are_sent_to_the_gpu_first():
+    a = np.zeros(8, np.float32)
+    with pytest.raises(ConfigError, match="CuPy array"):
+        ops.vecadd(a, a, a)
+    with pytest.raises(ConfigError, match="CuPy array"):
+        ops.box_blur(np.zeros((4, 4), np.uint8))
+
+
+@pytest.mark.parametrize("variant, radius", [("sliding", 5), ("sliding", 0), ("naive", 9),
+                                             ("tiled", 2.0), ("naive", True), ("box", 1)])
+def test_radius_and_variant_are_checked(variant, radius):
+    with pytest.raises(ConfigError):
+        ops.blur_spec(variant, radius)
+
+
+def test_unknown_variants_name_the_known_ones():
+    with pytest.raises(ConfigError, match="per-element, grid-stride, vec4"):
+        ops.vecadd_spec("vec8")
+    with pytest.raises(ConfigError, match="per-pixel, vec4px, vec16px"):
+        ops.gray_spec("simd")
+
+
+@pytest.mark.parametrize("block", [(2048, 1), (64, 32), (0, 4), ("a", 1), (32,)])
+def test_impossible_blocks_are_refused(block):
+    with pytest.raises(ConfigError):
+        ops.check_block(block)
+
+
+def test_the_explorer_grid_and_its_reasons():
+    shapes = blocks.block_shapes()
+    assert (32, 8) in shapes and (1024, 1) in shapes and (8, 32) in shapes
+    assert all(x * y <= 1024 for x, y in shapes)
+    assert blocks.block_reason(32, 8) is None
+    assert "at most 1024" in blocks.block_reason(1024, 2)
+    assert len(shapes) + sum(blocks.block_reason(x, y) is not None
+                             for x in blocks.BLOCK_X for y in blocks.BLOCK_Y) \
+        == len(blocks.BLOCK_X) * len(blocks.BLOCK_Y)
+
+
+def test_tall_grids_are_refused_before_launch():
+    with pytest.raises(ConfigError, match="blocks in y"):
+        ops.grid2d(4, 65536 * 8 + 1, (32, 8))
+    assert ops.grid2d(1001, 37, (32, 8)) == ((32, 5), (32, 8))
+
+
+def test_tiled_blur_shared_memory_is_tile_and_halo():
+    assert ops.tile_bytes((32, 8), 4) == 40 * 16
+
+
+# ---- the sanitizer's report ---------------------------------------------------------------
+
+def test_sanitizer_output_is_parsed():
+    mem = "ok   x\n123 passed, 0 failed\n========= ERROR SUMMARY: 0 errors\n"
+    assert sanitize.parse(mem) == {"errors": 0, "passed": 123, "failed": 0, "hazards": 0,
+                                   "summary": "ERROR SUMMARY: 0 errors"}
+    race = ("120 passed, 1 failed\n========= RACECHECK SUMMARY: 2 hazards displayed "
+            "(1 errors, 1 warnings)\n")
+    p = sanitize.parse(race)
+    assert (p["errors"], p["failed"], p["hazards"]) == (1, 1, 2)
+    assert sanitize.parse("garbage")["errors"] is None
+
+
+# ---- the kernels, compiled offline -------------------------------------------------------
+
+def _sass(spec, arch="sm_90"):
+    from perflab import compile_report as cr
+    return cr.sass(spec, arch)
+
+
+def _ops(sass: str) -> list[str]:
+    return re.findall(r"\b((?:LDG|STG|LDS|STS|SHFL|BAR)\.?[A-Z0-9.]*)", sass)
+
+
+def test_every_kernel_compiles_for_turing_and_hopper_without_spills():
+    from perflab import compile_report as cr
+    specs = {(s.file, s.name_expression): s for e in registry.all_experiments().values()
+             if e.chapter == "04-images" for s in e.kernels()}
+    df = cr.report([s for s in specs.values() if s.file.startswith("04-images")],
+                   ("sm_75", "sm_90"))
+    assert len(df) >= 2 * 11
+    assert (df["spill_store_bytes"] == 0).all() and (df["stack_frame_bytes"] == 0).all()
+
+
+def test_vec16_gray_loads_and_stores_128_bits():
+    ops_ = _ops(_sass(ops.gray_spec("vec16px")))
+    assert ops_.count("LDG.E.128.CONSTANT") == 3 and ops_.count("STG.E.128") == 1
+
+
+def test_vec4_gray_loads_32_bits_and_per_pixel_loads_bytes():
+    wide = _ops(_sass(ops.gray_spec("vec4px")))
+    assert wide.count("LDG.E.CONSTANT") == 3 and "STG.E" in wide
+    narrow = _ops(_sass(ops.gray_spec("per-pixel")))
+    assert narrow.count("LDG.E.U8.CONSTANT") == 3 and narrow.count("STG.E.U8") == 1
+
+
+def test_vec4_vecadd_keeps_six_16_byte_loads_ahead_of_its_first_store():
+    """The whole-trip path (every block but the last): at least 6 of its 8 LDG.128 before
+    the first STG.128 (with a guard on each vector, the compiler paired each store with its
+    two loads: 32 B in flight instead of about 100)."""
+    seq = "".join("L" if o.startswith("LDG.E.128") else "S" if o.startswith("STG.E.128") else ""
+                  for o in _ops(_sass(ops.vecadd_spec("vec4"))))
+    assert max(len(r) for r in re.findall("L+", seq)) >= 6
+
+
+def test_grid_stride_loop_batches_loads_the_per_element_kernel_cannot():
+    """The prediction for the grid-stride VecAdd rests on this: the compiler unrolls the
+    loop and issues 8 loads (4 iterations × a and b) before the first store."""
+    seq = "".join("L" if o.startswith("LDG") else "S" if o.startswith("STG") else ""
+                  for o in _ops(_sass(ops.vecadd_spec("grid-stride"))))
+    assert "L" * 8 + "S" in seq
+    one = "".join("L" if o.startswith("LDG") else "S" if o.startswith("STG") else ""
+                  for o in _ops(_sass(ops.vecadd_spec("per-element"))))
+    assert one == "LLS"
+
+
+def test_naive_blur_loads_every_tap_and_tiled_reads_shared_memory():
+    naive = _ops(_sass(ops.blur_spec("naive", 4)))
+    assert naive.count("LDG.E.U8.CONSTANT") == 81
+    tiled = _ops(_sass(ops.blur_spec("tiled", 4)))
+    assert sum(o.startswith("LDS.U8") for o in tiled) == 81 and any(x.startswith("BAR.SYNC") for x in tiled)
+
+
+def test_sliding_blur_uses_shuffles_and_no_shared_or_local_memory():
+    sass = _sass(ops.blur_spec("sliding", 4))
+    o = _ops(sass)
+    assert any(x.startswith("SHFL.UP") for x in o) and any(x.startswith("SHFL.DOWN") for x in o)
+    assert not any(x.startswith(("LDS", "STS")) for x in o)
+    assert not re.search(r"\b(LDL|STL)\b", sass)
+
+
+@pytest.mark.gpu
+def test_every_kernel_passes_its_check(monkeypatch):
+    monkeypatch.setenv("PERFLAB_MODE", "live")
+    from perflab import lab
+    rows = lab.check_all(chapter="04-images")
+    assert rows and all(r["correct"] for r in rows)
+
+
+# ---- the page and the recorded run --------------------------------------------------------
+
+def _recorded():
+    import perflab as lab
+    from perflab.chapters import machine
+    from perflab.chapters.images import report
+    frames = {n: lab.replay(f"images.{n}") for n in
+              ("vecadd", "gray", "blur", "photo", "profile", "blocks", "sanitize")}
+    hashes = report.photo_hashes(frames["photo"], report.photo_images())
+    s = report.summary(frames["vecadd"], frames["gray"], frames["blur"], frames["photo"],
+                       frames["profile"], frames["blocks"], frames["sanitize"],
+                       ceil=machine.ceilings(), hashes=hashes,
+                       inflight=lab.replay("memory.inflight"))
+    return frames, hashes, s
+
+
+def test_every_number_the_page_quotes_is_computed_from_the_rows():
+    from pathlib import Path
+
+    import math
+    page = (Path(__file__).parents[2] / "chapters" / "04-images.md").read_text()
+    names = set(re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", page))
+    _, _, s = _recorded()
+    missing = sorted(names - set(s))
+    assert not missing, f"glued on the page but not in report.summary: {missing}"
+    bad = sorted(n for n in names if isinstance(s[n], float) and not math.isfinite(s[n]))
+    assert not bad, f"not finite in the recorded run: {bad}"
+
+
+def test_the_photograph_shown_is_what_every_recorded_kernel_wrote():
+    """The page shows reference images; that is honest only while each kernel's recorded
+    output has the reference's sha256."""
+    _, hashes, _ = _recorded()
+    kern = hashes[hashes["role"] == "kernel"]
+    assert len(kern) == len(ops.GRAY) + len(ops.BLUR) and kern["same_bytes"].all()

@@ -670,6 +670,38 @@ def pipeline_reason(block: int, items: int, stages: int) -> str | None:
     return None
 
 
+def _race_with_03(ctx, calls, info, x, out, sets, s, budget_s, baseline_rows=False):
+    """The end of a single-pass sweep at x.size int32: the single pass of 03 checked and
+    added to `calls`, then everything timed round by round with the copy and
+    torch.cumsum, and one row per entry of `info` (with the copy and torch rows too when
+    `baseline_rows`)."""
+    n = x.size
+    fn = ours("single-pass", True)
+    chk, launches = run_checked(fn, x, out, True)
+    info["single-pass"] = (chk, launches, {"n": n, "dtype": "int32"},
+                           ops.specs("single-pass", "int32", True))
+    if chk.correct:
+        calls["single-pass"] = (fn, sets)
+    for name, fn in baselines(x, out, True).items():
+        if name in ("copy", "torch.cumsum"):
+            calls[name] = (fn, sets)
+    res = ctx.time_interleaved(calls, budget_s=budget_s) if ctx.timing else {}
+    for name, (chk, launches, params, kernels) in info.items():
+        metrics = {}
+        if name in res:
+            metrics.update(timing_metrics(res[name], 2 * x.nbytes))
+            metrics.update(ratio_metrics(res, name))
+            metrics["TB/s"] = (metrics["GB/s"][0] / 1e3, "TB/s")
+        ctx.row(variant=name, params=params, metrics=metrics, check=chk, launch=launches,
+                seed=s, kernels=kernels)
+    if baseline_rows:
+        for name in ("copy", "torch.cumsum"):
+            if name in res:
+                metrics = timing_metrics(res[name], 2 * x.nbytes)
+                metrics["TB/s"] = (metrics["GB/s"][0] / 1e3, "TB/s")
+                ctx.row(variant=name, params={"n": n, "dtype": "int32"}, metrics=metrics)
+
+
 @experiment("scan.pipeline", title="Pipelined single pass: block, items, stages",
             small={"n": 1000003}, sweep=True,
             kernels=lambda: [ops.pipelined_spec("int32", b, i, st, True)
@@ -695,24 +727,7 @@ def pipeline(ctx, n=1 << 28, shapes=ops.PIPELINE_SHAPES):
         info[name] = (chk, launches, params, [ops.pipelined_spec("int32", b, i, st, True)])
         if chk.correct:
             calls[name] = (fn, sets)
-    fn = ours("single-pass", True)
-    chk, launches = run_checked(fn, x, out, True)
-    info["single-pass"] = (chk, launches, {"n": n, "dtype": "int32"},
-                           ops.specs("single-pass", "int32", True))
-    if chk.correct:
-        calls["single-pass"] = (fn, sets)
-    for name, fn in baselines(x, out, True).items():
-        if name in ("copy", "torch.cumsum"):
-            calls[name] = (fn, sets)
-    res = ctx.time_interleaved(calls, budget_s=4.0) if ctx.timing else {}
-    for name, (chk, launches, params, kernels) in info.items():
-        metrics = {}
-        if name in res:
-            metrics.update(timing_metrics(res[name], 2 * x.nbytes))
-            metrics.update(ratio_metrics(res, name))
-            metrics["TB/s"] = (metrics["GB/s"][0] / 1e3, "TB/s")
-        ctx.row(variant=name, params=params, metrics=metrics, check=chk, launch=launches,
-                seed=s, kernels=kernels)
+    _race_with_03(ctx, calls, info, x, out, sets, s, budget_s=4.0)
     del sets, x, out
     _TORCH_VIEWS.clear()
     cp.get_default_memory_pool().free_all_blocks()
@@ -791,29 +806,7 @@ def staged(ctx, n=1 << 28, sweep=ops.STAGED_SWEEP, diagnostic=ops.STAGED_DIAGNOS
         info[name] = (chk, launches, params, [_staged_spec(kind, b, i, m, d, w, lb)])
         if chk.correct:
             calls[name] = (fn, sets)
-    fn = ours("single-pass", True)
-    chk, launches = run_checked(fn, x, out, True)
-    info["single-pass"] = (chk, launches, {"n": n, "dtype": "int32"},
-                           ops.specs("single-pass", "int32", True))
-    if chk.correct:
-        calls["single-pass"] = (fn, sets)
-    for name, fn in baselines(x, out, True).items():
-        if name in ("copy", "torch.cumsum"):
-            calls[name] = (fn, sets)
-    res = ctx.time_interleaved(calls, budget_s=8.0) if ctx.timing else {}
-    for name, (chk, launches, params, kernels) in info.items():
-        metrics = {}
-        if name in res:
-            metrics.update(timing_metrics(res[name], 2 * x.nbytes))
-            metrics.update(ratio_metrics(res, name))
-            metrics["TB/s"] = (metrics["GB/s"][0] / 1e3, "TB/s")
-        ctx.row(variant=name, params=params, metrics=metrics, check=chk, launch=launches,
-                seed=s, kernels=kernels)
-    for name in ("copy", "torch.cumsum"):
-        if name in res:
-            metrics = timing_metrics(res[name], 2 * x.nbytes)
-            metrics["TB/s"] = (metrics["GB/s"][0] / 1e3, "TB/s")
-            ctx.row(variant=name, params={"n": n, "dtype": "int32"}, metrics=metrics)
+    _race_with_03(ctx, calls, info, x, out, sets, s, budget_s=8.0, baseline_rows=True)
     del sets, x, out
     _TORCH_VIEWS.clear()
     cp.get_default_memory_pool().free_all_blocks()

@@ -412,6 +412,15 @@ def scan(x, out=None, *, inclusive: bool = True, variant: str = "single-pass",
     return out
 
 
+def _launch_tiles(kernel, tiles, blocks, threads, x, out, smem=0) -> None:
+    """Launch a single pass over `tiles` tiles with this stream's tile status (a new
+    epoch): the arguments every look-back kernel of this chapter takes."""
+    counter, words, flags, agg, pre, epoch = state().args(tiles, vec(str(x.dtype)) == 2)
+    launch(kernel, blocks, threads,
+           (x, out, np.int64(x.size), counter, np.uint32(tiles), words, flags, agg, pre,
+            epoch), shared_mem=smem)
+
+
 def enqueue_pipelined(x, out, inclusive=True, block=None, items=None, stages=None) -> None:
     """Launch the pipelined single pass (08) without the argument checks of `scan`."""
     n = x.size
@@ -423,10 +432,7 @@ def enqueue_pipelined(x, out, inclusive=True, block=None, items=None, stages=Non
     items = items or i * 4 // x.itemsize
     kernels, (tiles, blocks, smem) = _plan("pipelined", dtype, n, inclusive, block, items,
                                            stages=stages)
-    counter, words, flags, agg, pre, epoch = state().args(tiles, vec(dtype) == 2)
-    launch(kernels[0], blocks, block,
-           (x, out, np.int64(n), counter, np.uint32(tiles), words, flags, agg, pre, epoch),
-           shared_mem=smem)
+    _launch_tiles(kernels[0], tiles, blocks, block, x, out, smem)
 
 
 def enqueue_staged(x, out, inclusive=True, block=None, items=None, min_blocks=None,
@@ -443,10 +449,7 @@ def enqueue_staged(x, out, inclusive=True, block=None, items=None, min_blocks=No
                                            dtype, n, inclusive, block, items,
                                            stages=(min_blocks, delay,
                                                    width or STAGED_WIDTH))
-    counter, words, flags, agg, pre, epoch = state().args(tiles, vec(dtype) == 2)
-    launch(kernels[0], blocks, block,
-           (x, out, np.int64(n), counter, np.uint32(tiles), words, flags, agg, pre, epoch),
-           shared_mem=smem)
+    _launch_tiles(kernels[0], tiles, blocks, block, x, out, smem)
 
 
 def enqueue_lookahead(x, out, inclusive=True, block=None, items=None, min_blocks=None,
@@ -462,10 +465,7 @@ def enqueue_lookahead(x, out, inclusive=True, block=None, items=None, min_blocks
     delay = LOOKAHEAD_DELAY if delay is None else delay
     kernels, (tiles, blocks, smem) = _plan("lookahead", dtype, n, inclusive, block, items,
                                            stages=(min_blocks, delay))
-    counter, words, flags, agg, pre, epoch = state().args(tiles, vec(dtype) == 2)
-    launch(kernels[0], blocks, block + 32,
-           (x, out, np.int64(n), counter, np.uint32(tiles), words, flags, agg, pre, epoch),
-           shared_mem=smem)
+    _launch_tiles(kernels[0], tiles, blocks, block + 32, x, out, smem)
 
 
 def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
@@ -486,9 +486,7 @@ def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
     nn = np.int64(n)
     if variant == "single-pass":
         tiles, blocks = tiles
-        counter, words, flags, agg, pre, epoch = state().args(tiles, vec(dtype) == 2)
-        launch(kernels[0], blocks, block,
-               (x, out, nn, counter, np.uint32(tiles), words, flags, agg, pre, epoch))
+        _launch_tiles(kernels[0], tiles, blocks, block, x, out)
     elif variant == "three-kernel":
         totals = _totals(dtype, tiles)
         launch(kernels[0], tiles, block, (x, totals, nn))

@@ -49,3 +49,18 @@ class UnsupportedISAError(HostUnavailableError):
 
 class HostBuildError(KernelCompileError):
     """The C compiler rejected a host source or its cdef; the message shows its errors."""
+
+
+def messages(cases) -> list[tuple[str, str]]:
+    """(what, message) for each (what, call) of `cases`: the ConfigError the call raises,
+    or "(accepted)" when it raises none. Any other exception propagates. For the pages'
+    tables of what bad input is told."""
+    out = []
+    for what, call in cases:
+        try:
+            call()
+            msg = "(accepted)"
+        except ConfigError as exc:
+            msg = str(exc)
+        out.append((what, msg))
+    return out

@@ -51,7 +51,7 @@ def bad_inputs() -> pd.DataFrame:
     """What the Python call says to bad input: each case run through the same checks the
     kernels' `prepare` makes (NumPy arrays stand in for the operands; the checks of
     dtype, layout and shape come before the one that asks for a GPU array)."""
-    from ...errors import ConfigError
+    from ...errors import messages
     from .variants import check_operands
 
     v2, v3 = get("2d-wide"), get("3d-dw-tiled")
@@ -68,15 +68,7 @@ def bad_inputs() -> pd.DataFrame:
         ("block 128 × 16 threads", lambda: _reason(v2, (64, 64), 2, {"BX": 128, "BY": 16})),
         ("input tile 32 for radius 16", lambda: _reason(get("2d-tiled"), (64, 64), 16, None)),
     ]
-    out = []
-    for what, fn in cases:
-        try:
-            fn()
-            msg = "(accepted)"
-        except ConfigError as exc:
-            msg = str(exc)
-        out.append({"input": what, "message": msg})
-    return pd.DataFrame(out)
+    return pd.DataFrame(messages(cases), columns=["input", "message"])
 
 
 def _reason(v, shape, r, given):

@@ -25,7 +25,8 @@ OURS = [v.name for v in variants.VARIANTS]
 
 def test_experiments_are_registered_under_the_chapter():
     exps = {n: e for n, e in registry.all_experiments().items() if n.startswith("matmul.")}
-    assert set(exps) == {"matmul.kernels", "matmul.l2", "matmul.audit", "matmul.profile"}
+    assert set(exps) == {"matmul.kernels", "matmul.l2", "matmul.audit", "matmul.profile",
+                         "matmul.sanitize"}
     assert all(e.chapter == "08-matmul" for e in exps.values())
 
 
@@ -72,8 +73,8 @@ def test_audit_shapes_host(name):
 def test_audit_layout_host(name):
     """Strided and transposed views and a B in the other layout are refused with the fix
     named; operands 4 bytes past 16-byte alignment are let through (the GPU run checks
-    the result); a float32 operand at a 2-byte offset is refused by this chapter's
-    kernels — chapter 1's checks let it through (see the GPU test)."""
+    the result); a float32 operand at a 2-byte offset is refused, naming the operand and
+    the 4-byte boundary, by every kernel (chapter 1's once let it through to a fault)."""
     cases = {c.case: c for c in _host("layout", name)}
     for label, c in cases.items():
         if label.startswith(("A a strided", "A transposed", "C a strided")):
@@ -83,7 +84,7 @@ def test_audit_layout_host(name):
                                                    or "C-contiguous" in c.detail)
     assert cases["A, B, C 4 bytes past 16-byte alignment"].outcome == "accepted"
     mis = cases["A at a 2-byte offset (not float-aligned)"]
-    assert mis.outcome == ("clear-error" if name in OURS else "accepted")
+    assert mis.outcome == "clear-error" and "A starts 2 bytes past a 4-byte boundary" in mis.detail
 
 
 def test_host_array_stands_in_for_cupy_views():
@@ -329,16 +330,13 @@ def test_every_kernel_passes_its_check(monkeypatch):
     assert rows and all(r["correct"] for r in rows)
 
 
-#: What the recorded audit (results/nvidia-h200/08-matmul/matmul.audit.json) found wrong in
-#: chapter 1, reported there and not fixed here: its operand check lets a float32 at a
-#: 2-byte offset through to a misaligned-address fault; rung 09 turns ±Inf into NaN and an
-#: overflow to +Inf into -Inf. These GPU tests are expected to fail until chapter 1 changes
+#: What the recorded audit (results/nvidia-h200/08-matmul/matmul.audit.json) found wrong and
+#: is not fixed: (category, kernel) -> the reason; those GPU tests are expected to fail
 #: (strict: a fix makes them fail as "unexpectedly passing", and this list must shrink).
-CH1_RUNGS = [n for n in SUBJECTS if n not in OURS]
-KNOWN = ({("layout", n): "chapter 1's operand check does not test 4-byte alignment"
-          for n in CH1_RUNGS}
-         | {("nonfinite", "09-3xtf32"): "rung 09's split turns ±Inf into NaN",
-            ("overflow", "09-3xtf32"): "rung 09 turns ±FLT_MAX into NaN, +Inf overflow into -Inf"})
+#: Empty since run 8e187baefeb4's failures were fixed: chapter 1's operand check now
+#: refuses a float32 that does not start on 4 bytes, and rung 09 gives NaN, ±Inf and
+#: values near FLT_MAX as cuBLAS FP32 does.
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _subjects(cat):
@@ -443,6 +441,41 @@ def test_audit_launch_failure(name):
 def test_there_is_one_gpu_test_per_category():
     names = {n for n in globals() if n.startswith("test_audit_") and not n.endswith("_host")}
     assert names == {f"test_audit_{c}" for c in audit.CATEGORIES}
+
+
+def test_the_sanitizer_rows_cover_every_kernel_here_and_rung_09():
+    """matmul.sanitize runs each of this chapter's kernels and rung 09 (both of its split
+    modes, its pre-pass and its split-K reduction); the recorded rows say each tool's
+    result, and a tool that did not finish is not clean."""
+    from perflab import store
+    from perflab.chapters.matmul import sanitize
+    names = {s.name for s in sanitize.sanitized_kernels()}
+    assert {"matmul_naive", "matmul_tiled", "matmul_coarsened", "matmul_colmajor_b",
+            "sgemm_3xtf32", "round_3xtf32", "splitk_reduce"} <= names
+    pre = {s.template[-2] for s in sanitize.sanitized_kernels() if s.name == "sgemm_3xtf32"}
+    assert pre == {True, False}
+    path = store.find("matmul.sanitize", "nvidia-h200")
+    assert path is not None, "results/nvidia-h200/08-matmul/matmul.sanitize.json is missing"
+    rows = json.loads(path.read_text())["rows"]
+    assert {r["variant"] for r in rows} == set(sanitize.TOOLS)
+    for r in rows:
+        m = {k: v["value"] for k, v in r["metrics"].items()}
+        clean = m["exit_code"] == 0 and m.get("errors") == 0 and m.get("failed") == 0 \
+            and m.get("passed", 0) > 0
+        assert r["correct"] == clean
+
+
+def test_sanitize_summary_reads_the_rows():
+    import pandas as pd
+    san = pd.DataFrame([
+        {"variant": "memcheck", "errors": 0.0, "hazards": 0.0, "passed": 14.0, "failed": 0.0,
+         "wall_s": 20.0, "correct": True},
+        {"variant": "racecheck", "errors": 0.0, "hazards": 2.0, "passed": 14.0, "failed": 0.0,
+         "wall_s": 35.0, "correct": False}])
+    g = report.sanitize_summary(san)
+    assert g["racecheck_hazards"] == 2 and g["san_wall_max"] == 35.0
+    assert g["memcheck_clean"] and not g["racecheck_clean"]
+    assert g["san_size"] == "130×67×93"
 
 
 def test_recorded_audit_rows_carry_every_case(tmp_path):

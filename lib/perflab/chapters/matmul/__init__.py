@@ -15,3 +15,4 @@ CHAPTER = "08-matmul"
 TITLE = "An SGEMM case study: the simplest kernels, audited"
 
 from . import experiments  # noqa: E402,F401  (registers matmul.*)
+from . import sanitize  # noqa: E402,F401  (registers matmul.sanitize)

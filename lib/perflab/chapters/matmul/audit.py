@@ -305,10 +305,10 @@ def _finite(x):
 
 # ----------------------------------------------------------------------------- categories
 
-def _sizes_case(s, env, sizes, allowed=OK_RUN):
+def _sizes_case(s, env, sizes, allowed=OK_RUN, lo=-1.0):
     out = []
     for M, N, K in sizes:
-        A, B = env.uniform((M, K)), env.uniform((K, N))
+        A, B = env.uniform((M, K), lo), env.uniform((K, N), lo)
         out.append(numeric(s, env, f"{M}×{N}×{K}", A, B, allowed=allowed))
         env.free()
     return out
@@ -325,7 +325,11 @@ def cat_sizes(s, env):
 
 
 def cat_tiny(s, env):
-    return _sizes_case(s, env, TINY_SIZES)
+    """Inputs in [0, 1): with one or a few outputs, a signed sum of K random terms can
+    cancel to near 0, where a relative error of 1e-4 is rounding, not a bug (1×1×4097 of
+    uniform(-1, 1) did so in a recorded run: 1.1e-4 for the tiled kernel, within the
+    float64 bound). Signed inputs are judged by the elementwise bound (category bound)."""
+    return _sizes_case(s, env, TINY_SIZES, lo=0.0)
 
 
 def cat_skinny(s, env):

@@ -539,11 +539,68 @@ def summary(kern, prof, l2, aud, ceil, M: int = 4096) -> dict:
     g["theirs_pass"] = int(theirs["correct"].astype(bool).sum())
     g["cases"] = int(aud["cases"].sum())
     g["bound_worst"] = float(aud.loc[aud["category"] == "bound", "bound_ratio"].max())
-    fails = theirs[theirs["correct"] == False]    # noqa: E712
-    g["misaligned_faults"] = int(sum("2-byte offset (not float-aligned): fault" in d
-                                     for d in fails["detail"]))
-    g["r09_fails"] = int((fails["variant"] == "09-3xtf32").sum())
+    g["audit_fails"] = g["audit_rows"] - g["audit_pass"]
+    g["theirs_kernels"] = theirs["variant"].nunique()
+    g.update(audit_fixed(aud))
     return g
+
+
+def _cases(aud: pd.DataFrame, variant: str, category: str) -> list[dict]:
+    """The cases of one row as {"case", "outcome"}, read from its detail line
+    (audit.summary_detail: "case: outcome (detail) | ..."; the row's "cases" column is
+    the count)."""
+    r = aud[(aud["variant"] == variant) & (aud["category"] == category)]
+    if not len(r):
+        return []
+    out = []
+    for part in str(r["detail"].iloc[0]).split(" | "):
+        case, _, rest = part.partition(": ")
+        out.append({"case": case, "outcome": rest.split(" ", 1)[0]})
+    return out
+
+
+def audit_fixed(aud: pd.DataFrame) -> dict:
+    """What the page says about the two fixes the first audit called for, from the rows:
+    how many kernels refuse the 2-byte-offset operand with a clear error (and how many
+    faulted on it), and rung 09's verdicts in the special-value categories."""
+    mis = [c for v in aud["variant"].unique() for c in _cases(aud, v, "layout")
+           if c["case"].startswith("A at a 2-byte offset")]
+    out = {"misaligned_refused": sum(c["outcome"] == "clear-error" for c in mis),
+           "misaligned_faults": sum(c["outcome"] == "fault" for c in mis),
+           "misaligned_kernels": len(mis)}
+    for cat in ("nonfinite", "overflow"):
+        cs = _cases(aud, "09-3xtf32", cat)
+        out[f"r09_{cat}_passed"] = sum(c["outcome"] == "pass" for c in cs)
+        out[f"r09_{cat}_cases"] = len(cs)
+    r09 = aud[aud["variant"] == "09-3xtf32"]
+    out["r09_pass"] = int(r09["correct"].astype(bool).sum())
+    out["r09_rows"] = len(r09)
+    return out
+
+
+def sanitize_summary(san: pd.DataFrame) -> dict:
+    """compute-sanitizer's rows (matmul.sanitize): errors, hazards, the checks that ran
+    under each tool and the longest tool's wall time."""
+    from .sanitize import SAN_SIZE
+
+    g = {}
+    for tool in ("memcheck", "racecheck"):
+        r = san[san["variant"] == tool]
+        if r.empty:
+            continue
+        r = r.iloc[0]
+        for k in ("errors", "hazards", "passed", "failed", "wall_s"):
+            g[f"{tool}_{k}"] = float(r[k]) if k in r and pd.notna(r[k]) else math.nan
+        g[f"{tool}_clean"] = bool(r["correct"])
+    g["san_wall_max"] = max(g.get("memcheck_wall_s", math.nan), g.get("racecheck_wall_s", math.nan))
+    g["san_size"] = "×".join(str(x) for x in SAN_SIZE)
+    return g
+
+
+def sanitizer_table(san: pd.DataFrame) -> pd.DataFrame:
+    cols = [c for c in ("variant", "errors", "hazards", "passed", "failed", "wall_s", "summary")
+            if c in san.columns]
+    return san[cols]
 
 
 def _key(name: str) -> str:
@@ -561,11 +618,18 @@ def targets(g: dict, aud: pd.DataFrame, rt: pd.DataFrame) -> pd.DataFrame:
     ok_k = lambda d: int(d.groupby("variant")["correct"].all().sum())   # noqa: E731
     three = int(rt[["structural", "l2_ai", "dram_ai"]].notna().all(axis=1).sum())
     vs_model = min(g[f"{_key(k)}_vs_model"] for k in ORDER[2:6])
+    san = []
+    if "memcheck_clean" in g and "racecheck_clean" in g:
+        bad = g["memcheck_errors"] + g["racecheck_errors"] + g["racecheck_hazards"]
+        san = [{"target": "compute-sanitizer memcheck errors + racecheck errors and hazards",
+                "measured": bad, "needed": 0.0,
+                "met": bool(g["memcheck_clean"] and g["racecheck_clean"] and bad == 0)}]
     return pd.DataFrame([
         tgt("kernels of this chapter right or refused clearly in all 13 categories",
             ok_k(ours), ours["variant"].nunique()),
         tgt("chapter 1 rungs right or refused clearly in all 13 categories",
             ok_k(theirs), theirs["variant"].nunique()),
+        *san,
         tgt("kernels with all three roofline points from measured bytes", three,
             len(ORDER)),
         tgt(f"corner-turned, padded / tiled at {g['M']}³", g["cm_turned_pad_x_tiled"], 0.95),

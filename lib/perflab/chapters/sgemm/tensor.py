@@ -16,7 +16,10 @@ Rung 09 keeps B as it comes. PRE_ROUND (09 only) moves its fp32 -> big + small s
 of the main loop: a pre-pass leaves each operand as big + small (22 significant bits) and
 the loop splits it in 3 instructions instead of ~5. 0: split in the loop; 1: pre-pass;
 2 (default): the pre-pass unless split-K is used (a short GEMM over few output tiles,
-where the pass over A and B would be a large share of the time).
+where the pass over A and B would be a large share of the time). After 09's GEMM a last
+pass (fix_not_finite) computes the elements that came out not finite again in fp32: NaN
+and ±Inf, which three TF32 products cannot carry; the pre-pass's flag lets it stop at
+once when no input needs it.
 
 Importing this module touches no GPU: CuPy is imported inside `enqueue` only.
 """
@@ -153,7 +156,7 @@ def _prepass_specs(precision: str) -> list:
     if precision == "tf32":
         return [spec(FILES["tf32"], "round_tf32", template=(False,)),
                 spec(FILES["tf32"], "round_tf32_transpose")]
-    return [spec(FILES["3xtf32"], "round_tf32", template=(True,))]
+    return [spec(FILES["3xtf32"], "round_3xtf32")]
 
 
 def _specs(precision: str, p: dict) -> list:
@@ -170,6 +173,8 @@ def _specs(precision: str, p: dict) -> list:
         out += _prepass_specs(precision)
     if p.get("slices", 0) != 1:
         out += [spec(FILES[precision], "splitk_reduce", template=(v,)) for v in (True, False)]
+    if precision == "3xtf32":
+        out.append(spec(FILES[precision], "fix_not_finite"))
     return out
 
 
@@ -179,6 +184,7 @@ def _enqueue(precision: str, A, B, C, p: dict) -> None:
     (M, K), N = A.shape, B.shape[1]
     s = slices(p, M, N, K, _sm_count())
     pre = pre_round(p, s)
+    A0, B0, flag = A, B, None                 # the operands as given (09's last pass)
     if pre:
         # Rounded copies of the operands (08: A, and B transposed to N x K; 09: big + small,
         # 22 bits), made here so that any timing of the call includes them. Fresh CuPy
@@ -187,14 +193,17 @@ def _enqueue(precision: str, A, B, C, p: dict) -> None:
         rnd = get_kernel(specs[0])
         blocks = lambda x: max(1, min(ceil_div(x.size // 4 or 1, 256), _sm_count() * 8))
         A2 = cp.empty_like(A)
-        launch(rnd, (blocks(A), 1, 1), (256, 1, 1), (A, A2, cp.int64(A.size)))
+        # 09's pre-pass also raises a flag where an input needs the special-value pass.
+        flag = None if precision == "tf32" else cp.zeros(1, dtype=cp.int32)
+        extra = () if flag is None else (flag,)
+        launch(rnd, (blocks(A), 1, 1), (256, 1, 1), (A, A2, cp.int64(A.size)) + extra)
         if precision == "tf32":
             B2 = cp.empty((N, K), dtype=cp.float32)
             launch(get_kernel(specs[1]), (ceil_div(N, 32), ceil_div(K, 32), 1), (256, 1, 1),
                    (B, B2, cp.int32(K), cp.int32(N)))
         else:
             B2 = cp.empty_like(B)
-            launch(rnd, (blocks(B), 1, 1), (256, 1, 1), (B, B2, cp.int64(B.size)))
+            launch(rnd, (blocks(B), 1, 1), (256, 1, 1), (B, B2, cp.int64(B.size)) + extra)
         A, B = A2, B2
     al = aligned(A, B, C, cols=(N, K))
     edge = bool(M % p["BM"] or N % p["BN"] or K % p["BK"])
@@ -209,6 +218,14 @@ def _enqueue(precision: str, A, B, C, p: dict) -> None:
         work = (M * N) // 4 if vec else M * N
         blocks = max(1, min(ceil_div(work, 256), _sm_count() * 8))
         launch(red, (blocks, 1, 1), (256, 1, 1), (out, C, cp.int64(M * N), cp.int32(s)))
+    if precision == "3xtf32":
+        # The elements of C that came out not finite, again in fp32 from A and B as given
+        # (kernels/01-sgemm/09_3xtf32.cu, "Special values"); with the pre-pass's flag down
+        # it stops at once.
+        launch(get_kernel(spec(FILES[precision], "fix_not_finite")),
+               (max(1, min(M, _sm_count() * 8)), 1, 1), (256, 1, 1),
+               (A0, B0, C, cp.int32(M), cp.int32(N), cp.int32(K),
+                flag if flag is not None else cp.uint64(0)))
 
 
 def _variant(precision: str, label: str, idea: str) -> Variant:

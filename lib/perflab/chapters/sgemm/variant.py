@@ -86,7 +86,8 @@ class Variant:
 
 def operands(name: str, A, B, C) -> tuple[int, int, int]:
     """(M, N, K) of C = A @ B, or ConfigError naming what is wrong: every rung reads
-    row-major float32 device arrays of matching shapes, and C must not overlap A or B."""
+    row-major float32 device arrays of matching shapes, each starting on 4 bytes, and C
+    must not overlap A or B."""
     for nm, x in (("A", A), ("B", B), ("C", C)):
         dtype = getattr(x, "dtype", None)
         if dtype != np.float32:
@@ -97,6 +98,14 @@ def operands(name: str, A, B, C) -> tuple[int, int, int]:
         if not x.flags.c_contiguous:
             raise ConfigError(f"{name}: {nm} must be C-contiguous (row-major); pass "
                               f"cupy.ascontiguousarray({nm})")
+        # Every rung loads and stores whole floats (4-byte accesses at least; the 16-byte
+        # paths are chosen only where `aligned` says so): a float32 view that does not
+        # start on 4 bytes (a view of a byte buffer) would fault with a misaligned
+        # address and lose the CUDA context.
+        if x.data.ptr % 4:
+            raise ConfigError(f"{name}: {nm} starts {x.data.ptr % 4} bytes past a 4-byte "
+                              "boundary (a float32 view of a byte buffer?), and every rung "
+                              f"reads whole floats; pass a copy ({nm}.copy())")
     (M, K), (K2, N) = A.shape, B.shape
     if K2 != K:
         raise ConfigError(f"{name}: A is {M}x{K} but B is {K2}x{N}: inner dimensions differ")

@@ -1,0 +1,152 @@
+"""compute-sanitizer on this chapter's kernels and on rung 09 (3xTF32) of chapter 1,
+recorded like a measurement: memcheck (out-of-bounds and misaligned accesses, one
+allocation per array so that a stray access leaves its allocation) and racecheck
+(shared-memory hazards), one row per tool.
+
+The sanitized process runs this module's `drive()`: one launch of each kernel on a small
+problem that is a multiple of no tile (130 × 67 × 93: partial tiles in M, N and K, a few
+blocks), inputs made on the host and each output checked on the host against float64;
+rung 09 also once with NaN and ±Inf planted (its fp32 fallback for non-finite elements),
+once with its split in the main loop and once split along K. No library kernels run in it (their
+instrumentation would cost most of the time and test CuPy, not these kernels), so each
+tool finishes in seconds; the correctness pass under the sanitizers (`make sanitize`),
+with cuBLAS references and every audit category, did not finish within its cap."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from ...correctness import Check
+from ...registry import experiment
+from ..images.sanitize import parse, sanitizer_missing
+
+TOOLS = ("memcheck", "racecheck")
+#: The sanitized process (an import, not `-m`: see images.sanitize).
+DRIVE = "import sys; from perflab.chapters.matmul.sanitize import drive; sys.exit(drive())"
+#: The problem every kernel runs once: a multiple of no tile in M, N or K.
+SAN_SIZE = (130, 67, 93)
+#: Rung 09's extra launches: its split in the main loop (PRE_ROUND=0).
+R09 = "09-3xtf32"
+
+
+def _subjects():
+    from ..sgemm import get as get_rung
+    from .variants import VARIANTS
+    return list(VARIANTS) + [get_rung(R09)]
+
+
+def sanitized_kernels():
+    """Every kernel `drive` launches: this chapter's at default parameters, rung 09's in
+    both split modes (its pre-pass and split-K reduction among them)."""
+    out = []
+    for v in _subjects():
+        out += v.kernels(v.params())
+        if v.name == R09:
+            out += v.kernels(v.params(PRE_ROUND=0))
+    return list({(s.file, s.name_expression): s for s in out}.values())
+
+
+def drive() -> int:
+    """Every kernel once, checked on the host; prints `N passed, M failed`."""
+    import cupy as cp
+    import numpy as np
+
+    from ...correctness import compare
+    from . import audit, bounds
+
+    cp.cuda.set_allocator(None)          # one cudaMalloc per array: strays leave it
+    rng = np.random.default_rng()
+    M, N, K = SAN_SIZE
+    A = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+    B = rng.uniform(-1, 1, (K, N)).astype(np.float32)
+    ref = A.astype(np.float64) @ B.astype(np.float64)
+    passed = failed = 0
+
+    def one(what, v, params, A, B, check):
+        nonlocal passed, failed
+        Bd = cp.asarray(np.asfortranarray(B) if getattr(v, "b_layout", "row") == "col" else B)
+        C = cp.asarray(np.full((A.shape[0], B.shape[1]), np.nan, np.float32))
+        v.run(cp.asarray(A), Bd, C, params)
+        cp.cuda.Device().synchronize()
+        ok, detail = check(cp.asnumpy(C))
+        passed, failed = passed + ok, failed + (not ok)
+        print(f"{'ok  ' if ok else 'FAIL'} {what}: {detail}", flush=True)
+
+    def right(C, ref=ref, v=None):
+        chk = compare(C, ref, "fp32")
+        return chk.correct, f"relative error {chk.rel_err:.1e}"
+
+    for v in _subjects():
+        one(f"{v.name} {M}x{N}x{K}", v, v.params(), A, B, right)
+    r09 = next(v for v in _subjects() if v.name == R09)
+    one(f"{R09} PRE_ROUND=0 {M}x{N}x{K}", r09, r09.params(PRE_ROUND=0), A, B, right)
+    # Split-K (few output tiles, long K: 31 slices of 4 k-tiles) and its reduction.
+    Ak = rng.uniform(-1, 1, (67, 2000)).astype(np.float32)
+    Bk = rng.uniform(-1, 1, (2000, 45)).astype(np.float32)
+    refk = Ak.astype(np.float64) @ Bk.astype(np.float64)
+    one(f"{R09} split-K 67x45x2000", r09, r09.params(), Ak, Bk,
+        lambda C: right(C, ref=refk))
+    As, Bs = audit.special_inputs(audit.Env.host_only())
+    want = bounds.expected_classes(As, Bs)
+    fin = want == 0
+    ref_s = np.where(np.isfinite(As), As, 0).astype(np.float64) @ \
+        np.where(np.isfinite(Bs), Bs, 0).astype(np.float64)
+
+    def classes(C):
+        miss = bounds.class_mismatch(bounds.classify(C), want)
+        if miss:
+            return False, f"classes differ from IEEE: {miss}"
+        chk = compare(C[fin], ref_s[fin], "fp32")
+        return chk.correct, f"IEEE classes; finite part: relative error {chk.rel_err:.1e}"
+
+    for p in (r09.params(), r09.params(PRE_ROUND=0)):
+        one(f"{R09} PRE_ROUND={p['PRE_ROUND']} NaN and ±Inf planted", r09, p, As, Bs, classes)
+    print(f"{passed} passed, {failed} failed", flush=True)
+    return 1 if failed else 0
+
+
+@experiment("matmul.sanitize", title="compute-sanitizer memcheck and racecheck, one launch "
+            "of each kernel", small={}, requires=sanitizer_missing, kernels=sanitized_kernels)
+def sanitize(ctx, tools=TOOLS, timeout_s=240):
+    """This module's `drive()` under each tool (kernels compiled, or loaded from the disk
+    cache, before); one row per tool: its error count, the checks that passed under it,
+    its summary line and its wall time."""
+    if not ctx.timing:                 # the correctness pass itself: nothing to do here
+        return
+    import time
+
+    import cupy as cp
+
+    from .experiments import warm
+    warm(sanitized_kernels())
+    cp.get_default_memory_pool().free_all_blocks()
+    tool = shutil.which("compute-sanitizer")
+    for t in tools:
+        cmd = [tool, "--tool", t, "--error-exitcode", "3", "--print-limit", "20",
+               sys.executable, "-c", DRIVE]
+        t0 = time.time()
+        try:
+            run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
+                                 env=dict(os.environ))
+            rc, text = run.returncode, run.stdout + "\n" + run.stderr
+        except subprocess.TimeoutExpired as exc:
+            rc = None
+            text = "\n".join(x.decode() if isinstance(x, bytes) else (x or "")
+                             for x in (exc.stdout, exc.stderr)) + \
+                f"\ntimed out after {timeout_s} s"
+        wall = time.time() - t0
+        print(f"--- {t} (exit {rc}, {wall:.0f} s)\n" + text[-3000:], flush=True)
+        p = parse(text)
+        if p["errors"] is None and rc == 0:
+            p["errors"] = 0            # --error-exitcode: any error would have set the exit code
+        clean = (rc == 0 and p["errors"] == 0 and p["failed"] == 0 and bool(p["passed"]))
+        metrics = {"exit_code": (-1 if rc is None else rc, "1"), "hazards": (p["hazards"], "1"),
+                   "wall_s": (wall, "s")}
+        for k in ("errors", "passed", "failed"):
+            if p[k] is not None:
+                metrics[k] = (p[k], "1")
+        ctx.row(variant=t, params={"tool": t}, metrics=metrics,
+                check=Check(clean, 0.0, 0.0, p["errors"] or 0), kernels=sanitized_kernels(),
+                summary=p["summary"] or ("timed out" if rc is None else ""))

@@ -44,6 +44,18 @@ class KernelSpec:
         return f"{self.name}<{args}>"
 
     @property
+    def arch(self) -> str | None:
+        """The architecture the spec is built for when it names one among its options
+        (`-arch=sm_90a`: a kernel using wgmma or setmaxnreg, which only the sm_90a target
+        has), else None: built for the device's (CuPy adds its `-arch=sm_XY` after the
+        spec's options; NVRTC keeps the `a` target given first, same major and minor)."""
+        for o in self.options:
+            for pre in ("-arch=", "--gpu-architecture="):
+                if o.startswith(pre):
+                    return o[len(pre):]
+        return None
+
+    @property
     def path(self) -> Path:
         return paths.KERNELS / self.file
 

@@ -194,7 +194,9 @@ def compile_all(jobs: Iterable[tuple[KernelSpec, str]], *,
     on-disk cache where it holds them, the others in parallel (a progress bar on stderr
     with `progress`). Raises KernelCompileError, naming kernels/<file> and the error lines,
     when NVRTC rejects a source."""
-    jobs = list(jobs)
+    # A spec that names its architecture (KernelSpec.arch, e.g. sm_90a) is compiled for
+    # that one only, whichever is asked: its rows say so in their `arch` column.
+    jobs = [(spec, spec.arch or arch) for spec, arch in jobs]
     ident = identity()
     sources: dict[str, str] = {}
     keys = []

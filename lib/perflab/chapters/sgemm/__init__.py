@@ -7,8 +7,9 @@ cuBLAS in the same run.
     v.run(A, B, C, v.params())             # checked, then enqueued on the stream
 
 Modules: variant (what a rung is, the operand checks), simple (01-05), warptile (06),
-splitk (07), tensor (08, 09), experiments (ladder, sweep, split-K, profile), report
-(tables and figures), explorer (the tile-size explorer), profiling (the ncu child).
+splitk (07), tensor (08, 09), hopper (10), tcsplitk (11), experiments (ladder, sweep,
+split-K, profile), report (tables and figures), explorer (the tile-size explorer),
+profiling (the ncu child).
 """
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ from .variant import Variant  # noqa: E402
 
 def variants() -> list[Variant]:
     """The rungs, in ladder order."""
-    from . import simple, splitk, tensor, warptile
-    return list(simple.VARIANTS) + [warptile.VARIANT, splitk.VARIANT] + list(tensor.VARIANTS)
+    from . import hopper, simple, splitk, tcsplitk, tensor, warptile
+    return (list(simple.VARIANTS) + [warptile.VARIANT, splitk.VARIANT] + list(tensor.VARIANTS)
+            + [hopper.VARIANT, tcsplitk.VARIANT])
 
 
 def get(name: str) -> Variant:

@@ -7,7 +7,7 @@ import os
 
 from ...correctness import compare, poison
 from ...errors import ConfigError
-from ...kernels import capture_launches, checked
+from ...kernels import KernelSpec, capture_launches, checked, get_kernel
 from ...profile import ncu_missing
 from ...registry import experiment
 from ...device import current
@@ -85,44 +85,75 @@ class Problem:
         return {"M": self.M, "N": self.N, "K": self.K}
 
 
+#: Which cuBLAS modes a rung of each precision is timed against: the FP32 rungs against
+#: cuBLAS FP32, the TF32 rungs against cuBLAS TF32, 3xTF32 (FP32-class accuracy from the
+#: tensor cores) against both.
+COMPARED = {"fp32": ("fp32",), "tf32": ("tf32",), "3xtf32": ("fp32", "tf32")}
+
+
 def measure(ctx, prob: Problem, name: str, precision: str, fn, *, params: dict,
             specs=(), baseline: dict | None = None, timed: bool = True, fast=None) -> dict:
     """Check `fn(A, B, C)` on `prob`, then time it if it passed (`fast`, the same call
-    without its argument checks, when given); record and return the row."""
+    without its argument checks, when given); record and return the row.
+
+    `baseline` maps a cuBLAS mode to (variant name, call): the kernel and those calls are
+    then timed interleaved, round by round in one timed run (Context.time_interleaved), and
+    the row keeps its ratio to each (`vs_cublas_<mode>`, the median over rounds, with the
+    lowest and highest round as `_min`/`_max`) and cuBLAS's own time in that run. Without a
+    baseline the kernel is timed alone."""
+    from ...timing import ratio
+
     poison(prob.C)
     with capture_launches() as launches:
         checked(lambda: fn(prob.A, prob.B, prob.C), f"{name} {prob.params}")
     chk = compare(prob.C, prob.ref, precision)
     metrics = {"flops": (prob.flops, "FLOP")}
     if ctx.timing and timed and chk.correct:
-        t = ctx.time(fast or fn, prob.sets, f"{name}/{prob.M}x{prob.N}x{prob.K}")
+        call = fast or fn
+        if baseline:
+            calls = {name: (call, prob.sets), **{b: (bfn, prob.sets) for b, bfn in baseline.values()}}
+            res = ctx.time_interleaved(calls)
+            t = res[name]
+        else:
+            res, t = {}, ctx.time(call, prob.sets, f"{name}/{prob.M}x{prob.N}x{prob.K}")
         metrics.update(as_metrics(t))
         tf = prob.flops / (t["median_ms"] * 1e-3) / 1e12
         metrics["TFLOP/s"] = (tf, "TFLOP/s")
-        for mode, base in (baseline or {}).items():
-            if base:
-                metrics[f"vs_cublas_{mode}"] = (tf / base, "x")
+        for mode, (bname, _) in (baseline or {}).items():
+            r = ratio(res, bname, name)
+            metrics[f"vs_cublas_{mode}"] = (r["ratio"], "x")
+            metrics[f"vs_cublas_{mode}_min"] = (r["ratio_min"], "x")
+            metrics[f"vs_cublas_{mode}_max"] = (r["ratio_max"], "x")
+            metrics[f"cublas_{mode}_ms"] = (res[bname]["median_ms"], "ms")
+        if baseline:
+            metrics["rounds"] = (len(t["round_ms"]), "rounds")
     return ctx.row(variant=name, params={**prob.params, **params}, metrics=metrics,
                    check=chk, kernels=list(specs), launch=launches,
                    precision=precision, seed=prob.seed)
 
 
 def baselines(ctx, prob: Problem) -> dict:
-    """cuBLAS FP32 and TF32 on `prob`, recorded as rows; their TFLOP/s by mode."""
+    """cuBLAS FP32 and TF32 on `prob`, each checked, timed interleaved with the other and
+    recorded as rows; returns mode -> (variant name, call) for the modes that passed their
+    check, the calls the rungs are then timed against."""
     from ...blas import gemm
 
+    calls = {mode: (f"cuBLAS {mode.upper()}", lambda A, B, C, m=mode: gemm(A, B, C, m))
+             for mode in ("fp32", "tf32")}
     out = {}
-    for mode in ("fp32", "tf32"):
-        r = measure(ctx, prob, f"cuBLAS {mode.upper()}", mode,
-                    lambda A, B, C, m=mode: gemm(A, B, C, m), params={})
-        out[mode] = r["metrics"].get("TFLOP/s", {}).get("value")
+    for mode, (name, fn) in calls.items():
+        other = {m: c for m, c in calls.items() if m != mode}
+        r = measure(ctx, prob, name, mode, fn, params={}, baseline=other)
+        if r["correct"]:
+            out[mode] = (name, fn)
     return out
 
 
 def run_variant(ctx, prob, v, params, baseline, timed=True):
-    """Check, time and record rung `v` with `params` on `prob` (a row saying why, when
-    the parameters cannot run it)."""
-    base = {"fp32": baseline.get("fp32")} if v.precision == "fp32" else baseline
+    """Check, time and record rung `v` with `params` on `prob`, interleaved with the cuBLAS
+    calls of `baseline` (baselines()) that its precision is compared with (a row saying
+    why, when the parameters cannot run it)."""
+    base = {m: baseline[m] for m in COMPARED[v.precision] if m in baseline}
     try:
         v.check(params, prob.M, prob.N, prob.K, current().as_dict())
         return measure(ctx, prob, v.name, v.precision,
@@ -170,25 +201,49 @@ def sweep(ctx, size=SWEEP_SIZE, variant_names=SWEEP_VARIANTS):
             run_variant(ctx, prob, v, p, baseline)
 
 
+#: The split-K rungs swept on the skinny problem: FP32 (07) and tensor cores (11).
+SPLITK_VARIANTS = ("07-split-k", "11-tf32-split-k")
+
+
 @experiment("sgemm.splitk", title="Split-K on the skinny problem",
             small={"size": (64, 96, 4100)}, sweep=True,
-            kernels=lambda: [s for p in configs(get_variant("07-split-k"), 128, 128, 32768)
-                             for s in get_variant("07-split-k").kernels(p)])
-def splitk(ctx, size=(128, 128, 32768)):
+            kernels=lambda: [s for n in SPLITK_VARIANTS
+                             for p in configs(get_variant(n), 128, 128, 32768)
+                             for s in get_variant(n).kernels(p)]
+            + [KernelSpec("01-sgemm/empty.cu", "empty")])
+def splitk(ctx, size=(128, 128, 32768), variant_names=SPLITK_VARIANTS):
     M, N, K = size
     prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
     baseline = baselines(ctx, prob)
-    v = get_variant("07-split-k")
-    for p in configs(v, M, N, K, current().as_dict()):
-        run_variant(ctx, prob, v, p, baseline)
+    if ctx.timing:
+        empty_launches(ctx)
+    for name in variant_names:
+        v = get_variant(name)
+        for p in configs(v, M, N, K, current().as_dict()):
+            run_variant(ctx, prob, v, p, baseline)
+
+
+def empty_launches(ctx, n: int = 2) -> dict:
+    """The timer's floor for a call of `n` launches: `n` launches of an empty kernel, timed
+    like every call here (CUDA events around the Python call). At tens of microseconds the
+    host's enqueueing is part of what a split-K call measures."""
+    from ...kernels import launch
+
+    spec = KernelSpec("01-sgemm/empty.cu", "empty")
+    k = get_kernel(spec)
+    call = lambda: [launch(k, (1, 1, 1), (32, 1, 1), ()) for _ in range(n)]
+    t = ctx.time(call, [()], f"{n} empty launches")
+    return ctx.row(variant=f"{n} empty launches", params={"launches": n},
+                   metrics=as_metrics(t), kernels=[spec])
 
 
 PROFILE_SEGMENTS = (
     [((4096, 4096, 4096), n) for n in ("cuBLAS FP32", "cuBLAS TF32")]
     + [((4096, 4096, 4096), v) for v in
        ("01-naive", "02-coalesced", "03-smem-tiling", "04-register-tiling", "05-occupancy",
-        "06-warptiling", "08-tf32-mma", "09-3xtf32")]
-    + [((128, 128, 32768), v) for v in ("cuBLAS FP32", "06-warptiling", "07-split-k")])
+        "06-warptiling", "08-tf32-mma", "09-3xtf32", "10-wgmma-tma", "11-tf32-split-k")]
+    + [((128, 128, 32768), v) for v in ("cuBLAS FP32", "06-warptiling", "07-split-k",
+                                         "cuBLAS TF32", "11-tf32-split-k")])
 
 
 @experiment("sgemm.profile", title="What limits each rung: profiler counters",
@@ -200,7 +255,17 @@ def profile(ctx, segments=PROFILE_SEGMENTS):
 
     if not ctx.timing or not segments:
         return
-    plan = [{"variant": v, "M": m, "N": n, "K": k} for (m, n, k), v in segments]
+    plan, dev = [], current().as_dict()
+    for (m, n, k), v in segments:
+        if not v.startswith("cuBLAS"):
+            rung = get_variant(v)
+            try:        # a rung this GPU cannot run (10 off Hopper): a row saying why
+                rung.check(rung.params(), m, n, k, dev)
+            except ConfigError as exc:
+                ctx.row(variant=v, params={"M": m, "N": n, "K": k}, metrics={}, kernels=[],
+                        invalid=str(exc))
+                continue
+        plan.append({"variant": v, "M": m, "N": n, "K": k})
     for seg in run_ncu(plan, child="perflab.chapters.sgemm.profiling"):
         specs = [] if seg["variant"].startswith("cuBLAS") else \
             get_variant(seg["variant"]).kernels(get_variant(seg["variant"]).params())

@@ -7,6 +7,8 @@ import pandas as pd
 from ...plots import COLORS, label_points
 
 BASELINES = ("cuBLAS FP32", "cuBLAS TF32")
+#: The Hopper rung (wgmma + TMA), present where it ran (compute capability 9.x).
+HOPPER = "10-wgmma-tma"
 
 
 def size_label(M, N, K) -> str:
@@ -94,25 +96,39 @@ def speed_accuracy(ax, df: pd.DataFrame, M, N, K):
 
 
 def splitk_curve(ax, splitk: pd.DataFrame, M=128, N=128, K=32768):
-    """Time against the number of K slices: the best over BK and stages per slice count,
-    the range of those configurations as a band, the automatic choice and cuBLAS."""
-    d = splitk[(splitk["variant"] == "07-split-k") & (splitk["M"] == M) & (splitk["K"] == K)]
-    us = d.assign(us=d["median_ms"] * 1e3)
-    fixed = us[us["slices"] > 0].groupby("slices")["us"].agg(["min", "max"]).sort_index()
-    ax.fill_between(fixed.index, fixed["min"], fixed["max"], color=COLORS["fp32"], alpha=0.2,
-                    label="range over BK 16/32 × 2/3 stages")
-    ax.plot(fixed.index, fixed["min"], "o-", color=COLORS["fp32"], label="07 split-K, best configuration")
-    auto = us[us["slices"] == 0]["us"]
-    if len(auto):
-        ax.axhline(auto.min(), color=COLORS["fp32"], ls=":", lw=1.2,
-                   label=f"07 with slices chosen automatically: {auto.min():.0f} µs")
-    base = at(splitk, "cuBLAS FP32", M, N, K, "median_ms") * 1e3
-    ax.axhline(base, color=COLORS["cuBLAS FP32"], ls="--", lw=1.2, label=f"cuBLAS FP32: {base:.0f} µs")
+    """Time against the number of K slices for each split-K rung (07 FP32 FFMA, 11 TF32
+    tensor cores): the best over BK and stages per slice count, the range of those
+    configurations as a band, the automatic choice, and cuBLAS FP32 and TF32."""
+    size = (splitk["M"] == M) & (splitk["N"] == N) & (splitk["K"] == K)
+    for variant, color, label in (("07-split-k", COLORS["fp32"], "07 split-K (FP32)"),
+                                  ("11-tf32-split-k", COLORS["tf32"], "11 split-K (TF32)")):
+        d = splitk[(splitk["variant"] == variant) & size]
+        if "median_ms" not in d or d["median_ms"].isna().all():
+            continue
+        us = d.assign(us=d["median_ms"] * 1e3)
+        fixed = us[us["slices"] > 0].groupby("slices")["us"].agg(["min", "max"]).sort_index()
+        ax.fill_between(fixed.index, fixed["min"], fixed["max"], color=color, alpha=0.2)
+        ax.plot(fixed.index, fixed["min"], "o-", color=color,
+                label=f"{label}: best of BK × stages (band: all)")
+        auto = us[us["slices"] == 0]["us"]
+        if len(auto):
+            ax.axhline(auto.min(), color=color, ls=":", lw=1.2,
+                       label=f"{label[:2]} with slices chosen automatically: {auto.min():.0f} µs")
+    for base in BASELINES:
+        t = at(splitk, base, M, N, K, "median_ms") * 1e3
+        if np.isfinite(t):
+            ax.axhline(t, color=COLORS[base], ls="--", lw=1.2, label=f"{base}: {t:.0f} µs")
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 3, 5)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("K slices (blocks per output tile)")
     ax.set_ylabel("µs per call")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, ncol=1, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              frameon=False)
     return ax
 
 
@@ -219,7 +235,7 @@ def summary(ladder, splitk, prof, *, fma_peak: float, mma_peak: float, sms: int,
     t06, t07 = at(ladder, "06-warptiling", *sk, "median_ms"), at(ladder, "07-split-k", *sk, "median_ms")
     tcb = at(ladder, "cuBLAS FP32", *sk, "median_ms")
     g.update(sk_t06=t06 * 1e3, sk_t07=t07 * 1e3, sk_cublas=tcb * 1e3, sk_gain=t06 / t07,
-             sk_vs_cublas=tcb / t07)
+             sk_vs_cublas=at(ladder, "07-split-k", *sk, "vs_cublas_fp32"))
     d = splitk[splitk["variant"] == "07-split-k"]
     best = d.loc[d["median_ms"].idxmin()]
     g["sk_best_us"] = float(best["median_ms"]) * 1e3
@@ -282,6 +298,31 @@ def summary(ladder, splitk, prof, *, fma_peak: float, mma_peak: float, sms: int,
         s08_long=pv("08-tf32-mma", "stall_long_scoreboard"),
         s09_tensor=pv("09-3xtf32", "tensor_pipe_pct"),
         cbtf_tensor=pv("cuBLAS TF32", "tensor_pipe_pct"))
+    # rung 10 (wgmma + TMA) at the target sizes, against cuBLAS TF32 and rung 08
+    for name, size in (("8192", (8192,) * 3), ("4096", (4096,) * 3), ("3072", (3072,) * 3),
+                       ("rect", (4096, 8192, 2048)), ("odd", (3000, 2999, 3001))):
+        med, lo, hi = spread(ladder, HOPPER, *size, "tf32")
+        g.update({f"r10_{name}_x": med, f"r10_{name}_lo": lo, f"r10_{name}_hi": hi,
+                  f"r10_{name}_tf": at(ladder, HOPPER, *size)})
+    g["r10_vs_08"] = g["r10_8192_tf"] / g["tf32_tf"]
+    g["r10_err_ratio"] = (at(ladder, HOPPER, n, n, n, "rel_err")
+                          / at(ladder, "cuBLAS TF32", n, n, n, "rel_err"))
+    g["r10_of_mma"] = g["r10_8192_tf"] / mma_peak * 100
+    g.update(s10_tensor=pv(HOPPER, "tensor_pipe_pct"), s10_us=pv(HOPPER, "duration_us"),
+             s08_us=pv("08-tf32-mma", "duration_us"), cbtf_us=pv("cuBLAS TF32", "duration_us"),
+             r10_skinny_x=at(ladder, HOPPER, *sk, "vs_cublas_tf32"))
+    # rung 11 on the skinny problem: the timed call, and the profiler's kernel durations
+    sk11 = spread(ladder, "11-tf32-split-k", *sk, "tf32")
+    g.update(sk11_us=at(ladder, "11-tf32-split-k", *sk, "median_ms") * 1e3,
+             sk11_x=sk11[0], sk11_lo=sk11[1], sk11_hi=sk11[2],
+             sk_cublas_tf32_us=at(ladder, "11-tf32-split-k", *sk, "cublas_tf32_ms") * 1e3,
+             sk11_gpu_us=pv("11-tf32-split-k", "duration_us", 128),
+             sk11_cb_gpu_us=pv("cuBLAS TF32", "duration_us", 128),
+             sk11_dram_mb=pv("11-tf32-split-k", "dram_read_MB", 128)
+             + pv("11-tf32-split-k", "dram_write_MB", 128))
+    g["sk11_gap_us"] = g["sk11_us"] - g["sk11_gpu_us"]
+    floor = splitk.loc[splitk["variant"] == "2 empty launches", "median_ms"]
+    g["launch2_us"] = float(floor.iloc[0]) * 1e3 if len(floor) else float("nan")
     dram = lambda v: (pv(v, "dram_read_MB") + pv(v, "dram_write_MB")) / 1e3
     g.update(dram_03_gb=dram("03-smem-tiling"), dram_02_gb=dram("02-coalesced"),
              struct_32_gb=4 * 4096**3 * (2 / 32) / 1e9)
@@ -302,22 +343,44 @@ def roofline_points(prof: pd.DataFrame, names, M=4096, N=4096, K=4096) -> list:
     return pts
 
 
-def targets(ladder: pd.DataFrame) -> pd.DataFrame:
-    """The chapter's targets on this GPU, each against what the run measured."""
-    def tgt(name, got, need):
-        return {"target": name, "measured": got, "needed": need, "met": bool(got >= need)}
+def spread(df: pd.DataFrame, variant: str, M, N, K, mode: str) -> tuple[float, float, float]:
+    """(median, lowest, highest) over the interleaved rounds of one rung's ratio to cuBLAS
+    `mode` at one size (NaN where not measured)."""
+    col = f"vs_cublas_{mode}"
+    return tuple(at(df, variant, M, N, K, c) for c in (col, col + "_min", col + "_max"))
 
+
+def targets(ladder: pd.DataFrame) -> pd.DataFrame:
+    """The chapter's targets on this GPU, each against what the run measured: a ratio to
+    cuBLAS is the median over the interleaved rounds, with the lowest and highest round."""
+    rows = []
+
+    def ratio(name, variant, size, mode, need):
+        med, lo, hi = spread(ladder, variant, *size, mode)
+        rows.append({"target": name, "measured": med, "lowest": lo, "highest": hi,
+                     "needed": need, "met": bool(med >= need)})
+
+    for n, need in ((3072, 1.0), (4096, 0.9), (8192, 0.9)):
+        ratio(f"best FP32 rung / cuBLAS FP32 at {n}³", best_fp32(ladder, n, n, n)[0],
+              (n, n, n), "fp32", need)
+    sk = (128, 128, 32768)
+    ratio("07 split-K / cuBLAS FP32 at 128×128×32768", "07-split-k", sk, "fp32", 1.0)
+    ratio("08 TF32 mma.sync / cuBLAS TF32 at 8192³", "08-tf32-mma", (8192,) * 3, "tf32", 0.6)
+    if (ladder["variant"] == HOPPER).any():
+        for size, need in (((8192,) * 3, 0.9), ((4096,) * 3, 0.9), ((3072,) * 3, 0.8),
+                           ((4096, 8192, 2048), 0.8)):
+            ratio(f"10 wgmma + TMA / cuBLAS TF32 at {size_label(*size)}", HOPPER, size, "tf32",
+                  need)
+    ratio("11 TF32 split-K / cuBLAS TF32 at 128×128×32768", "11-tf32-split-k", sk, "tf32", 1.0)
+    n = 8192
+    err = at(ladder, "09-3xtf32", n, n, n, "rel_err") / at(ladder, "cuBLAS FP32", n, n, n, "rel_err")
+    rows.append({"target": "09 3xTF32 error / cuBLAS FP32's at 8192³ (at most)", "measured": err,
+                 "lowest": np.nan, "highest": np.nan, "needed": 2.0, "met": bool(err <= 2.0)})
+    ratio("09 3xTF32 / cuBLAS FP32 at 8192³", "09-3xtf32", (n, n, n), "fp32", 2.0)
     n_failed = int((ladder["correct"] == False).sum())  # noqa: E712
-    return pd.DataFrame([
-        tgt("best FP32 / cuBLAS FP32 at 3072³", best_fp32(ladder, 3072, 3072, 3072)[2], 1.0),
-        tgt("best FP32 / cuBLAS FP32 at 4096³", best_fp32(ladder, 4096, 4096, 4096)[2], 0.9),
-        tgt("best FP32 / cuBLAS FP32 at 8192³", best_fp32(ladder, 8192, 8192, 8192)[2], 0.9),
-        tgt("split-K / cuBLAS FP32 at 128×128×32768",
-            at(ladder, "07-split-k", 128, 128, 32768, "vs_cublas_fp32"), 1.0),
-        tgt("TF32 mma.sync / cuBLAS TF32 at 8192³",
-            at(ladder, "08-tf32-mma", 8192, 8192, 8192, "vs_cublas_tf32"), 0.6),
-        tgt("every check passed", float(n_failed == 0), 1.0),
-    ])
+    rows.append({"target": "every check passed", "measured": float(n_failed == 0),
+                 "lowest": np.nan, "highest": np.nan, "needed": 1.0, "met": n_failed == 0})
+    return pd.DataFrame(rows)
 
 
 # ------------------------------------------------------------------ tables for the chapter
@@ -335,8 +398,11 @@ def full_table(ladder: pd.DataFrame, fma_peak: float, mma_peak: float) -> pd.Dat
     full = full[full["TFLOP/s"].notna()].copy()
     ceiling = np.where(full["precision"] == "fp32", fma_peak, mma_peak)
     full["of_ceiling"] = 100 * full["TFLOP/s"] / ceiling
-    full["x_cublas"] = np.where(full["precision"] == "fp32", full["vs_cublas_fp32"],
-                                full["vs_cublas_tf32"])
+    fp32 = full["precision"] == "fp32"
+    for suffix in ("", "_min", "_max"):
+        a, b = f"vs_cublas_fp32{suffix}", f"vs_cublas_tf32{suffix}"
+        if a in full and b in full:
+            full[f"x_cublas{suffix}"] = np.where(fp32, full[a], full[b])
     return full
 
 

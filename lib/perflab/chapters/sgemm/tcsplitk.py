@@ -18,11 +18,11 @@ import numbers
 
 from ...errors import ConfigError
 from ...kernels import Plans, Step, blocks_per_sm, check_launch, get_kernel, run_steps
+from .tensor import smem_bytes, threads
 from .variant import Variant, aligned, ceil_div, i32, require, smem_fits, spec
 
 FILE = "11_tf32_splitk.cu"
 NAME = "11-tf32-split-k"
-KEYS = ("BM", "BN", "BK", "WM", "WN", "stages")
 DEFAULTS = {"BM": 128, "BN": 128, "BK": 32, "WM": 64, "WN": 64, "stages": 4, "slices": 0}
 PARAM_SPACE = {"BK": [16, 32], "stages": [3, 4, 6], "slices": [0, 32, 64, 128, 256]}
 #: Each automatic slice keeps at least this many k-tiles (fewer and the pipeline is all
@@ -36,26 +36,12 @@ SUM_GROUPS = 8
 _REG_OVERHEAD = 80
 
 
-def _tiles(p: dict) -> tuple[int, ...]:
-    return tuple(int(p[k]) for k in KEYS)
-
-
-def threads(p: dict) -> int:
-    BM, BN, _, WM, WN, _ = _tiles(p)
-    return (BM // WM) * (BN // WN) * 32
-
-
-def smem_bytes(p: dict) -> int:
-    BM, BN, BK, _, _, S = _tiles(p)
-    return S * (BM * BK + BK * BN) * 4
-
-
 def validate(p: dict, M: int, N: int, K: int, device: dict | None) -> None:
     for k in DEFAULTS:
         v = p.get(k)
         if not isinstance(v, numbers.Integral) or isinstance(v, bool):
             raise ConfigError(f"{NAME}: parameter {k} must be an integer, got {v!r}")
-    BM, BN, BK, WM, WN, S = _tiles(p)
+    BM, BN, BK, WM, WN, S = (int(p[k]) for k in ("BM", "BN", "BK", "WM", "WN", "stages"))
     require(BK in (16, 32), NAME, f"BK={BK}; the shared-memory swizzle is built for BK 16 or 32")
     require(WM >= 16 and WM % 16 == 0, NAME, f"WM={WM} must be a multiple of 16 (MMA rows)")
     require(WN >= 32 and WN % 32 == 0, NAME,
@@ -79,7 +65,8 @@ def validate(p: dict, M: int, N: int, K: int, device: dict | None) -> None:
 
 
 def _gemm_spec(p: dict, al: bool):
-    return spec(FILE, "sgemm_tf32_splitk", template=_tiles(p) + (bool(al),))
+    tiles = tuple(int(p[k]) for k in ("BM", "BN", "BK", "WM", "WN", "stages"))
+    return spec(FILE, "sgemm_tf32_splitk", template=tiles + (bool(al),))
 
 
 def _sum_spec(vec: bool):

@@ -119,7 +119,10 @@ def test_every_kernel_passes_its_check(monkeypatch):
     monkeypatch.setenv("PERFLAB_MODE", "live")
     from perflab import lab
     rows = lab.check_all(chapter="02-memory")
-    assert rows and all(r["correct"] for r in rows)
+    # rows without a check (the clocks the latency run reads) carry correct = None
+    bad = [(r["experiment"], r["variant"], r["params"]) for r in rows if r["correct"] is False]
+    assert not bad
+    assert sum(r["correct"] is True for r in rows) >= 20
 
 
 def test_a_race_checks_every_copy_before_timing_and_times_none_that_fails():

@@ -483,7 +483,8 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
              "unfused": lambda: (rle.unfused_specs()
                                  + [ops.single_pass_spec("int32", inclusive=False),
                                     rle.lengths_spec()]),
-             "pipelined": lambda: [rle.pipelined_spec(), rle.lengths_spec()]}
+             "pipelined": lambda: [rle.pipelined_spec(), rle.lengths_spec()],
+             "lookahead": lambda: [rle.lookahead_spec(), rle.tails_spec()]}
 
 
 def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
@@ -507,7 +508,7 @@ def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
                     checked(lambda: enc.encode(x, v), f"rle {v}")
                 chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
                 info[v] = dict(chk=chk, launches=launches, kernels=RLE_SPECS[v](),
-                               bytes=rle.traffic_bytes("unfused" if v == "unfused"
+                               bytes=rle.traffic_bytes(v if v in ("unfused", "lookahead")
                                                        else "fused", n, runs))
                 if chk.correct:
                     calls[v] = (lambda a, v=v: enc.encode(a, v, check=False), [(x,)])
@@ -631,34 +632,36 @@ def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
 
 @experiment("scan.stress", title="1000 back-to-back single-pass scans",
             small={"calls": 20, "sizes": (1000003,)},
-            kernels=lambda: ops.specs("single-pass", "int32", True))
-def stress(ctx, calls=1000, sizes=(1000003, 1 << 24)):
+            kernels=lambda: ops.specs("single-pass", "int32", True) + ops.specs("lookahead", "int32", True))
+def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "lookahead")):
     """`calls` scans launched back to back without a host wait (the ticket counter and the
     status words reused, a new epoch each time), over four rotating inputs; every call's
-    last element is kept on the GPU and compared with its input's sum at the end."""
+    last element is kept on the GPU and compared with its input's sum at the end. For the
+    single pass of 03 and the look-ahead single pass (12)."""
     import cupy as cp
-    for n in sizes:
-        s = seed()
-        xs = [fresh(n, "int32", s + k, "wrap") for k in range(4)]
-        sums = [int(x.astype(cp.int64).sum()) for x in xs]
-        outs = [cp.empty_like(x) for x in xs]
-        last = cp.empty(calls, dtype=cp.int32)
-        t0 = time.perf_counter()
-        for k in range(calls):
-            ops.enqueue(xs[k % 4], outs[k % 4], True, "single-pass")
-            last[k:k + 1] = outs[k % 4][-1:]
-        checked(lambda: None, "scan.stress")
-        wall = time.perf_counter() - t0
-        want = np.array([((sums[k % 4] + 2**31) % 2**32) - 2**31 for k in range(calls)],
-                        dtype=np.int64)
-        wrong = int((cp.asnumpy(last).astype(np.int64) != want).sum())
-        wrong += sum(_int_scan_wrong(o, x, True) for o, x in zip(outs, xs))
-        ctx.row(variant="single-pass", params={"n": n, "calls": calls},
-                metrics={"wall_s": (wall, "s"), "wrong_calls": (wrong, "1")},
-                check=Check(wrong == 0, float(wrong), 0.0, 0),
-                kernels=ops.specs("single-pass", "int32", True), seed=s)
-        del xs, outs, last
-        cp.get_default_memory_pool().free_all_blocks()
+    for v in variants:
+        for n in sizes:
+            s = seed()
+            xs = [fresh(n, "int32", s + k, "wrap") for k in range(4)]
+            sums = [int(x.astype(cp.int64).sum()) for x in xs]
+            outs = [cp.empty_like(x) for x in xs]
+            last = cp.empty(calls, dtype=cp.int32)
+            t0 = time.perf_counter()
+            for k in range(calls):
+                ops.enqueue(xs[k % 4], outs[k % 4], True, v)
+                last[k:k + 1] = outs[k % 4][-1:]
+            checked(lambda: None, "scan.stress")
+            wall = time.perf_counter() - t0
+            want = np.array([((sums[k % 4] + 2**31) % 2**32) - 2**31 for k in range(calls)],
+                            dtype=np.int64)
+            wrong = int((cp.asnumpy(last).astype(np.int64) != want).sum())
+            wrong += sum(_int_scan_wrong(o, x, True) for o, x in zip(outs, xs))
+            ctx.row(variant=v, params={"n": n, "calls": calls},
+                    metrics={"wall_s": (wall, "s"), "wrong_calls": (wrong, "1")},
+                    check=Check(wrong == 0, float(wrong), 0.0, 0),
+                    kernels=ops.specs(v, "int32", True), seed=s)
+            del xs, outs, last
+            cp.get_default_memory_pool().free_all_blocks()
 
 
 # -- the pipelined single pass and encoder (08, 09): issue #11's targets ----------------
@@ -764,8 +767,8 @@ def _staged_plan(sweep, diagnostic):
 
 
 def _staged_spec(kind, b, i, m, d, w, lb):
-    if kind == "lookahead":
-        return ops.lookahead_spec("int32", b, i, m, True, d)
+    if kind == "lookahead":                          # w: 12's EARLY
+        return ops.lookahead_spec("int32", b, i, m, True, d, w)
     return ops.staged_spec("int32", b, i, m, True, lb, d, w)
 
 
@@ -786,16 +789,21 @@ def staged(ctx, n=1 << 28, sweep=ops.STAGED_SWEEP, diagnostic=ops.STAGED_DIAGNOS
     calls, info = {}, {}
     for kind, b, i, m, d, w, lb in _staged_plan(sweep, diagnostic):
         name = f"{kind} {b}x{i}x{m}" + (f" {d} ns" if lb else " without look-back")
-        name += f" x{w}" if w > 1 else ""
-        params = {"n": n, "dtype": "int32", "kernel": kind, "block": b, "items": i,
-                  "blocks_per_sm": m, "delay_ns": d, "width": w, "lookback": lb}
+        if kind == "lookahead":
+            name += "" if w else " late aggregate"
+            params = {"n": n, "dtype": "int32", "kernel": kind, "block": b, "items": i,
+                      "blocks_per_sm": m, "delay_ns": d, "early": bool(w), "lookback": lb}
+        else:
+            name += f" x{w}" if w > 1 else ""
+            params = {"n": n, "dtype": "int32", "kernel": kind, "block": b, "items": i,
+                      "blocks_per_sm": m, "delay_ns": d, "width": w, "lookback": lb}
         why = staged_reason(kind, b, i, m)
         if why:
             ctx.row(variant=name, params=params, metrics={}, invalid=why)
             continue
         if kind == "lookahead":
-            fn = (lambda a, o, b=b, i=i, m=m, d=d:
-                  ops.enqueue_lookahead(a, o, True, b, i, m, delay=d))
+            fn = (lambda a, o, b=b, i=i, m=m, d=d, w=w:
+                  ops.enqueue_lookahead(a, o, True, b, i, m, delay=d, early=w))
         else:
             fn = (lambda a, o, b=b, i=i, m=m, d=d, w=w, lb=lb:
                   ops.enqueue_staged(a, o, True, b, i, m, lookback=lb, delay=d, width=w))
@@ -806,31 +814,39 @@ def staged(ctx, n=1 << 28, sweep=ops.STAGED_SWEEP, diagnostic=ops.STAGED_DIAGNOS
         info[name] = (chk, launches, params, [_staged_spec(kind, b, i, m, d, w, lb)])
         if chk.correct:
             calls[name] = (fn, sets)
-    _race_with_03(ctx, calls, info, x, out, sets, s, budget_s=8.0, baseline_rows=True)
+    _race_with_03(ctx, calls, info, x, out, sets, s, budget_s=10.0, baseline_rows=True)
     del sets, x, out
     _TORCH_VIEWS.clear()
     cp.get_default_memory_pool().free_all_blocks()
 
 
 TARGET_CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 24) + 3)
+TARGET_SCANS = ("pipelined", "lookahead")          # 08 and 12, checked at every dtype
+TARGET_ENCODERS = ("pipelined", "lookahead")       # 09 and 13, checked on every kind
+TARGET_LARGE = ((1 << 30) + 1, (1 << 31) + 5)
 
 
-@experiment("scan.targets", title="Issue #11's targets: the pipelined scan and encoder",
+def _target_specs():
+    return ([s for v in TARGET_SCANS for dt in DTYPES for inc in (True, False)
+             for s in ops.specs(v, dt, inc)]
+            + ops.specs("single-pass", "int32", True)
+            + [s for v in TARGET_ENCODERS for s in RLE_SPECS[v]()] + RLE_SPECS["fused"]()
+            + rle.decode_specs() + [ops.single_pass_spec("int32", inclusive=False)])
+
+
+@experiment("scan.targets", title="Issue #11's targets: the pipelined and look-ahead scans and encoders",
             small={"check_sizes": (0, 1, 31, 4097, 1000003), "scan_n": None,
-                   "rle_check_sizes": (1, 31, 1000003), "rle_n": None},
-            kernels=lambda: ([s for dt in DTYPES for inc in (True, False)
-                              for s in ops.specs("pipelined", dt, inc)]
-                             + ops.specs("single-pass", "int32", True)
-                             + RLE_SPECS["pipelined"]() + RLE_SPECS["fused"]()
-                             + rle.decode_specs()
-                             + [ops.single_pass_spec("int32", inclusive=False)]))
+                   "rle_check_sizes": (1, 31, 1000003), "rle_n": None, "large": ()},
+            kernels=_target_specs)
 def targets(ctx, check_sizes=TARGET_CHECK_SIZES, scan_n=1 << 28,
-            rle_check_sizes=(1, 31, 1000003), rle_n=1 << 25):
-    """The pipelined scan (08) checked at every dtype, inclusive and exclusive, on sizes
-    that are not multiples of its tile (integers also over the whole int32 range), then
-    timed at 2^28 int32 with the single pass of 03, torch.cumsum(dtype=int32), cupy.cumsum
-    and the copy; the pipelined encoder (09) checked on every kind of runs, then timed at
-    2^25 with the fused encoder (05), torch.unique_consecutive and the copy."""
+            rle_check_sizes=(1, 31, 1000003), rle_n=1 << 25, large=TARGET_LARGE):
+    """The pipelined (08) and look-ahead (12) scans checked at every dtype, inclusive and
+    exclusive, on sizes that are not multiples of their tiles (integers also over the
+    whole int32 range), then timed at 2^28 int32 with the single pass of 03,
+    torch.cumsum(dtype=int32), cupy.cumsum and the copy; the pipelined (09) and
+    look-ahead (13) encoders checked on every kind of runs, then timed at 2^25 with the
+    fused encoder (05), torch.unique_consecutive and the copy; last, 12 and 13 past 2^31
+    (bytes, then elements: the encoder refuses those with its reason)."""
     import cupy as cp
     for n in check_sizes:
         for dt in DTYPES:
@@ -838,23 +854,58 @@ def targets(ctx, check_sizes=TARGET_CHECK_SIZES, scan_n=1 << 28,
                 s = seed()
                 x = fresh(n, dt, s, dist)
                 out = cp.empty_like(x)
-                for inc in (True, False):
-                    chk, launches = run_checked(ours("pipelined", inc), x, out, inc)
-                    ctx.row(variant="pipelined", params={"n": n, "dtype": dt, "inclusive": inc,
-                                                         "input": dist, "part": "check"},
-                            metrics={}, check=chk, kernels=ops.specs("pipelined", dt, inc),
-                            launch=launches, seed=s)
+                for v in TARGET_SCANS:
+                    for inc in (True, False):
+                        chk, launches = run_checked(ours(v, inc), x, out, inc)
+                        ctx.row(variant=v, params={"n": n, "dtype": dt, "inclusive": inc,
+                                                   "input": dist, "part": "check"},
+                                metrics={}, check=chk, kernels=ops.specs(v, dt, inc),
+                                launch=launches, seed=s)
                 del x, out
         cp.get_default_memory_pool().free_all_blocks()
     if rle_check_sizes:
         _rle_rows(_Tagged(ctx, {"part": "check"}, timing=False), rle_check_sizes, RLE_KINDS,
-                  ("pipelined",), numpy=False)
+                  TARGET_ENCODERS, numpy=False)
     if scan_n:
         _time_set(_Tagged(ctx, {"part": "scan"}), scan_n, "int32", (True,),
-                  ("pipelined", "single-pass"), budget_s=2.0)
+                  ("pipelined", "single-pass", "lookahead"), budget_s=2.0)
     if rle_n:
         _rle_rows(_Tagged(ctx, {"part": "rle"}), (rle_n,), RLE_KINDS,
-                  ("pipelined", "fused"), numpy=False, budget_s=1.5)
+                  ("pipelined", "fused", "lookahead"), numpy=False, budget_s=1.5)
+    for n in large:
+        _large_lookahead(ctx, n)
+
+
+def _large_lookahead(ctx, n: int) -> None:
+    """12 at n int32 over the whole int32 range (inclusive), and 13 on short runs, or its
+    refusal past 2^31 - 1 elements."""
+    import cupy as cp
+    if 3 * 4 * n > current().total_mem_bytes:
+        return
+    s = seed()
+    x = fresh(n, "int32", s, "wrap")
+    out = cp.empty_like(x)
+    chk, launches = run_checked(ours("lookahead", True), x, out, True)
+    ctx.row(variant="lookahead", params={"n": n, "dtype": "int32", "inclusive": True,
+                                         "input": "wrap", "part": "large"},
+            metrics={}, check=chk, kernels=ops.specs("lookahead", "int32", True),
+            launch=launches, seed=s)
+    del x, out
+    cp.get_default_memory_pool().free_all_blocks()
+    params = {"n": n, "kind": "short", "part": "large"}
+    try:
+        enc = rle.Encoder(n)
+    except ConfigError as exc:
+        ctx.row(variant="rle lookahead", params=params, metrics={}, invalid=str(exc))
+        return
+    x = rle.make_runs(n, "short", np.random.default_rng(s))
+    with capture_launches() as launches:
+        checked(lambda: enc.encode(x, "lookahead"), "rle lookahead")
+    chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
+    ctx.row(variant="rle lookahead", params=params, metrics={"runs": (runs, "1")}, check=chk,
+            kernels=RLE_SPECS["lookahead"](), launch=launches, seed=s)
+    del x, enc
+    cp.get_default_memory_pool().free_all_blocks()
 
 
 class _Tagged:

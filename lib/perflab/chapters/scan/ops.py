@@ -16,7 +16,9 @@ Variants (one idea each, kernels/03-scan/):
   "staged"       10_single_pass_staged.cu: 03 with the tile waiting in shared memory
                  (cp.async) instead of registers, so more tiles fit on an SM
   "lookahead"    12_single_pass_lookahead.cu: 10 with one more warp that looks back
-                 while the tile loads (neither in VARIANTS: their sweep, scan.staged)
+                 while the tile loads, the chapter's fastest scan (neither in VARIANTS:
+                 their sweep is scan.staged; 12's checks and timing at its default are
+                 scan.targets, its 1000 back-to-back calls scan.stress)
 """
 from __future__ import annotations
 
@@ -117,18 +119,28 @@ STAGED_DELAY = 256
 #: predecessors a lane of the look-back warp reads per round trip
 STAGED_WIDTH = 1
 #: (data threads, items for 4-byte values, blocks per SM) and pause of the look-ahead
-#: single pass (12), whose blocks have one more warp: the best of scan.staged (run
-#: 92c4e312216e). At 12 blocks of 160 threads an SM the register cap is 32 and ptxas
-#: spills 8 bytes (int32) to 72 bytes (int64) on sm_90, so it stays a sweep kernel.
-LOOKAHEAD = (128, 32, 12)
+#: single pass (12), whose blocks have one more warp. The row prefixes wait in the stage,
+#: not in registers, so it fits the 32 registers of 12 blocks of 160 threads without a
+#: spill on sm_90 (every dtype).
+LOOKAHEAD = (96, 48, 12)           # the best of scan.staged, run 4ca76ab03c5c
 LOOKAHEAD_DELAY = 2048
-#: the scan.staged sweep: (kernel, (block, items, blocks per SM), pause ns, width)
+#: 12 publishes its AGGREGATE from a plain sum of the rows before scanning them (EARLY;
+#: +1.2 to +1.6 points of the copy in scan.staged, run 4ca76ab03c5c)
+LOOKAHEAD_EARLY = True
+#: the look-ahead shapes of scan.staged: (block, items for 4-byte values, blocks per SM)
+#: at LOOKAHEAD_DELAY, bigger tiles among them (fewer look-backs per byte)
+LOOKAHEAD_SHAPES = ((128, 32, 12), (128, 32, 11), (96, 32, 16), (128, 40, 11), (128, 48, 9),
+                    (128, 44, 10), (96, 48, 12), (192, 32, 8), (256, 32, 6), (128, 64, 6),
+                    (64, 64, 14))
+#: the scan.staged sweep: (kernel, (block, items, blocks per SM), pause ns, width for
+#: 10 / EARLY for 12)
 STAGED_SWEEP = (tuple(("staged", (b, i, m), d, w) for b, i, m in ((128, 32, 12), (128, 24, 16))
                       for d, w in ((256, 1), (1024, 1), (4096, 1), (1024, 2), (1024, 4)))
                 + (("staged", (256, 32, 6), 1024, 1),)
-                + tuple(("lookahead", (b, i, m), d, 1)
-                        for b, i, m in ((128, 32, 12), (128, 32, 11), (128, 24, 12), (96, 32, 16))
-                        for d in (256, 1024, 2048, 4096)))
+                + tuple(("lookahead", (128, 32, 12), d, True) for d in (256, 1024, 4096))
+                + tuple(("lookahead", shape, LOOKAHEAD_DELAY, True) for shape in LOOKAHEAD_SHAPES)
+                + tuple(("lookahead", shape, LOOKAHEAD_DELAY, False)
+                        for shape in ((128, 32, 12), (96, 48, 12))))
 STAGED_DIAGNOSTIC = ((128, 32, 12), (128, 24, 16))
 
 
@@ -167,11 +179,18 @@ def staged_spec(dtype="int32", block=None, items=None, min_blocks=None, inclusiv
 
 
 def check_lookahead(dtype: str, block: int, items: int, min_blocks: int) -> None:
-    """ConfigError, naming the rule, for a look-ahead shape that cannot be built or run."""
-    check_tile(dtype, block, items)
-    if block + 32 > 1024:
-        raise ConfigError(f"block={block}: the look-back warp makes {block + 32} threads, "
-                          "more than 1024")
+    """ConfigError, naming the rule, for a look-ahead shape that cannot be built or run.
+    Its tile waits in shared memory, not registers: up to 64 items a thread."""
+    if dtype not in CTYPES:
+        raise ConfigError(f"scan: dtype {dtype} is not supported; use one of "
+                          f"{', '.join(CTYPES)}")
+    if block % 32 or not 32 <= block <= 992:
+        raise ConfigError(f"block={block}: whole warps, 32 to 992 data threads (the "
+                          "look-back warp makes one more)")
+    v = vec(dtype)
+    if items < v or items % v or items > 64:
+        raise ConfigError(f"ITEMS_PER_THREAD={items} with {dtype}: whole 16-byte vectors "
+                          f"(a multiple of {v}), at most 64")
     if not 1 <= min_blocks <= 32 or (block + 32) * min_blocks > 2048:
         raise ConfigError(f"{min_blocks} blocks of {block} + 32 threads per SM: 1 to 32 "
                           "blocks and at most 2048 threads an SM")
@@ -182,16 +201,17 @@ def check_lookahead(dtype: str, block: int, items: int, min_blocks: int) -> None
 
 
 def lookahead_spec(dtype="int32", block=None, items=None, min_blocks=None, inclusive=True,
-                   delay=None) -> KernelSpec:
+                   delay=None, early=None) -> KernelSpec:
     b, i, m = LOOKAHEAD
     block, min_blocks = block or b, min_blocks or m
     items = items or i * 4 // np.dtype(dtype).itemsize
     delay = LOOKAHEAD_DELAY if delay is None else delay
+    early = LOOKAHEAD_EARLY if early is None else early
     if not 0 <= delay <= 1_000_000:
         raise ConfigError(f"delay={delay} ns: 0 to 1,000,000 ns between two polls")
     return KernelSpec(f"{CHAPTER}/12_single_pass_lookahead.cu", "scan_lookahead",
                       template=(CTYPES[dtype], block, items, min_blocks, int(delay),
-                                bool(inclusive)))
+                                bool(inclusive), bool(early)))
 
 
 def pipelined_smem(dtype, block, items, stages) -> int:
@@ -333,7 +353,8 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
             if tiles > MAX_TILES - (1 << 20):
                 raise ConfigError(f"n={n}: {tiles} tiles exceed the 32-bit tile ticket; "
                                   "use a larger tile (block × items)")
-            k = get_kernel(lookahead_spec(dtype, block, items, stages[0], inclusive, stages[1]))
+            k = get_kernel(lookahead_spec(dtype, block, items, stages[0], inclusive, stages[1],
+                                          stages[2]))
             smem = block * items * np.dtype(dtype).itemsize
             k.preferred_shared_memory_carveout = 100
             return [k], (tiles, tiles, smem)
@@ -453,7 +474,7 @@ def enqueue_staged(x, out, inclusive=True, block=None, items=None, min_blocks=No
 
 
 def enqueue_lookahead(x, out, inclusive=True, block=None, items=None, min_blocks=None,
-                      delay=None) -> None:
+                      delay=None, early=None) -> None:
     """Launch the look-ahead single pass (12): `block` data threads and the look-back warp."""
     n = x.size
     if n == 0:
@@ -463,8 +484,9 @@ def enqueue_lookahead(x, out, inclusive=True, block=None, items=None, min_blocks
     block, min_blocks = block or b, min_blocks or m
     items = items or i * 4 // x.itemsize
     delay = LOOKAHEAD_DELAY if delay is None else delay
+    early = LOOKAHEAD_EARLY if early is None else bool(early)
     kernels, (tiles, blocks, smem) = _plan("lookahead", dtype, n, inclusive, block, items,
-                                           stages=(min_blocks, delay))
+                                           stages=(min_blocks, delay, early))
     _launch_tiles(kernels[0], tiles, blocks, block + 32, x, out, smem)
 
 

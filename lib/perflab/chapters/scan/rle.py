@@ -4,9 +4,11 @@
     values, lengths, count = enc.encode(x)   # on the GPU; count is a 1-element array
     y = decode(values[:r], lengths[:r], n)   # r = int(count[0]); y == x exactly
 
-Two encoders (kernels/03-scan/): "fused" (05_rle_fused.cu: heads, scan of the head
-counts and scatter in one pass, then 06_run_lengths.cu) and "unfused" (04_rle_unfused.cu:
-a flags kernel, the single-pass scan of the flags, a scatter kernel, then the lengths).
+Encoders (kernels/03-scan/): "fused" (05_rle_fused.cu: heads, scan of the head counts
+and scatter in one pass, then 06_run_lengths.cu), "unfused" (04_rle_unfused.cu: a flags
+kernel, the single-pass scan of the flags, a scatter kernel, then the lengths),
+"pipelined" (09) and "lookahead" (13_rle_lookahead.cu: on the look-ahead single pass,
+values and lengths written in the pass, then rle_tails for each tile's last run).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """
@@ -21,10 +23,14 @@ from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state
 
 ENCODERS = ("fused", "unfused")
 #: every encoder `encode` takes
-ALL = ENCODERS + ("pipelined",)
+ALL = ENCODERS + ("pipelined", "lookahead")
 #: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
 #: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
 PIPELINED = (256, 16, 2)
+#: 13_rle_lookahead.cu: the encoder on the look-ahead single pass (12) that writes values
+#: and lengths in its pass (block of data threads, items, blocks per SM, pause between
+#: polls in ns); encode(x, "lookahead"), timed in scan.targets.
+LOOKAHEAD = (128, 48, 9, 2048)          # the best of its shapes, run ec22323fbb53
 MAX_N = (1 << 31) - 1
 DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 items a thread
 
@@ -38,6 +44,17 @@ def pipelined_spec(block=None, items=None, stages=None) -> KernelSpec:
     b, i, s = PIPELINED
     return KernelSpec(f"{CHAPTER}/09_rle_pipelined.cu", "rle_encode_pipelined",
                       template=("int", block or b, items or i, stages or s))
+
+
+def lookahead_spec(block=None, items=None, min_blocks=None, delay=None) -> KernelSpec:
+    b, i, m, d = LOOKAHEAD
+    return KernelSpec(f"{CHAPTER}/13_rle_lookahead.cu", "rle_encode_lookahead",
+                      template=(block or b, items or i, min_blocks or m,
+                                d if delay is None else delay))
+
+
+def tails_spec() -> KernelSpec:
+    return KernelSpec(f"{CHAPTER}/13_rle_lookahead.cu", "rle_tails")
 
 
 def unfused_specs() -> list[KernelSpec]:
@@ -103,6 +120,9 @@ class Encoder:
         if n == 0:
             self.count.fill(0)
             return self.values, self.lengths, self.count
+        if variant == "lookahead":
+            self._lookahead(x)
+            return self.values, self.lengths, self.count
         if variant == "pipelined":
             self._pipelined(x)
         elif variant == "fused":
@@ -134,6 +154,30 @@ class Encoder:
                (x, self.values, self.starts, self.count, np.int64(n), counter,
                 np.uint32(tiles), words, epoch), shared_mem=smem)
 
+    def _lookahead(self, x, shape=None) -> None:
+        """13: values and lengths in one pass, then rle_tails over the tiles. `shape`:
+        (block, items, blocks per SM, pause ns), LOOKAHEAD by default, fixed at the first
+        call."""
+        import cupy as cp
+        n = x.size
+        if getattr(self, "_la", None) is None:
+            b, i, m, d = shape or LOOKAHEAD
+            k = get_kernel(lookahead_spec(b, i, m, d))
+            k.preferred_shared_memory_carveout = 100
+            size = max(1, -(-self.n // (b * i)))
+            self._la = (k, get_kernel(tails_spec()), b, i, cp.empty(size, dtype=cp.int32),
+                        cp.empty(size, dtype=cp.int32))
+        k, k_tails, b, i, tail_pos, tail_start = self._la
+        tiles = -(-n // (b * i))
+        counter, words, _, _, _, epoch = state().args(tiles, False)
+        launch(k, tiles, b + 32,
+               (x, self.values, self.lengths, self.starts, tail_pos, tail_start,
+                self.count, np.int64(n), counter, np.uint32(tiles), words, epoch),
+               shared_mem=b * i * 4)
+        launch(k_tails, max(1, min(-(-tiles // 256), 1024)), 256,
+               (tail_pos, tail_start, self.starts, self.count, self.lengths,
+                np.uint32(tiles), np.int64(n)))
+
     def _unfused(self, x) -> None:
         import cupy as cp
         n = x.size
@@ -154,6 +198,8 @@ def traffic_bytes(variant: str, n: int, runs: int) -> int:
     lengths = 4 * runs + 4 * runs                # starts read, lengths written
     if variant == "fused":
         return 4 * n + out + lengths
+    if variant == "lookahead":                   # values and lengths written in the pass
+        return 4 * n + 8 * runs
     # flags: read x, write flags; scan: read and write; scatter: read x, flags, positions
     return (4 * n + 4 * n) + (8 * n) + 12 * n + out + lengths
 

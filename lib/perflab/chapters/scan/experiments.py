@@ -586,20 +586,8 @@ def large(ctx, sizes=((1 << 30) + 1, (1 << 31) + 5)):
                     kernels=ops.specs(v, "int32", inc), launch=launches, seed=s)
         del x, out
         cp.get_default_memory_pool().free_all_blocks()
-        params = {"n": n, "dtype": "int32", "inclusive": True, "input": "short runs"}
-        try:
-            enc = rle.Encoder(n)
-        except ConfigError as exc:
-            ctx.row(variant="rle fused", params=params, metrics={}, invalid=str(exc))
-            continue
-        x = rle.make_runs(n, "short", np.random.default_rng(s))
-        with capture_launches() as launches:
-            checked(lambda: enc.encode(x, "fused"), "rle fused")
-        chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
-        ctx.row(variant="rle fused", params=params, metrics={"runs": (runs, "1")}, check=chk,
-                kernels=[rle.fused_spec(), rle.lengths_spec()], launch=launches, seed=s)
-        del x, enc
-        cp.get_default_memory_pool().free_all_blocks()
+        _encode_once(ctx, n, s, "fused", {"n": n, "dtype": "int32", "inclusive": True,
+                                           "input": "short runs"})
 
 
 def _profile_missing():
@@ -892,18 +880,25 @@ def _large_lookahead(ctx, n: int) -> None:
             launch=launches, seed=s)
     del x, out
     cp.get_default_memory_pool().free_all_blocks()
-    params = {"n": n, "kind": "short", "part": "large"}
+    _encode_once(ctx, n, s, "lookahead", {"n": n, "kind": "short", "part": "large"})
+
+
+def _encode_once(ctx, n: int, s: int, mode: str, params: dict) -> None:
+    """One checked encode of n int32 with short runs by encoder `mode` (a row "rle <mode>"),
+    or the encoder's refusal of n as an invalid row."""
+    import cupy as cp
+    variant = f"rle {mode}"
     try:
         enc = rle.Encoder(n)
     except ConfigError as exc:
-        ctx.row(variant="rle lookahead", params=params, metrics={}, invalid=str(exc))
+        ctx.row(variant=variant, params=params, metrics={}, invalid=str(exc))
         return
     x = rle.make_runs(n, "short", np.random.default_rng(s))
     with capture_launches() as launches:
-        checked(lambda: enc.encode(x, "lookahead"), "rle lookahead")
+        checked(lambda: enc.encode(x, mode), variant)
     chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
-    ctx.row(variant="rle lookahead", params=params, metrics={"runs": (runs, "1")}, check=chk,
-            kernels=RLE_SPECS["lookahead"](), launch=launches, seed=s)
+    ctx.row(variant=variant, params=params, metrics={"runs": (runs, "1")}, check=chk,
+            kernels=RLE_SPECS[mode](), launch=launches, seed=s)
     del x, enc
     cp.get_default_memory_pool().free_all_blocks()
 

@@ -454,3 +454,15 @@ def test_every_kernel_file_is_used_by_an_experiment():
     used = {s.file for s in registry.kernel_specs(full=True)}
     files = {p.relative_to(paths.KERNELS).as_posix() for p in paths.KERNELS.rglob("*.cu")}
     assert files - used == set(), f"kernel files no experiment uses: {sorted(files - used)}"
+
+
+def test_every_kernel_without_template_arguments_is_extern_c():
+    """A spec with no template arguments is loaded by its bare name, which only an
+    extern "C" kernel keeps (any other is mangled): one that is not would compile offline
+    and fail only on a GPU ("named symbol not found")."""
+    plain = {(s.file, s.name): s for s in registry.kernel_specs(full=True) if not s.template}
+    assert plain
+    mangled = [f"{f}: {n} -> {cr.compile_cubin(s, 'sm_90').lowered_name}"
+               for (f, n), s in plain.items()
+               if cr.compile_cubin(s, "sm_90").lowered_name != n]
+    assert not mangled, "kernels loaded by name that are not extern \"C\":\n" + "\n".join(mangled)

@@ -82,12 +82,12 @@ __device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& sma
 }
 
 // 3xTF32 split of a value x' that the pre-pass left as big + small (22 significant bits,
-// see round_tf32<true>): big = x' rounded to TF32 (nearest, ties away: add half a TF32 ulp
-// to the magnitude bits, clear the 13 low bits) and small = x' - big, exact in fp32 and
-// already a TF32 value. 3 instructions (IADD, LOP3, FADD) instead of the 2 x (cvt + test)
-// + FADD of split_tf32. No Inf/NaN test is needed: x' is finite or NaN (the pre-pass
-// turns +-Inf into NaN, as split_tf32 does: Inf - Inf), and for a NaN x' whatever big
-// becomes, small = x' - big is NaN and carries it into the sum.
+// see round_3xtf32 in 09_3xtf32.cu): big = x' rounded to TF32 (nearest, ties away: add
+// half a TF32 ulp to the magnitude bits, clear the 13 low bits) and small = x' - big,
+// exact in fp32 and already a TF32 value. 3 instructions (IADD, LOP3, FADD) instead of the
+// 2 x (cvt + test) + FADD of split_tf32. No Inf/NaN test is needed: where x' is +-Inf or
+// NaN (the pre-pass lets them through and raises its flag), small = x' - big is NaN, and
+// the element it reaches is computed again by rung 09's fp32 pass.
 __device__ __forceinline__ void split_pre(float x, unsigned& big, unsigned& small) {
     big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
     small = __float_as_uint(x - __uint_as_float(big));
@@ -447,25 +447,17 @@ __device__ __forceinline__ void k_range(int K, int BK, int& kt0, int& nkt) {
 
 }  // namespace tc
 
-// Operand pre-pass: Y[i] = tf32(X[i]) (SPLIT: Y[i] = big + small of X[i], as split_tf32
-// makes them; the sum is exact in fp32 and keeps 22 significant bits). Run on A and on B
-// into scratch arrays before the GEMM, it takes the conversion out of the main loop, where
-// every value is converted once per fragment load of every warp that reads it (4x for A,
-// 2x for B with 2 x 4 warps of 64 x 64), at the cost of one read and one write of each
-// operand: ~1 GB, ~0.25 ms at 8192^3 against a ~5-7 ms GEMM. float4 when both pointers
+// Operand pre-pass of rung 08: Y[i] = tf32(X[i]). Run on A (and, transposed, on B: the
+// kernel below) into scratch arrays before the GEMM, it takes the conversion out of the
+// main loop, where every value is converted once per fragment load of every warp that
+// reads it (4x for A, 2x for B with 2 x 4 warps of 64 x 64), at the cost of one read and
+// one write of each operand: ~1 GB, ~0.25 ms at 8192^3 against a ~5-7 ms GEMM. float4 when both pointers
 // are 16-byte aligned; a scalar loop does the rest (and everything otherwise).
-template <bool SPLIT>
 __device__ __forceinline__ float round_operand(float x) {
-    if (SPLIT) {
-        unsigned big, small;
-        tc::split_tf32(x, big, small);
-        return __uint_as_float(big) + __uint_as_float(small);
-    }
     return __uint_as_float(tc::to_tf32(x));
 }
 
-template <bool SPLIT>
-__global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(256)
 round_tf32(const float* __restrict__ X, float* __restrict__ Y, long long n) {
     const long long stride = (long long)gridDim.x * blockDim.x;
     const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -475,15 +467,15 @@ round_tf32(const float* __restrict__ X, float* __restrict__ Y, long long n) {
         const long long n4 = n / 4;
         for (long long i = first; i < n4; i += stride) {
             float4 v = reinterpret_cast<const float4*>(X)[i];
-            v.x = round_operand<SPLIT>(v.x);
-            v.y = round_operand<SPLIT>(v.y);
-            v.z = round_operand<SPLIT>(v.z);
-            v.w = round_operand<SPLIT>(v.w);
+            v.x = round_operand(v.x);
+            v.y = round_operand(v.y);
+            v.z = round_operand(v.z);
+            v.w = round_operand(v.w);
             reinterpret_cast<float4*>(Y)[i] = v;
         }
         done = n4 * 4;
     }
-    for (long long i = done + first; i < n; i += stride) Y[i] = round_operand<SPLIT>(X[i]);
+    for (long long i = done + first; i < n; i += stride) Y[i] = round_operand(X[i]);
 }
 
 // Rung 08's pre-pass for B: Y = tf32(X) transposed, X an R x Cn row-major matrix (B, K x N)
@@ -500,7 +492,7 @@ round_tf32_transpose(const float* __restrict__ X, float* __restrict__ Y, int R, 
 #pragma unroll
     for (int i = ty; i < 32; i += 8) {
         const int r = r0 + i, c = c0 + tx;
-        if (r < R && c < Cn) tile[i][tx] = round_operand<false>(X[(size_t)r * Cn + c]);
+        if (r < R && c < Cn) tile[i][tx] = round_operand(X[(size_t)r * Cn + c]);
     }
     __syncthreads();
 #pragma unroll

@@ -26,7 +26,10 @@ def test_ceilings_of_the_recorded_run(monkeypatch):
     monkeypatch.setenv("PERFLAB_MODE", "replay")
     c = machine.ceilings()
     assert 3e12 < c.bandwidth_Bps < 6e12
-    assert set(c.peaks_flops) == {"FP32 FMA", "TF32 mma.sync", "TF32 cuBLAS"}
+    assert set(c.peaks_flops) == {"FP32 FMA", "TF32 mma.sync", "TF32 cuBLAS", "TF32 wgmma"}
+    # on the H200 (Hopper): cuBLAS TF32 above the mma.sync ceiling, below the wgmma one
+    p = c.peaks_flops
+    assert p["FP32 FMA"] < p["TF32 mma.sync"] < p["TF32 cuBLAS"] < p["TF32 wgmma"]
     assert c.source.startswith("recorded on NVIDIA H200")
 
 

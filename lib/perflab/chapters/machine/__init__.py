@@ -1,6 +1,6 @@
 """Chapter 0, the machine (chapters/00-machine.md): the ceilings every other chapter is
-placed against — copy bandwidth, the FP32 FMA rate, the TF32 tensor-core rates —
-measured on the device.
+placed against — copy bandwidth, the FP32 FMA rate, the TF32 tensor-core rates
+(mma.sync, wgmma, cuBLAS) — measured on the device.
 
 Other chapters use `ceilings()`: the three experiments of one run as a roofline
 `Ceilings` (live on a GPU, replayed without one)."""
@@ -10,7 +10,7 @@ CHAPTER = "00-machine"
 TITLE = "The machine"
 
 from . import experiments  # noqa: E402  (registers machine.copy, machine.fma, machine.tensor)
-from .experiments import copy_spec, fma_spec, mma_spec  # noqa: E402
+from .experiments import copy_spec, fma_spec, mma_spec, wgmma_spec  # noqa: E402
 
 
 def ceilings_from(copy_df, fma_df, tensor_df):
@@ -23,6 +23,9 @@ def ceilings_from(copy_df, fma_df, tensor_df):
     mma = tensor_df[tensor_df["variant"].str.startswith("mma.sync")]
     if len(mma):
         peaks["TF32 mma.sync"] = float(mma["TFLOP/s"].max()) * 1e12
+    wg = tensor_df[tensor_df["variant"].str.startswith("wgmma")]
+    if len(wg) and "TFLOP/s" in wg and wg["TFLOP/s"].notna().any():
+        peaks["TF32 wgmma"] = float(wg["TFLOP/s"].max()) * 1e12
     tf32 = tensor_df[tensor_df["variant"] == "cuBLAS TF32"]
     if len(tf32):
         peaks["TF32 cuBLAS"] = float(tf32["TFLOP/s"].max()) * 1e12
@@ -36,4 +39,5 @@ def ceilings():
                          lab.run("machine.tensor"))
 
 
-__all__ = ["CHAPTER", "TITLE", "ceilings", "ceilings_from", "copy_spec", "fma_spec", "mma_spec"]
+__all__ = ["CHAPTER", "TITLE", "ceilings", "ceilings_from", "copy_spec", "fma_spec", "mma_spec",
+           "wgmma_spec"]

@@ -27,6 +27,16 @@ def mma_spec(acc):
     return KernelSpec("00-machine/mma_tf32_peak.cu", "mma_tf32_peak", template=(acc,))
 
 
+#: Warpgroups per block of the wgmma peak (Hopper only).
+WGMMA_WG = (1, 2)
+WGMMA_SMEM = 256 * 32 * 4 + 1024     # B (8 x 256 per k8 step, 4 steps), 1 KB of alignment
+
+
+def wgmma_spec(wg):
+    return KernelSpec("00-machine/wgmma_tf32_peak.cu", "wgmma_tf32_peak", template=(wg,),
+                      options=("-arch=sm_90a",))
+
+
 @experiment("machine.copy", title="Device-to-device copy bandwidth",
             small={"sizes": (4099 * 16,)}, kernels=lambda: [copy_spec()])
 def copy(ctx, sizes=(1 << 28, 1 << 30, 1 << 32)):
@@ -120,10 +130,11 @@ def fma_reference(chains: int, steps: int, y: float, z: float) -> float:
 
 @experiment("machine.tensor", title="TF32 tensor-core peaks",
             small={"iters": 64, "gemm_sizes": (257,)},
-            kernels=lambda: [mma_spec(a) for a in MMA_ACC])
+            kernels=lambda: [mma_spec(a) for a in MMA_ACC] + [wgmma_spec(w) for w in WGMMA_WG])
 def tensor(ctx, iters=1 << 14, gemm_sizes=(8192,)):
-    """Two tensor ceilings: mma.sync m16n8k8 TF32 with operands in registers (what any
-    mma.sync kernel can reach) and cuBLAS TF32/FP32 GEMM (the practical library peak)."""
+    """Three tensor ceilings: mma.sync m16n8k8 TF32 with operands in registers (what any
+    mma.sync kernel can reach), wgmma m64n256k8 TF32 with nothing to load (Hopper: what
+    any wgmma kernel can reach) and cuBLAS TF32/FP32 GEMM (the practical library peak)."""
     import cupy as cp
     from ...blas import gemm
 
@@ -150,6 +161,7 @@ def tensor(ctx, iters=1 << 14, gemm_sizes=(8192,)):
         ctx.row(variant=f"mma.sync acc={acc}", params={"acc": acc, "size": 0},
                 metrics=metrics, check=chk, kernels=[spec],
                 launch={"grid": grid, "block": block, "blocks_per_sm": per_sm})
+    wgmma_peak(ctx, ab, iters)
     for n in gemm_sizes:
         A = cp.random.uniform(-1, 1, (n, n), dtype=cp.float32)
         B = cp.random.uniform(-1, 1, (n, n), dtype=cp.float32)
@@ -168,3 +180,37 @@ def tensor(ctx, iters=1 << 14, gemm_sizes=(8192,)):
             ctx.row(variant=f"cuBLAS {mode.upper()}", params={"acc": 0, "size": n},
                     metrics=metrics, check=chk, kernels=[])
         A = B = C = ref = None
+
+
+def wgmma_peak(ctx, ab, iters: int) -> None:
+    """The wgmma rows of machine.tensor: one per WGMMA_WG, or, off Hopper, one saying why."""
+    import cupy as cp
+
+    dev = current()
+    for wg in WGMMA_WG:
+        spec = wgmma_spec(wg)
+        if not str(dev.compute_capability).startswith("9."):
+            ctx.row(variant=f"wgmma warpgroups={wg}", params={"acc": wg, "size": 0}, metrics={},
+                    kernels=[], invalid=f"wgmma needs a Hopper GPU (compute capability 9.x); "
+                                        f"{dev.name} has {dev.compute_capability}")
+            continue
+        k = get_kernel(spec)
+        block = 128 * wg
+        per_sm = blocks_per_sm(k, block, WGMMA_SMEM)
+        grid = dev.sms * per_sm
+        out = cp.empty(grid * block, dtype=cp.float32)
+        poison(out)
+        args = (ab, out, np.int32(iters))
+        launch(k, grid, block, args, shared_mem=WGMMA_SMEM)
+        expect = cp.full(out.shape, 128 * 4 * 4.0 * iters, dtype=cp.float64)
+        chk = compare(out, expect, "fp32")
+        flops = 2.0 * 64 * 256 * 8 * 4 * (grid * wg) * iters
+        metrics = {"flops": (flops, "FLOP")}
+        if ctx.timing and chk.correct:
+            t = ctx.time(lambda: launch(k, grid, block, args, shared_mem=WGMMA_SMEM), [()],
+                         f"wgmma-wg{wg}")
+            metrics.update(as_metrics(t))
+            metrics["TFLOP/s"] = (flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
+        ctx.row(variant=f"wgmma warpgroups={wg}", params={"acc": wg, "size": 0},
+                metrics=metrics, check=chk, kernels=[spec],
+                launch={"grid": grid, "block": block, "blocks_per_sm": per_sm})

@@ -1,4 +1,5 @@
-"""compute-sanitizer on this chapter's kernels and on rung 09 (3xTF32) of chapter 1,
+"""compute-sanitizer on this chapter's kernels and on rungs 09-12 of chapter 1 (3xTF32 on
+mma.sync, wgmma + TMA, TF32 split-K, 3xTF32 on wgmma; 10 and 12 on Hopper only),
 recorded like a measurement: memcheck (out-of-bounds and misaligned accesses, one
 allocation per array so that a stray access leaves its allocation) and racecheck
 (shared-memory hazards), one row per tool.
@@ -6,7 +7,7 @@ allocation per array so that a stray access leaves its allocation) and racecheck
 The sanitized process runs this module's `drive()`: one launch of each kernel on a small
 problem that is a multiple of no tile (130 × 67 × 93: partial tiles in M, N and K, a few
 blocks), inputs made on the host and each output checked on the host against float64;
-rung 09 also once with NaN and ±Inf planted (its fp32 fallback for non-finite elements),
+rungs 09 and 12 also once with NaN and ±Inf planted (their fp32 fallback for non-finite elements),
 once with its split in the main loop and once split along K. No library kernels run in it (their
 instrumentation would cost most of the time and test CuPy, not these kernels), so each
 tool finishes in seconds; the correctness pass under the sanitizers (`make sanitize`),
@@ -29,19 +30,36 @@ DRIVE = "import sys; from perflab.chapters.matmul.sanitize import drive; sys.exi
 SAN_SIZE = (130, 67, 93)
 #: Rung 09's extra launches: its split in the main loop (PRE_ROUND=0).
 R09 = "09-3xtf32"
+#: Chapter 1's rungs after 09 (10 and 12 run on Hopper only).
+LATER_RUNGS = ("10-wgmma-tma", "11-tf32-split-k", "12-3xtf32-wgmma")
+#: The rungs with an fp32 fallback for non-finite elements, run once with them planted.
+SPECIAL = (R09, "12-3xtf32-wgmma")
 
 
-def _subjects():
+def _subjects(runnable: bool = False):
+    """This chapter's kernels and rungs 09-12; `runnable`: only those the current GPU runs."""
     from ..sgemm import get as get_rung
     from .variants import VARIANTS
-    return list(VARIANTS) + [get_rung(R09)]
+    out = list(VARIANTS) + [get_rung(n) for n in (R09,) + LATER_RUNGS]
+    if runnable:
+        from ...device import current
+        from ...errors import ConfigError
+        dev, ok = current().as_dict(), []
+        for v in out:
+            try:
+                v.check(v.params(), *SAN_SIZE, dev)
+            except ConfigError:
+                continue
+            ok.append(v)
+        out = ok
+    return out
 
 
-def sanitized_kernels():
-    """Every kernel `drive` launches: this chapter's at default parameters, rung 09's in
-    both split modes (its pre-pass and split-K reduction among them)."""
+def sanitized_kernels(runnable: bool = False):
+    """Every kernel `drive` launches: this chapter's at default parameters, rungs 09-12's
+    (09 in both split modes, its pre-pass and split-K reduction among them)."""
     out = []
-    for v in _subjects():
+    for v in _subjects(runnable):
         out += v.kernels(v.params())
         if v.name == R09:
             out += v.kernels(v.params(PRE_ROUND=0))
@@ -74,13 +92,15 @@ def drive() -> int:
         passed, failed = passed + ok, failed + (not ok)
         print(f"{'ok  ' if ok else 'FAIL'} {what}: {detail}", flush=True)
 
-    def right(C, ref=ref, v=None):
-        chk = compare(C, ref, "fp32")
+    def right(C, ref=ref, prec="fp32"):
+        chk = compare(C, ref, prec)
         return chk.correct, f"relative error {chk.rel_err:.1e}"
 
-    for v in _subjects():
-        one(f"{v.name} {M}x{N}x{K}", v, v.params(), A, B, right)
-    r09 = next(v for v in _subjects() if v.name == R09)
+    subjects = _subjects(runnable=True)
+    for v in subjects:      # each against its own precision's tolerance (10 and 11: TF32)
+        one(f"{v.name} {M}x{N}x{K}", v, v.params(), A, B,
+            lambda C, p=v.precision: right(C, prec=p))
+    r09 = next(v for v in subjects if v.name == R09)
     one(f"{R09} PRE_ROUND=0 {M}x{N}x{K}", r09, r09.params(PRE_ROUND=0), A, B, right)
     # Split-K (few output tiles, long K: 31 slices of 4 k-tiles) and its reduction.
     Ak = rng.uniform(-1, 1, (67, 2000)).astype(np.float32)
@@ -103,6 +123,9 @@ def drive() -> int:
 
     for p in (r09.params(), r09.params(PRE_ROUND=0)):
         one(f"{R09} PRE_ROUND={p['PRE_ROUND']} NaN and ±Inf planted", r09, p, As, Bs, classes)
+    for v in subjects:
+        if v.name in SPECIAL and v.name != R09:
+            one(f"{v.name} NaN and ±Inf planted", v, v.params(), As, Bs, classes)
     print(f"{passed} passed, {failed} failed", flush=True)
     return 1 if failed else 0
 
@@ -120,7 +143,7 @@ def sanitize(ctx, tools=TOOLS, timeout_s=240):
     import cupy as cp
 
     from .experiments import warm
-    warm(sanitized_kernels())
+    warm(sanitized_kernels(runnable=True))
     cp.get_default_memory_pool().free_all_blocks()
     tool = shutil.which("compute-sanitizer")
     for t in tools:

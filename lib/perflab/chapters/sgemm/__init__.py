@@ -1,5 +1,5 @@
 """Chapter 1, tiled SGEMM (chapters/01-sgemm.md): a ladder of kernels, one idea per rung
-(kernels/01-sgemm/01..09), each checked against a float64 reference and timed next to
+(kernels/01-sgemm/01..12), each checked against a float64 reference and timed next to
 cuBLAS in the same run.
 
     from perflab.chapters import sgemm
@@ -7,9 +7,9 @@ cuBLAS in the same run.
     v.run(A, B, C, v.params())             # checked, then enqueued on the stream
 
 Modules: variant (what a rung is, the operand checks), simple (01-05), warptile (06),
-splitk (07), tensor (08, 09), hopper (10), tcsplitk (11), experiments (ladder, sweep,
-split-K, profile), report (tables and figures), explorer (the tile-size explorer),
-profiling (the ncu child).
+splitk (07), tensor (08, 09), hopper (10), tcsplitk (11), hopper3x (12), experiments
+(ladder, sweep, split-K, chunks, profile), report (tables and figures), explorer (the
+tile-size explorer), profiling (the ncu child).
 """
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from .variant import Variant  # noqa: E402
 
 def variants() -> list[Variant]:
     """The rungs, in ladder order."""
-    from . import hopper, simple, splitk, tcsplitk, tensor, warptile
+    from . import hopper, hopper3x, simple, splitk, tcsplitk, tensor, warptile
     return (list(simple.VARIANTS) + [warptile.VARIANT, splitk.VARIANT] + list(tensor.VARIANTS)
-            + [hopper.VARIANT, tcsplitk.VARIANT])
+            + [hopper.VARIANT, tcsplitk.VARIANT, hopper3x.VARIANT])
 
 
 def get(name: str) -> Variant:

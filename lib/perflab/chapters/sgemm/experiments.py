@@ -237,11 +237,36 @@ def empty_launches(ctx, n: int = 2) -> dict:
                    metrics=as_metrics(t), kernels=[spec])
 
 
+#: Rung 12's accumulation chunk (k-tiles of 32 per fresh partial; 0: all of K in one), at
+#: the size of the 3xTF32 target.
+CHUNKS = (0, 1, 2, 4, 8, 32)
+CHUNK_SIZE = (8192, 8192, 8192)
+CHUNK_VARIANT = "12-3xtf32-wgmma"
+
+
+@experiment("sgemm.chunks", title="3xTF32 on wgmma: error and speed against the chunk",
+            small={"size": (130, 67, 200)}, sweep=True,
+            kernels=lambda: [s for c in CHUNKS
+                             for s in get_variant(CHUNK_VARIANT).kernels(
+                                 get_variant(CHUNK_VARIANT).params(chunk=c))])
+def chunks(ctx, size=CHUNK_SIZE, chunks=CHUNKS):
+    """Rung 12 at each accumulation chunk, checked and timed interleaved with cuBLAS FP32
+    and TF32: how the error grows with the products chained in the tensor core's
+    accumulator, and what the fp32 adds cost."""
+    M, N, K = size
+    prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
+    baseline = baselines(ctx, prob)
+    v = get_variant(CHUNK_VARIANT)
+    for c in chunks:
+        run_variant(ctx, prob, v, v.params(chunk=c), baseline)
+
+
 PROFILE_SEGMENTS = (
     [((4096, 4096, 4096), n) for n in ("cuBLAS FP32", "cuBLAS TF32")]
     + [((4096, 4096, 4096), v) for v in
        ("01-naive", "02-coalesced", "03-smem-tiling", "04-register-tiling", "05-occupancy",
-        "06-warptiling", "08-tf32-mma", "09-3xtf32", "10-wgmma-tma", "11-tf32-split-k")]
+        "06-warptiling", "08-tf32-mma", "09-3xtf32", "10-wgmma-tma", "11-tf32-split-k",
+        "12-3xtf32-wgmma")]
     + [((128, 128, 32768), v) for v in ("cuBLAS FP32", "06-warptiling", "07-split-k",
                                          "cuBLAS TF32", "11-tf32-split-k")])
 

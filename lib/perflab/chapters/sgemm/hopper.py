@@ -68,9 +68,9 @@ def _specs(p: dict) -> list[KernelSpec]:
     return [gemm_spec(p)] + _prepass_specs()
 
 
-def hopper_only(device: dict | None) -> None:
-    """ConfigError unless `device` (a device dict; None: the current GPU if there is one)
-    has compute capability 9.x."""
+def hopper_only(device: dict | None, name: str = NAME) -> None:
+    """ConfigError (from rung `name`) unless `device` (a device dict; None: the current GPU
+    if there is one) has compute capability 9.x."""
     if device is None:
         from ...device import probe
         info, _ = probe()
@@ -80,7 +80,7 @@ def hopper_only(device: dict | None) -> None:
     cc = str(device.get("compute_capability", ""))
     if not cc.startswith("9."):
         raise ConfigError(
-            f"{NAME}: wgmma and the tensor-memory copies need a Hopper GPU (compute "
+            f"{name}: wgmma and the tensor-memory copies need a Hopper GPU (compute "
             f"capability 9.x, compiled for {ARCH}); {device.get('name', 'this GPU')} has "
             f"compute capability {cc or 'unknown'}. Rung 08 (08-tf32-mma) runs TF32 on "
             "any GPU from compute capability 8.0")
@@ -162,7 +162,7 @@ _KEEP = 32           # plans kept (LRU): one per pair of operand addresses and s
 _SCRATCH: dict = {}  # (device, which, rows, ld) -> scratch array for a padded copy
 
 
-def _scratch(dev: int, which: str, rows: int, ld: int):
+def scratch(dev: int, which: str, rows: int, ld: int):
     import cupy as cp
     key = (dev, which, rows, ld)
     if key not in _SCRATCH:
@@ -172,9 +172,11 @@ def _scratch(dev: int, which: str, rows: int, ld: int):
     return _SCRATCH[key]
 
 
-def _copy_step(src: str, dst: str, X, rows: int, cols: int, ld: int):
+def copy_step(src: str, dst: str, X, rows: int, cols: int, ld: int, specs=None):
+    """The padded copy of X (rows x cols) into rows of ld floats, as a plan's step; `specs`:
+    the two pad_copy instantiations to use (rung 10's by default)."""
     vec4 = cols % 4 == 0 and X.data.ptr % 16 == 0
-    k = get_kernel(_prepass_specs()[0 if vec4 else 1])
+    k = get_kernel((specs or _prepass_specs())[0 if vec4 else 1])
     grid = (max(1, min(ceil_div(cols, 256 * (4 if vec4 else 1)), 64)), min(rows, 65535))
     check_launch(k, grid, (256,), 0)
     return Step(k, grid, (256,), src + dst, (np.int32(rows), np.int32(cols), np.int32(ld)))
@@ -187,15 +189,15 @@ def _plan(A, B, C, p: dict, dev: int):
     # does not start on 16 bytes sends that operand through a padded copy.
     if K % 4 or A.data.ptr % 16:
         Kp = ceil_div(K, 4) * 4
-        X = arrays["X"] = _scratch(dev, "A", M, Kp)
-        steps.append(_copy_step("A", "X", A, M, K, Kp))
+        X = arrays["X"] = scratch(dev, "A", M, Kp)
+        steps.append(copy_step("A", "X", A, M, K, Kp))
         a_ptr, lda = X.data.ptr, Kp
     else:
         a_ptr, lda = A.data.ptr, K
     if N % 4 or B.data.ptr % 16:
         Np = ceil_div(N, 4) * 4
-        Y = arrays["Y"] = _scratch(dev, "B", K, Np)
-        steps.append(_copy_step("B", "Y", B, K, N, Np))
+        Y = arrays["Y"] = scratch(dev, "B", K, Np)
+        steps.append(copy_step("B", "Y", B, K, N, Np))
         b_ptr, ldb = Y.data.ptr, Np
     else:
         b_ptr, ldb = B.data.ptr, N
@@ -220,15 +222,21 @@ def _enqueue(A, B, C, p: dict) -> None:
     dev = cp.cuda.runtime.getDevice()
     key = (dev, A.shape, B.shape, A.data.ptr, B.data.ptr, int(p["BN"]), int(p["stages"]),
            int(p["cluster"]))
-    plan = _PLANS.get(key)
-    if plan is None:
-        while len(_PLANS) >= _KEEP:
-            _PLANS.popitem(last=False)
-        plan = _PLANS[key] = _plan(A, B, C, p, dev)
-    else:
-        _PLANS.move_to_end(key)
-    arrays, steps = plan
+    arrays, steps = cached_plan(_PLANS, key, lambda: _plan(A, B, C, p, dev))
     run_steps(steps, {"A": A, "B": B, "C": C, **arrays})
+
+
+def cached_plan(plans: OrderedDict, key, build, keep: int = _KEEP):
+    """The plan for `key` in `plans` (least recently used first), built by `build()` when
+    absent; at most `keep` plans are kept."""
+    plan = plans.get(key)
+    if plan is None:
+        while len(plans) >= keep:
+            plans.popitem(last=False)
+        plan = plans[key] = build()
+    else:
+        plans.move_to_end(key)
+    return plan
 
 
 VARIANT = Variant(

@@ -7,8 +7,9 @@ import pandas as pd
 from ...plots import COLORS, label_points
 
 BASELINES = ("cuBLAS FP32", "cuBLAS TF32")
-#: The Hopper rung (wgmma + TMA), present where it ran (compute capability 9.x).
+#: The Hopper rungs (wgmma + TMA), present where they ran (compute capability 9.x).
 HOPPER = "10-wgmma-tma"
+HOPPER_3X = "12-3xtf32-wgmma"
 
 
 def size_label(M, N, K) -> str:
@@ -132,6 +133,67 @@ def splitk_curve(ax, splitk: pd.DataFrame, M=128, N=128, K=32768):
     return ax
 
 
+def chunk_table(chunks: pd.DataFrame) -> pd.DataFrame:
+    """Rung 12 by accumulation chunk: the k values summed into one fresh partial (all of K
+    for chunk 0), the error against cuBLAS FP32's on the same inputs, and the speed."""
+    d = chunks[(chunks["variant"] == HOPPER_3X) & chunks["correct"].fillna(False).astype(bool)]
+    if not len(d):
+        return pd.DataFrame(columns=["chunk", "k_per_partial", "rel_err", "err_x", "TFLOP/s",
+                                     "x", "x_min", "x_max"])
+    r = d.iloc[0]
+    fp32_err = at(chunks, "cuBLAS FP32", r["M"], r["N"], r["K"], "rel_err")
+    out = pd.DataFrame({
+        "chunk": d["chunk"].astype(int),
+        "k_per_partial": [int(k if c == 0 else 32 * c) for c, k in zip(d["chunk"], d["K"])],
+        "rel_err": d["rel_err"], "err_x": d["rel_err"] / fp32_err,
+        "TFLOP/s": d.get("TFLOP/s"), "x": d.get("vs_cublas_fp32"),
+        "x_min": d.get("vs_cublas_fp32_min"), "x_max": d.get("vs_cublas_fp32_max")})
+    return out.sort_values("k_per_partial").reset_index(drop=True)
+
+
+def chunk_summary(chunks: pd.DataFrame, default_chunk: int) -> dict:
+    """The numbers the rung-12 prose quotes from the chunk experiment."""
+    t = chunk_table(chunks).set_index("chunk")
+    get = lambda c, col: float(t.loc[c, col]) if c in t.index else float("nan")
+    g = {"ch_default": default_chunk, "ch_default_k": get(default_chunk, "k_per_partial"),
+         "ch0_err_x": get(0, "err_x"), "ch_default_err_x": get(default_chunk, "err_x"),
+         "ch0_x": get(0, "x"), "ch_default_x": get(default_chunk, "x"),
+         "ch_fresh_cost": (1 - get(default_chunk, "TFLOP/s") / get(0, "TFLOP/s")) * 100}
+    within = t[(t.index > 0) & (t["err_x"] <= 2.0)]
+    g["ch_longest_ok_k"] = float(within["k_per_partial"].max()) if len(within) else float("nan")
+    return g
+
+
+def chunk_curves(axes, chunks: pd.DataFrame):
+    """Rung 12 against the k values per fresh partial: error as a multiple of cuBLAS FP32's
+    (left) and speed as a multiple of cuBLAS FP32's (right, the bar spans the rounds); the
+    targets dashed."""
+    t = chunk_table(chunks)
+    if not len(t):
+        return axes
+    x = t["k_per_partial"]
+    ax = axes[0]
+    ax.plot(x, t["err_x"], "o-", color=COLORS["tf32"], label="12, 3xTF32 on wgmma")
+    ax.axhline(1.0, color=COLORS["cuBLAS FP32"], lw=1.2, label="cuBLAS FP32 (= 1)")
+    ax.axhline(2.0, color="0.4", ls="--", lw=1, label="target: at most 2×")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("k values summed in one fresh partial")
+    ax.set_ylabel("error / cuBLAS FP32's")
+    ax.legend(fontsize=7, loc="upper left", frameon=False)
+    ax = axes[1]
+    err = np.vstack([t["x"] - t["x_min"], t["x_max"] - t["x"]])
+    ax.errorbar(x, t["x"], yerr=err, fmt="o-", color=COLORS["tf32"], capsize=3,
+                label="12 (bar: lowest to highest round)")
+    ax.axhline(2.0, color="0.4", ls="--", lw=1, label="target: at least 2×")
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0, max(3.0, float(t["x_max"].max()) * 1.1))
+    ax.set_xlabel("k values summed in one fresh partial")
+    ax.set_ylabel("speed / cuBLAS FP32's")
+    ax.legend(fontsize=7, loc="lower right", frameon=False)
+    return axes
+
+
 def sweep_heatmap(fig, ax, df: pd.DataFrame, variant: str, row_keys, col_keys):
     """TFLOP/s of every swept configuration of `variant`; blank = invalid or not run."""
     d = df[df["variant"] == variant].copy()
@@ -207,10 +269,12 @@ def chain_lengths(ladder: pd.DataFrame, variant: str = "09-3xtf32") -> pd.DataFr
 
 
 def summary(ladder, splitk, prof, *, fma_peak: float, mma_peak: float, sms: int,
-            l2_bytes: int) -> dict:
-    """Every number the chapter's prose quotes, computed from the rows of one run."""
+            l2_bytes: int, wgmma_peak: float = float("nan")) -> dict:
+    """Every number the chapter's prose quotes, computed from the rows of one run
+    (`wgmma_peak`: chapter 0's wgmma ceiling, NaN where it was not measured)."""
     g = {"gflop_4096": 2 * 4096**3 / 1e9, "mb_4096": 4 * 3 * 4096**2 / 1e6, "sms": sms,
-         "fma_peak": fma_peak, "mma_peak": mma_peak, "l2_mib": l2_bytes / 2**20}
+         "fma_peak": fma_peak, "mma_peak": mma_peak, "wgmma_peak": wgmma_peak,
+         "l2_mib": l2_bytes / 2**20}
     # correctness
     g["n_checked"] = int(ladder["correct"].notna().sum())
     g["n_failed"] = int((ladder["correct"] == False).sum())  # noqa: E712
@@ -308,9 +372,25 @@ def summary(ladder, splitk, prof, *, fma_peak: float, mma_peak: float, sms: int,
     g["r10_err_ratio"] = (at(ladder, HOPPER, n, n, n, "rel_err")
                           / at(ladder, "cuBLAS TF32", n, n, n, "rel_err"))
     g["r10_of_mma"] = g["r10_8192_tf"] / mma_peak * 100
+    g["r10_of_wgmma"] = g["r10_8192_tf"] / wgmma_peak * 100
+    g["cbtf_of_wgmma"] = g["cublas_tf32"] / wgmma_peak * 100
     g.update(s10_tensor=pv(HOPPER, "tensor_pipe_pct"), s10_us=pv(HOPPER, "duration_us"),
              s08_us=pv("08-tf32-mma", "duration_us"), cbtf_us=pv("cuBLAS TF32", "duration_us"),
              r10_skinny_x=at(ladder, HOPPER, *sk, "vs_cublas_tf32"))
+    # rung 12 (3xTF32 on wgmma) against cuBLAS FP32, and its error against FP32's
+    for name, size in (("8192", (8192,) * 3), ("4096", (4096,) * 3), ("odd", (3000, 2999, 3001))):
+        med, lo, hi = spread(ladder, HOPPER_3X, *size, "fp32")
+        g.update({f"r12_{name}_x": med, f"r12_{name}_lo": lo, f"r12_{name}_hi": hi,
+                  f"r12_{name}_tf": at(ladder, HOPPER_3X, *size),
+                  f"r12_{name}_err_x": at(ladder, HOPPER_3X, *size, "rel_err")
+                  / at(ladder, "cuBLAS FP32", *size, "rel_err")})
+    g["r12_err"] = at(ladder, HOPPER_3X, n, n, n, "rel_err")
+    g["r12_vs_09"] = g["r12_8192_tf"] / g["tf32_3x_tf"]
+    g["r12_tf32_x"] = at(ladder, HOPPER_3X, n, n, n, "vs_cublas_tf32")
+    g["s12_tensor"] = pv(HOPPER_3X, "tensor_pipe_pct")
+    # the tensor work rung 12 executes: three TF32 products per useful one
+    g["r12_tensor_tf"] = 3 * g["r12_8192_tf"]
+    g["r12_tensor_vs_10"] = g["r12_tensor_tf"] / g["r10_8192_tf"]
     # rung 11 on the skinny problem: the timed call, and the profiler's kernel durations
     sk11 = spread(ladder, "11-tf32-split-k", *sk, "tf32")
     g.update(sk11_us=at(ladder, "11-tf32-split-k", *sk, "median_ms") * 1e3,
@@ -373,10 +453,13 @@ def targets(ladder: pd.DataFrame) -> pd.DataFrame:
                   need)
     ratio("11 TF32 split-K / cuBLAS TF32 at 128×128×32768", "11-tf32-split-k", sk, "tf32", 1.0)
     n = 8192
-    err = at(ladder, "09-3xtf32", n, n, n, "rel_err") / at(ladder, "cuBLAS FP32", n, n, n, "rel_err")
-    rows.append({"target": "09 3xTF32 error / cuBLAS FP32's at 8192³ (at most)", "measured": err,
+    # The 3xTF32 target: rung 12 where it ran (Hopper), else rung 09.
+    x3 = HOPPER_3X if np.isfinite(at(ladder, HOPPER_3X, n, n, n)) else "09-3xtf32"
+    label = {HOPPER_3X: "12 3xTF32 on wgmma", "09-3xtf32": "09 3xTF32"}[x3]
+    err = at(ladder, x3, n, n, n, "rel_err") / at(ladder, "cuBLAS FP32", n, n, n, "rel_err")
+    rows.append({"target": f"{label} error / cuBLAS FP32's at 8192³ (at most)", "measured": err,
                  "lowest": np.nan, "highest": np.nan, "needed": 2.0, "met": bool(err <= 2.0)})
-    ratio("09 3xTF32 / cuBLAS FP32 at 8192³", "09-3xtf32", (n, n, n), "fp32", 2.0)
+    ratio(f"{label} / cuBLAS FP32 at 8192³", x3, (n, n, n), "fp32", 2.0)
     n_failed = int((ladder["correct"] == False).sum())  # noqa: E712
     rows.append({"target": "every check passed", "measured": float(n_failed == 0),
                  "lowest": np.nan, "highest": np.nan, "needed": 1.0, "met": n_failed == 0})

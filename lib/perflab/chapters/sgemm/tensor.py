@@ -154,7 +154,7 @@ def _gemm_spec(precision: str, p: dict, pre: bool, al: bool, ed: bool):
 
 def _prepass_specs(precision: str) -> list:
     if precision == "tf32":
-        return [spec(FILES["tf32"], "round_tf32", template=(False,)),
+        return [spec(FILES["tf32"], "round_tf32"),
                 spec(FILES["tf32"], "round_tf32_transpose")]
     return [spec(FILES["3xtf32"], "round_3xtf32")]
 

@@ -8,10 +8,11 @@ run-length encoding built on the scan, each checked before it is timed next to C
     values, lengths, count = rle.Encoder(x.size).encode(x)
 
 Modules: ops (the scans and their checks), rle (encoders, decoder, inputs with runs),
-experiments (check, float_order, sizes, dtypes, tune, rle, large, profile, stress),
-report (the page's numbers, tables and figures), explorer (block size × ITEMS_PER_THREAD),
-profiling (the ncu child). Kernels: kernels/03-scan/; tests: tests/chapters/test_scan.py and
-test_scan_lookahead.py.
+experiments (check, float_order, sizes, dtypes, tune, rle, large, profile, stress, and
+the later tries' lookback, pipeline, staged, targets, chunked, rle_chunked,
+chunked_profile), report (the page's numbers, tables and figures), explorer (block size ×
+ITEMS_PER_THREAD), profiling (the ncu child). Kernels: kernels/03-scan/; tests:
+tests/chapters/test_scan.py, test_scan_lookahead.py and test_scan_chunked.py.
 """
 from __future__ import annotations
 

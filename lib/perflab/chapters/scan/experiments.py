@@ -484,7 +484,8 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
                                  + [ops.single_pass_spec("int32", inclusive=False),
                                     rle.lengths_spec()]),
              "pipelined": lambda: [rle.pipelined_spec(), rle.lengths_spec()],
-             "lookahead": lambda: [rle.lookahead_spec(), rle.tails_spec()]}
+             "lookahead": lambda: [rle.lookahead_spec(), rle.tails_spec()],
+             "chunked": lambda: [rle.chunked_spec(), rle.tails_spec()]}
 
 
 def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
@@ -508,7 +509,7 @@ def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
                     checked(lambda: enc.encode(x, v), f"rle {v}")
                 chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
                 info[v] = dict(chk=chk, launches=launches, kernels=RLE_SPECS[v](),
-                               bytes=rle.traffic_bytes(v if v in ("unfused", "lookahead")
+                               bytes=rle.traffic_bytes(v if v in ("unfused", "lookahead", "chunked")
                                                        else "fused", n, runs))
                 if chk.correct:
                     calls[v] = (lambda a, v=v: enc.encode(a, v, check=False), [(x,)])
@@ -620,12 +621,15 @@ def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
 
 @experiment("scan.stress", title="1000 back-to-back single-pass scans",
             small={"calls": 20, "sizes": (1000003,)},
-            kernels=lambda: ops.specs("single-pass", "int32", True) + ops.specs("lookahead", "int32", True))
-def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "lookahead")):
+            kernels=lambda: (ops.specs("single-pass", "int32", True)
+                             + ops.specs("lookahead", "int32", True)
+                             + ops.specs("chunked", "int32", True)))
+def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "lookahead",
+                                                                  "chunked")):
     """`calls` scans launched back to back without a host wait (the ticket counter and the
     status words reused, a new epoch each time), over four rotating inputs; every call's
     last element is kept on the GPU and compared with its input's sum at the end. For the
-    single pass of 03 and the look-ahead single pass (12)."""
+    single pass of 03, the look-ahead single pass (12) and the chunked one (14)."""
     import cupy as cp
     for v in variants:
         for n in sizes:
@@ -809,8 +813,8 @@ def staged(ctx, n=1 << 28, sweep=ops.STAGED_SWEEP, diagnostic=ops.STAGED_DIAGNOS
 
 
 TARGET_CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 24) + 3)
-TARGET_SCANS = ("pipelined", "lookahead")          # 08 and 12, checked at every dtype
-TARGET_ENCODERS = ("pipelined", "lookahead")       # 09 and 13, checked on every kind
+TARGET_SCANS = ("pipelined", "lookahead", "chunked")      # 08, 12, 14: every dtype
+TARGET_ENCODERS = ("pipelined", "lookahead", "chunked")   # 09, 13, 15: every kind
 TARGET_LARGE = ((1 << 30) + 1, (1 << 31) + 5)
 
 
@@ -822,19 +826,19 @@ def _target_specs():
             + rle.decode_specs() + [ops.single_pass_spec("int32", inclusive=False)])
 
 
-@experiment("scan.targets", title="Issue #11's targets: the pipelined and look-ahead scans and encoders",
+@experiment("scan.targets", title="Issue #11's targets: the pipelined, look-ahead and chunked scans and encoders",
             small={"check_sizes": (0, 1, 31, 4097, 1000003), "scan_n": None,
                    "rle_check_sizes": (1, 31, 1000003), "rle_n": None, "large": ()},
             kernels=_target_specs)
 def targets(ctx, check_sizes=TARGET_CHECK_SIZES, scan_n=1 << 28,
             rle_check_sizes=(1, 31, 1000003), rle_n=1 << 25, large=TARGET_LARGE):
-    """The pipelined (08) and look-ahead (12) scans checked at every dtype, inclusive and
-    exclusive, on sizes that are not multiples of their tiles (integers also over the
-    whole int32 range), then timed at 2^28 int32 with the single pass of 03,
-    torch.cumsum(dtype=int32), cupy.cumsum and the copy; the pipelined (09) and
-    look-ahead (13) encoders checked on every kind of runs, then timed at 2^25 with the
-    fused encoder (05), torch.unique_consecutive and the copy; last, 12 and 13 past 2^31
-    (bytes, then elements: the encoder refuses those with its reason)."""
+    """The pipelined (08), look-ahead (12) and chunked (14) scans checked at every dtype,
+    inclusive and exclusive, on sizes that are not multiples of their tiles (integers also
+    over the whole int32 range), then timed at 2^28 int32 with the single pass of 03,
+    torch.cumsum(dtype=int32), cupy.cumsum and the copy; the pipelined (09), look-ahead
+    (13) and chunked (15) encoders checked on every kind of runs, then timed at 2^25 with
+    the fused encoder (05), torch.unique_consecutive and the copy; last, 12, 14, 13 and 15
+    past 2^31 (bytes, then elements: the encoders refuse those with their reason)."""
     import cupy as cp
     for n in check_sizes:
         for dt in DTYPES:
@@ -856,31 +860,33 @@ def targets(ctx, check_sizes=TARGET_CHECK_SIZES, scan_n=1 << 28,
                   TARGET_ENCODERS, numpy=False)
     if scan_n:
         _time_set(_Tagged(ctx, {"part": "scan"}), scan_n, "int32", (True,),
-                  ("pipelined", "single-pass", "lookahead"), budget_s=2.0)
+                  ("pipelined", "single-pass", "lookahead", "chunked"), budget_s=2.0)
     if rle_n:
         _rle_rows(_Tagged(ctx, {"part": "rle"}), (rle_n,), RLE_KINDS,
-                  ("pipelined", "fused", "lookahead"), numpy=False, budget_s=1.5)
+                  ("pipelined", "fused", "lookahead", "chunked"), numpy=False, budget_s=1.5)
     for n in large:
         _large_lookahead(ctx, n)
 
 
-def _large_lookahead(ctx, n: int) -> None:
-    """12 at n int32 over the whole int32 range (inclusive), and 13 on short runs, or its
-    refusal past 2^31 - 1 elements."""
+def _large_lookahead(ctx, n: int, scans=("lookahead", "chunked")) -> None:
+    """12 and 14 at n int32 over the whole int32 range (inclusive), and 13 and 15 on short
+    runs, or their refusal past 2^31 - 1 elements."""
     import cupy as cp
     if 3 * 4 * n > current().total_mem_bytes:
         return
     s = seed()
     x = fresh(n, "int32", s, "wrap")
     out = cp.empty_like(x)
-    chk, launches = run_checked(ours("lookahead", True), x, out, True)
-    ctx.row(variant="lookahead", params={"n": n, "dtype": "int32", "inclusive": True,
-                                         "input": "wrap", "part": "large"},
-            metrics={}, check=chk, kernels=ops.specs("lookahead", "int32", True),
-            launch=launches, seed=s)
+    for v in scans:
+        chk, launches = run_checked(ours(v, True), x, out, True)
+        ctx.row(variant=v, params={"n": n, "dtype": "int32", "inclusive": True,
+                                   "input": "wrap", "part": "large"},
+                metrics={}, check=chk, kernels=ops.specs(v, "int32", True),
+                launch=launches, seed=s)
     del x, out
     cp.get_default_memory_pool().free_all_blocks()
-    _encode_once(ctx, n, s, "lookahead", {"n": n, "kind": "short", "part": "large"})
+    for v in scans:
+        _encode_once(ctx, n, s, v, {"n": n, "kind": "short", "part": "large"})
 
 
 def _encode_once(ctx, n: int, s: int, mode: str, params: dict) -> None:
@@ -915,3 +921,190 @@ class _Tagged:
 
     def __getattr__(self, name):
         return getattr(self._ctx, name)
+
+
+# -- the chunked single pass (14): reduce from memory, scan one chunk later from L2 -----
+def chunked_reason(warps: int, vpl: int, batches: int, min_blocks: int) -> str | None:
+    try:
+        ops.check_chunked("int32", warps, vpl, batches, min_blocks)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def _chunked_plan(sweep, diagnostic):
+    return ([(*shape, True) for shape in sweep] + [(*shape, False) for shape in diagnostic])
+
+
+def _chunked_name(w, v, bt, m, d, wd, pol, pre, tier, lb) -> str:
+    name = f"chunked {w}x{v}x{bt}x{m}"
+    if not lb:
+        return name + " without look-back"
+    return (name + (f" {d} ns" + (f" tier {tier}" if tier else f" x{wd}"))
+            + ("" if pol == ops.CHUNKED_POLICY else f" policy {pol}")
+            + ("" if pre == ops.CHUNKED_PRELOAD else f" preload {pre}"))
+
+
+@experiment("scan.chunked", title="Reduce from memory, scan from L2: the chunked single pass by shape",
+            small={"n": 1000003}, sweep=True,
+            kernels=lambda: ([ops.chunked_spec("int32", w, v, bt, m, True, d, wd, pol, pre, lb, tr)
+                              for w, v, bt, m, d, wd, pol, pre, tr, lb in
+                              _chunked_plan(ops.CHUNKED_SWEEP, ops.CHUNKED_DIAGNOSTIC)]
+                             + ops.specs("lookahead", "int32", True)))
+def chunked(ctx, n=1 << 28, sweep=ops.CHUNKED_SWEEP, diagnostic=ops.CHUNKED_DIAGNOSTIC):
+    """Every chunked shape (14: data warps x vectors a lane x batches x blocks per SM,
+    pause between polls, predecessors a lane reads per round trip, L2 policy) at 2^28
+    int32, checked exactly, then timed in the same rounds as the copy, torch.cumsum
+    (dtype=int32), the single pass of 03, the look-ahead scan (12) at its default and 14
+    without its look-back (each chunk scanned alone, checked as such)."""
+    import cupy as cp
+    s = seed()
+    x = fresh(n, "int32", s)
+    sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
+    out = sets[0][1]
+    calls, info = {}, {}
+    for w, v, bt, m, d, wd, pol, pre, tr, lb in _chunked_plan(sweep, diagnostic):
+        name = _chunked_name(w, v, bt, m, d, wd, pol, pre, tr, lb)
+        params = {"n": n, "dtype": "int32", "kernel": "chunked", "warps": w, "vpl": v,
+                  "batches": bt, "blocks_per_sm": m, "delay_ns": d, "width": wd,
+                  "policy": pol, "preload": pre, "tier": tr, "lookback": lb,
+                  "chunk_kib": ops.chunk_elems("int32", w, v, bt) * 4 / 1024}
+        why = chunked_reason(w, v, bt, m)
+        if why:
+            ctx.row(variant=name, params=params, metrics={}, invalid=why)
+            continue
+        fn = (lambda a, o, w=w, v=v, bt=bt, m=m, d=d, wd=wd, pol=pol, pre=pre, lb=lb, tr=tr:
+              ops.enqueue_chunked(a, o, True, w, v, bt, m, d, wd, pol, pre, lb, tr))
+        poison(out)
+        with capture_launches() as launches:
+            checked(lambda: fn(x, out), "scan")
+        chunk = ops.chunk_elems("int32", w, v, bt)
+        chk = check_scan(out, x, True) if lb else check_tile_scans(out, x, chunk)
+        info[name] = (chk, launches, params,
+                      [ops.chunked_spec("int32", w, v, bt, m, True, d, wd, pol, pre, lb, tr)])
+        if chk.correct:
+            calls[name] = (fn, sets)
+    fn = ours("lookahead", True)
+    chk, launches = run_checked(fn, x, out, True)
+    info["lookahead"] = (chk, launches, {"n": n, "dtype": "int32", "kernel": "lookahead"},
+                         ops.specs("lookahead", "int32", True))
+    if chk.correct:
+        calls["lookahead"] = (fn, sets)
+    _race_with_03(ctx, calls, info, x, out, sets, s, budget_s=6.0, baseline_rows=True)
+    del sets, x, out
+    _TORCH_VIEWS.clear()
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+@experiment("scan.chunked_profile", title="Where the chunked single pass reads from: DRAM and L2 counters",
+            small={"segments": ()}, requires=_profile_missing,
+            kernels=lambda: ops.specs("chunked", "int32", True) + ops.specs("lookahead", "int32", True))
+def chunked_profile(ctx, segments=(("chunked", 1 << 28), ("lookahead", 1 << 28))):
+    """The chunked (14) and look-ahead (12) single passes once each under Nsight Compute
+    at 2^28 int32 (clocks untouched): DRAM bytes read and written against the 4n bytes of
+    the input (14 reads every chunk twice, the second time from L2: what it reads from
+    DRAM beyond 4n is the second read missing L2), and the L2 hit rate."""
+    from ...profile import profile as run_ncu
+
+    if not ctx.timing or not segments:
+        return
+    plan = [{"variant": v, "n": n} for v, n in segments]
+    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling"):
+        n = seg["n"]
+        metrics = dict(seg["metrics"])
+        if "dram_read_MB" in metrics:
+            metrics["dram_read_over_input"] = (metrics["dram_read_MB"][0] * 1e6 / (4 * n), "x")
+        if "dram_write_MB" in metrics:
+            metrics["dram_write_over_input"] = (metrics["dram_write_MB"][0] * 1e6 / (4 * n), "x")
+        ctx.row(variant=seg["variant"], params={"n": n, "dtype": "int32"}, metrics=metrics,
+                kernels=ops.specs(seg["variant"], "int32", True),
+                profiled_kernels=", ".join(seg["kernels"]))
+
+
+def _rle_chunked_name(shape) -> str:
+    w, v, bt, m, d, wd, tier = shape
+    return f"rle chunked {w}x{v}x{bt}x{m} {d} ns" + (f" tier {tier}" if tier else f" x{wd}")
+
+
+@experiment("scan.rle_chunked", title="The chunked encoder (15) by shape, against 13, 05 and PyTorch",
+            small={"n": 100003, "kinds": ("short", "distinct")}, sweep=True,
+            kernels=lambda: ([rle.chunked_spec(s) for s in rle.CHUNKED_SHAPES]
+                             + RLE_SPECS["lookahead"]() + RLE_SPECS["fused"]()))
+def rle_chunked(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.CHUNKED_SHAPES):
+    """Each shape of the chunked encoder (15: data warps x vectors a lane x batches x
+    blocks per SM) on each kind of runs at 2^25 int32, checked (reference runs and a round
+    trip), then timed round by round with the look-ahead encoder (13), the fused one (05),
+    torch.unique_consecutive(return_counts=True) and the copy of the input."""
+    import cupy as cp
+    torch = torch_or_none()
+    rng = np.random.default_rng(seed())
+    encs = {}
+    for sh in shapes:
+        e = rle.Encoder(n)
+        e._ch = None
+        encs[_rle_chunked_name(sh)] = (e, sh)
+    base = rle.Encoder(n)
+    for kind in kinds:
+        s = int(rng.integers(0, 2**31))
+        x = rle.make_runs(n, kind, np.random.default_rng(s))
+        calls, info = {}, {}
+        runs = 0
+        for name, (e, sh) in encs.items():
+            e.count.fill(-1)
+            e.values.fill(np.iinfo(np.int32).min)
+            e.lengths.fill(-1)
+            with capture_launches() as launches:
+                checked(lambda: e._chunked(x, sh), name)
+            chk, runs = check_rle(x, e.values, e.lengths, e.count)
+            info[name] = dict(chk=chk, launches=launches, shape=sh,
+                              kernels=[rle.chunked_spec(sh), rle.tails_spec()])
+            if chk.correct:
+                calls[name] = (lambda a, e=e: e._chunked(a), [(x,)])
+        for v in ("lookahead", "fused"):
+            base.count.fill(-1)
+            base.values.fill(np.iinfo(np.int32).min)
+            base.lengths.fill(-1)
+            with capture_launches() as launches:
+                checked(lambda: base.encode(x, v), f"rle {v}")
+            chk, runs = check_rle(x, base.values, base.lengths, base.count)
+            info[v] = dict(chk=chk, launches=launches, shape=None, kernels=RLE_SPECS[v]())
+            if chk.correct:
+                calls[v] = (lambda a, v=v: base.encode(a, v, check=False), [(x,)])
+        if torch is not None:
+            tx = torch.from_dlpack(x)
+            vals, counts = torch.unique_consecutive(tx, return_counts=True)
+            # against the fused encoder's runs (checked above; still in `base`)
+            ok = (info["fused"]["chk"].correct and vals.numel() == runs
+                  and bool((torch.from_dlpack(base.values[:runs]) == vals).all())
+                  and bool((torch.from_dlpack(base.lengths[:runs]).long() == counts).all()))
+            del vals, counts
+            info["torch.unique_consecutive"] = dict(
+                chk=Check(ok, 0.0 if ok else 1.0, 0.0, 0), launches=[], shape=None, kernels=[],
+                gpu_kernels=gpu_kernels(lambda: torch.unique_consecutive(tx, return_counts=True)))
+            if ok:
+                calls["torch.unique_consecutive"] = (
+                    lambda a: torch.unique_consecutive(as_torch(a), return_counts=True), [(x,)])
+        calls["copy"] = (lambda a, b=cp.empty_like(x): b.data.copy_from_device(a.data, a.nbytes),
+                         [(x,)])
+        res = ctx.time_interleaved(calls, budget_s=1.2) if ctx.timing else {}
+        for v, d in info.items():
+            metrics = {"runs": (runs, "1")}
+            if v in res:
+                metrics.update(timing_metrics(res[v], 4 * n))
+                metrics.update(ratio_metrics(res, v, vendor=("torch.unique_consecutive",)))
+            params = {"n": n, "kind": kind}
+            if d["shape"] is not None:
+                w, vv, bt, m, dl, wd, tier = d["shape"]
+                params.update({"warps": w, "vpl": vv, "batches": bt, "blocks_per_sm": m,
+                               "delay_ns": dl, "width": wd, "tier": tier})
+            extra = {"gpu_kernels": d["gpu_kernels"]} if d.get("gpu_kernels") else {}
+            ctx.row(variant=v, params=params, metrics=metrics, check=d["chk"],
+                    kernels=d["kernels"], launch=d["launches"], seed=s, **extra)
+        if "copy" in res:
+            ctx.row(variant="copy", params={"n": n, "kind": kind},
+                    metrics=timing_metrics(res["copy"], 4 * n))
+        del x, calls
+        _TORCH_VIEWS.clear()
+        cp.get_default_memory_pool().free_all_blocks()
+    del encs, base
+    cp.get_default_memory_pool().free_all_blocks()

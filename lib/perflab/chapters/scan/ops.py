@@ -19,6 +19,9 @@ Variants (one idea each, kernels/03-scan/):
                  while the tile loads, the chapter's fastest scan (neither in VARIANTS:
                  their sweep is scan.staged; 12's checks and timing at its default are
                  scan.targets, its 1000 back-to-back calls scan.stress)
+  "chunked"      14_single_pass_chunked.cu: persistent blocks that reduce a chunk from
+                 memory, look back for the previous one meanwhile, then scan that one
+                 again from L2 (its sweep is scan.chunked)
 """
 from __future__ import annotations
 
@@ -214,6 +217,92 @@ def lookahead_spec(dtype="int32", block=None, items=None, min_blocks=None, inclu
                                 bool(inclusive), bool(early)))
 
 
+#: The chunked single pass (14): (data warps, 16-byte vectors a lane per batch, batches a
+#: chunk, blocks per SM); a chunk is warps * vpl * batches * 512 bytes. The best of the
+#: second call's shapes (run 01ff1856646c): one block of 24 data warps an SM, 96 KB chunks,
+#: 4 words a lane per look-back round trip (132 blocks: the look-back reads few words).
+CHUNKED = (24, 8, 1, 1)
+CHUNKED_DELAY = 256
+#: predecessors a lane of its look-back warp reads per round trip (the nearest PREFIX is
+#: about one grid of chunks back: every chunk of the current wave is still being reduced)
+CHUNKED_WIDTH = 4
+#: L2 policy: 0 plain first read, ld.global.cs second read, st.global.cs; 1 evict_last /
+#: evict_first policies; 2 plain everywhere
+CHUNKED_POLICY = 0
+#: when the second read of the previous chunk is issued: 0 after the block's barrier, 1
+#: before it, 2 before the reduction's loads (one batch a chunk only)
+CHUNKED_PRELOAD = 0
+#: the look-back: 0 one level (CHUNKED_WIDTH words a lane per round trip), S = 2 … 32 two
+#: levels over super-chunks of S chunks (lookback_tiered.cuh)
+CHUNKED_TIER = 0
+#: the shapes scan.chunked sweeps: (warps, vpl, batches, blocks per SM, pause ns, width,
+#: policy, preload, tier)
+CHUNKED_SWEEP = ((8, 4, 1, 4, 256, 8, 0, 0, 0), (8, 4, 1, 4, 256, 4, 0, 0, 0),
+                 (8, 4, 1, 4, 256, 8, 0, 0, 32), (8, 4, 1, 4, 256, 8, 0, 0, 16),
+                 (8, 8, 1, 3, 256, 8, 0, 0, 32), (8, 8, 2, 2, 256, 8, 0, 0, 16),
+                 (8, 8, 2, 2, 256, 4, 0, 0, 0), (12, 8, 1, 2, 256, 4, 0, 0, 0),
+                 (16, 8, 1, 1, 256, 4, 0, 0, 0), (16, 8, 1, 1, 256, 8, 0, 0, 16),
+                 (24, 8, 1, 1, 256, 4, 0, 0, 0), (24, 8, 1, 1, 256, 8, 0, 0, 16),
+                 (24, 8, 1, 1, 256, 4, 1, 0, 0))
+CHUNKED_DIAGNOSTIC = ((24, 8, 1, 1, 256, 4, 0, 0, 0), (8, 4, 1, 4, 256, 8, 0, 0, 0))
+
+def check_chunked(dtype: str, warps: int, vpl: int, batches: int, min_blocks: int) -> None:
+    """ConfigError, naming the rule, for a chunked shape that cannot be built or run."""
+    if dtype not in CTYPES:
+        raise ConfigError(f"scan: dtype {dtype} is not supported; use one of "
+                          f"{', '.join(CTYPES)}")
+    if not 1 <= warps <= 31:
+        raise ConfigError(f"warps={warps}: 1 to 31 data warps (the look-back warp makes "
+                          "one more)")
+    if not 1 <= vpl <= 16:
+        raise ConfigError(f"vpl={vpl}: 1 to 16 16-byte vectors a lane per batch")
+    if not 1 <= batches <= 64:
+        raise ConfigError(f"batches={batches}: 1 to 64 batches a chunk")
+    if not 1 <= min_blocks <= 32 or (warps + 1) * 32 * min_blocks > 2048:
+        raise ConfigError(f"{min_blocks} blocks of {(warps + 1) * 32} threads per SM: 1 to "
+                          "32 blocks and at most 2048 threads an SM")
+
+
+def chunk_elems(dtype, warps, vpl, batches) -> int:
+    return warps * vpl * batches * 32 * vec(dtype)
+
+
+def chunked_spec(dtype="int32", warps=None, vpl=None, batches=None, min_blocks=None,
+                 inclusive=True, delay=None, width=None, policy=None, preload=None,
+                 lookback=True, tier=None) -> KernelSpec:
+    w, v, bt, m = CHUNKED
+    delay = CHUNKED_DELAY if delay is None else delay
+    width = width or CHUNKED_WIDTH
+    policy = CHUNKED_POLICY if policy is None else policy
+    if not 0 <= delay <= 1_000_000:
+        raise ConfigError(f"delay={delay} ns: 0 to 1,000,000 ns between two polls")
+    if not 1 <= width <= 16:
+        raise ConfigError(f"width={width}: 1 to 16 predecessors a lane per round trip")
+    if policy not in (0, 1, 2):
+        raise ConfigError(f"policy={policy}: 0, 1 or 2")
+    preload = CHUNKED_PRELOAD if preload is None else preload
+    if preload not in (0, 1, 2) or (preload and (batches or bt) != 1):
+        raise ConfigError(f"preload={preload}: 0, 1 or 2, and 1 or 2 only with one batch "
+                          "a chunk")
+    tier = CHUNKED_TIER if tier is None else tier
+    check_tier(tier)
+    return KernelSpec(f"{CHAPTER}/14_single_pass_chunked.cu", "scan_chunked",
+                      template=(CTYPES[dtype], warps or w, vpl or v, batches or bt,
+                                min_blocks or m, int(delay), int(width), int(policy),
+                                int(preload), int(tier), bool(inclusive), bool(lookback)))
+
+
+def check_tier(tier: int) -> None:
+    if tier != 0 and not 2 <= tier <= 32:
+        raise ConfigError(f"tier={tier}: 0 (one-level look-back) or 2 to 32 chunks a "
+                          "super-chunk")
+
+
+def status_words(chunks: int, tier: int) -> int:
+    """Status words a chunked call uses: one a chunk, and one a super-chunk of `tier`."""
+    return chunks + (-(-chunks // tier) if tier else 0)
+
+
 def pipelined_smem(dtype, block, items, stages) -> int:
     return stages * block * items * np.dtype(dtype).itemsize
 
@@ -246,6 +335,8 @@ def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
         return [staged_spec(dtype, inclusive=inclusive)]
     if variant == "lookahead":
         return [lookahead_spec(dtype, inclusive=inclusive)]
+    if variant == "chunked":
+        return [chunked_spec(dtype, inclusive=inclusive)]
     if variant == "three-kernel":
         return three_kernel_specs(dtype, block, items, inclusive)
     if variant == "serial":
@@ -358,6 +449,22 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
             smem = block * items * np.dtype(dtype).itemsize
             k.preferred_shared_memory_carveout = 100
             return [k], (tiles, tiles, smem)
+        if variant in ("chunked", "chunked-nolookback"):
+            w, v, bt, m, d, wd, pol, pre, tier = stages
+            check_chunked(dtype, w, v, bt, m)
+            chunks = -(-n // chunk_elems(dtype, w, v, bt))
+            if chunks > MAX_TILES - (1 << 20):
+                raise ConfigError(f"n={n}: {chunks} chunks exceed the 32-bit ticket; use a "
+                                  "larger chunk")
+            k = get_kernel(chunked_spec(dtype, w, v, bt, m, inclusive, d, wd, pol, pre,
+                                        variant == "chunked", tier))
+            from ...device import current
+            from ...kernels import blocks_per_sm
+            per_sm = blocks_per_sm(k, (w + 1) * 32)
+            if per_sm < 1:
+                raise ConfigError(f"chunked {w}x{v}x{bt}: no block fits on an SM "
+                                  f"({k.num_regs} registers)")
+            return [k], (chunks, min(chunks, current().sms * min(m, per_sm)), 0)
         if variant in ("staged", "staged-nolookback"):
             check_staged(dtype, block, items, stages[0])
             tiles = -(-n // (block * items))
@@ -490,6 +597,30 @@ def enqueue_lookahead(x, out, inclusive=True, block=None, items=None, min_blocks
     _launch_tiles(kernels[0], tiles, blocks, block + 32, x, out, smem)
 
 
+def enqueue_chunked(x, out, inclusive=True, warps=None, vpl=None, batches=None,
+                    min_blocks=None, delay=None, width=None, policy=None, preload=None,
+                    lookback=True, tier=None) -> None:
+    """Launch the chunked single pass (14): persistent blocks of `warps` data warps and
+    the look-back warp. lookback=False: the diagnostic that scans every chunk alone."""
+    n = x.size
+    if n == 0:
+        return
+    dtype = str(x.dtype)
+    w, v, bt, m = CHUNKED
+    shape = (warps or w, vpl or v, batches or bt, min_blocks or m,
+             CHUNKED_DELAY if delay is None else delay, width or CHUNKED_WIDTH,
+             CHUNKED_POLICY if policy is None else policy,
+             CHUNKED_PRELOAD if preload is None else preload,
+             CHUNKED_TIER if tier is None else tier)
+    kernels, (chunks, blocks, _) = _plan("chunked" if lookback else "chunked-nolookback",
+                                         dtype, n, inclusive, shape[0], shape[1],
+                                         stages=shape)
+    counter, words, flags, agg, pre, epoch = state().args(status_words(chunks, shape[8]),
+                                                          vec(dtype) == 2)
+    launch(kernels[0], blocks, (shape[0] + 1) * 32,
+           (x, out, np.int64(n), counter, np.uint32(chunks), words, flags, agg, pre, epoch))
+
+
 def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
             items=None, lookback=DEFAULT_LOOKBACK, grid=DEFAULT_GRID) -> None:
     """Launch the scan without the argument checks of `scan` (the timed call)."""
@@ -502,6 +633,8 @@ def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
         return enqueue_staged(x, out, inclusive, None, items)
     if variant == "lookahead":
         return enqueue_lookahead(x, out, inclusive, None, items)
+    if variant == "chunked":
+        return enqueue_chunked(x, out, inclusive)
     dtype = str(x.dtype)
     items = items or default_items(dtype, variant)
     kernels, tiles = _plan(variant, dtype, n, inclusive, block, items, lookback, grid)
@@ -533,7 +666,10 @@ def traffic_bytes(variant: str, n: int, itemsize: int, block=DEFAULT_BLOCK,
     if variant in ("staged", "lookahead"):
         b, i, _ = STAGED if variant == "staged" else LOOKAHEAD
         items, block = i * 4 // itemsize, b
-    if variant in ("single-pass", "pipelined", "staged", "lookahead"):
+    if variant == "chunked":
+        w, v, bt, _ = CHUNKED
+        block, items = w * 32, v * bt * 16 // itemsize
+    if variant in ("single-pass", "pipelined", "staged", "lookahead", "chunked"):
         tiles = -(-n // (block * items))
         status = tiles * (8 if itemsize == 4 else 20) * 2     # written twice, read back
         return 2 * data + status

@@ -17,7 +17,7 @@ def prepare(segments: list[dict]) -> list:
         n = seg["n"]
         x = cp.asarray(rng.integers(-1000, 1001, n).astype(np.int32))
         out = cp.empty_like(x)
-        if seg["variant"] in ops.VARIANTS:
+        if seg["variant"] in ops.VARIANTS + ("lookahead", "chunked"):
             fn = (lambda x=x, out=out, v=seg["variant"]: ops.enqueue(x, out, True, v))
         else:
             fn = (lambda x=x, out=out: cp.cumsum(x, dtype=x.dtype, out=out))

@@ -487,3 +487,164 @@ def targets_fourth_try(s: dict) -> pd.DataFrame:
          "met": s["la4_stress_ok"]},
     ]
     return pd.DataFrame(rows)
+
+
+def chunked_table(chunked) -> pd.DataFrame:
+    """scan.chunked: every shape of 14, its diagnostic, 12 and 03 in the same rounds,
+    fraction of the copy (%) and × torch.cumsum."""
+    cols = [c for c in ("variant", "chunk_kib", "blocks_per_sm", "vpl", "of_copy", "of_copy_min",
+                        "of_copy_max", "x_torch", "median_ms") if c in chunked]
+    d = chunked[chunked["variant"].isin(["lookahead", "single-pass"])
+                | chunked["variant"].str.startswith("chunked")] if "variant" in chunked else chunked
+    d = d.dropna(subset=["of_copy"]) if "of_copy" in d else d.iloc[:0]
+    d = d[cols].copy()
+    for c in ("of_copy", "of_copy_min", "of_copy_max"):
+        if c in d:
+            d[c] = d[c] * 100
+    return d.sort_values("of_copy", ascending=False)
+
+
+def chunked_summary(chunked, rle_rows, targets_rows, stress, prof=None) -> dict:
+    """The fifth try (14, 15: reduce from memory, scan one chunk later from L2), from the
+    scan.chunked sweep, the scan.rle_chunked encodes, scan.targets (14 and 15 at their
+    defaults, with every check), scan.stress and, when recorded, scan.chunked_profile."""
+    from . import ops, rle as rle_mod
+    out = {}
+    chk = chunked[chunked["correct"].notna()] if "correct" in chunked else chunked.iloc[:0]
+    out["ch5_sw_n_checked"] = int(len(chk))
+    out["ch5_sw_n_failed"] = int((chk["correct"] == False).sum())  # noqa: E712
+    v = {r["variant"]: r for _, r in chunked.iterrows()} if "variant" in chunked else {}
+
+    def name(w, vv, bt, m, d, wd, pol=0, pre=0, tier=0):
+        return (f"chunked {w}x{vv}x{bt}x{m} {d} ns" + (f" tier {tier}" if tier else f" x{wd}")
+                + (f" policy {pol}" if pol else "") + (f" preload {pre}" if pre else ""))
+
+    def pct(key):
+        return _get(v.get(key), "of_copy") * 100
+    w, vv, bt, m = ops.CHUNKED
+    default = name(w, vv, bt, m, ops.CHUNKED_DELAY, ops.CHUNKED_WIDTH, tier=ops.CHUNKED_TIER)
+    out["ch5_shape"] = f"{w}x{vv}x{bt}x{m}"
+    out["ch5_chunk_kib"] = ops.chunk_elems("int32", w, vv, bt) * 4 / 1024
+    out["ch5_blocks"] = 132 * m
+    for key, nm in (("ch5_sw", default), ("ch5_sw_la", "lookahead"), ("ch5_sw_sp", "single-pass")):
+        r = v.get(nm)
+        for mm in ("of_copy", "of_copy_min", "of_copy_max"):
+            out[f"{key}_{mm}"] = _get(r, mm) * 100
+        for mm in ("x_torch", "x_torch_min", "x_torch_max"):
+            out[f"{key}_{mm}"] = _get(r, mm)
+        out[f"{key}_us"] = _get(r, "median_ms") * 1e3
+    # the first default (8x4x1x4, 528 blocks, 8 words a lane), narrower, two-level
+    out["ch5_first"] = pct(name(8, 4, 1, 4, 256, 8))
+    out["ch5_first_w4"] = pct(name(8, 4, 1, 4, 256, 4))
+    out["ch5_first_t32"] = pct(name(8, 4, 1, 4, 256, 8, tier=32))
+    out["ch5_first_t16"] = pct(name(8, 4, 1, 4, 256, 8, tier=16))
+    out["ch5_pol1"] = pct(name(w, vv, bt, m, ops.CHUNKED_DELAY, ops.CHUNKED_WIDTH, pol=1))
+    diag = {k: r for k, r in v.items() if k.startswith("chunked") and "without look-back" in k}
+    out["ch5_diag_of_copy"] = _get(diag.get(f"chunked {w}x{vv}x{bt}x{m} without look-back"),
+                                   "of_copy") * 100
+    out["ch5_diag_first_of_copy"] = _get(diag.get("chunked 8x4x1x4 without look-back"),
+                                         "of_copy") * 100
+    sw = chunked_table(chunked)
+    sw = sw[sw["variant"].str.startswith("chunked") & ~sw["variant"].str.contains("without")] \
+        if "variant" in sw else sw
+    big = sw[sw["vpl"] == 8] if len(sw) and "vpl" in sw else sw.iloc[:0]
+    out["ch5_big_lo"] = float(big["of_copy"].min()) if len(big) else math.nan
+    out["ch5_big_hi"] = float(big["of_copy"].max()) if len(big) else math.nan
+    if len(sw):
+        best, worst = sw.iloc[0], sw.iloc[-1]
+        out["ch5_best"] = str(best["variant"]).replace("chunked ", "")
+        out["ch5_best_of_copy"] = float(best["of_copy"])
+        out["ch5_worst"] = str(worst["variant"]).replace("chunked ", "")
+        out["ch5_worst_of_copy"] = float(worst["of_copy"])
+    copy, torch = v.get("copy"), v.get("torch.cumsum")
+    out["ch5_copy_tbs"] = _get(copy, "TB/s")
+    out["ch5_torch_of_copy"] = (_get(copy, "median_ms") / _get(torch, "median_ms")) * 100
+    # scan.targets: 14 and 15 at their defaults, with every check
+    t = targets_rows
+    part = t["part"] if "part" in t else pd.Series("", index=t.index)
+    ours = t[t["variant"].isin(["chunked", "rle chunked"])] if "variant" in t else t.iloc[:0]
+    c = ours[part[ours.index].isin(["check", "large"]) & ours["correct"].notna()]
+    out["ch5_n_checked"] = int(len(c))
+    out["ch5_n_failed"] = int((c["correct"] == False).sum())  # noqa: E712
+    lg = t[(part == "large") & (t["variant"] == "chunked")] if "variant" in t else t.iloc[:0]
+    lg = lg[lg["correct"].notna()] if "correct" in lg else lg
+    out["ch5_large_ok"] = bool(len(lg)) and bool(lg["correct"].all())
+    sc = t[part == "scan"]
+    for key, nm in (("ch5", "chunked"), ("ch5_la", "lookahead"), ("ch5_sp", "single-pass")):
+        r = _one(sc, variant=nm)
+        for mm in ("of_copy", "of_copy_min", "of_copy_max"):
+            out[f"{key}_{mm}"] = _get(r, mm) * 100
+        for mm in ("x_torch", "x_torch_min", "x_torch_max"):
+            out[f"{key}_{mm}"] = _get(r, mm)
+        out[f"{key}_us"] = _get(r, "median_ms") * 1e3
+    out["ch5_over_la"] = out["ch5_la_us"] / out["ch5_us"]
+    rl = t[part == "rle"]
+    for kind in ("short", "long", "mixed", "equal", "distinct"):
+        k = rl[rl["kind"] == kind] if "kind" in rl else rl.iloc[:0]
+        for key, nm in (("", "chunked"), ("_la", "lookahead"), ("_torch", "torch.unique_consecutive")):
+            r = _one(k, variant=nm)
+            out[f"ch5_rle{key}_{kind}_us"] = _get(r, "median_ms") * 1e3
+            for mm in ("x_torch", "x_torch_min", "x_torch_max"):
+                out[f"ch5_rle{key}_{kind}_{mm}"] = _get(r, mm)
+    b = rle_mod.CHUNKED
+    out["ch5_rle_shape"] = f"{b[0]}x{b[1]}x{b[2]}x{b[3]}" + (f", S = {b[6]}" if b[6] else "")
+    # scan.rle_chunked: every shape, by kind
+    rc = rle_rows[rle_rows["correct"].notna()] if "correct" in rle_rows else rle_rows.iloc[:0]
+    out["ch5_rle_sw_n_checked"] = int(len(rc))
+    out["ch5_rle_sw_n_failed"] = int((rc["correct"] == False).sum())  # noqa: E712
+    k = rle_rows[rle_rows["kind"] == "short"] if "kind" in rle_rows else rle_rows.iloc[:0]
+    k = k[k["variant"].str.startswith("rle chunked")].dropna(subset=["x_torch"]) \
+        if len(k) and "x_torch" in k else k.iloc[:0]
+    out["ch5_rle_sw_lo"] = float(k["x_torch"].min()) if len(k) else math.nan
+    out["ch5_rle_sw_hi"] = float(k["x_torch"].max()) if len(k) else math.nan
+    st = stress[stress["variant"] == "chunked"] if "variant" in stress else stress.iloc[:0]
+    out["ch5_stress_calls"] = int(st["calls"].max()) if len(st) else 0
+    out["ch5_stress_runs"] = int(len(st))
+    out["ch5_stress_wrong"] = int(st["wrong_calls"].sum()) if len(st) else -1
+    out["ch5_stress_ok"] = bool(len(st)) and bool(st["correct"].all())
+    if prof is not None:
+        p = {r["variant"]: r for _, r in prof.iterrows()} if "variant" in prof else {}
+        for key, nm in (("ch5", "chunked"), ("ch5_la", "lookahead")):
+            r = p.get(nm)
+            out[f"{key}_dram_read_x"] = _get(r, "dram_read_over_input")
+            out[f"{key}_dram_write_x"] = _get(r, "dram_write_over_input")
+            out[f"{key}_l2_hit_pct"] = _get(r, "l2_hit_pct")
+        out["ch5_second_read_miss_pct"] = (out["ch5_dram_read_x"] - 1) * 100
+    return out
+
+
+def rle_chunked_table(rle_rows) -> pd.DataFrame:
+    cols = [c for c in ("variant", "kind", "runs", "median_ms", "x_torch", "x_torch_min",
+                        "x_torch_max", "of_copy", "correct") if c in rle_rows]
+    d = rle_rows[rle_rows["variant"] != "copy"] if "variant" in rle_rows else rle_rows
+    return d[cols].sort_values(["kind", "median_ms"]) if len(d) else d[cols]
+
+
+def targets_fifth_try(s: dict) -> pd.DataFrame:
+    """Issue #11's targets for the chunked scan (14) and encoder (15), from scan.targets
+    and scan.stress."""
+    rows = [
+        {"target": f"chunked single pass (14, {s['ch5_shape']}), 2^28 int32, × copy",
+         "wanted": "≥ 0.85",
+         "measured": f"{s['ch5_of_copy'] / 100:.2f} ({s['ch5_of_copy_min'] / 100:.2f}–"
+                     f"{s['ch5_of_copy_max'] / 100:.2f})", "met": bool(s["ch5_of_copy"] >= 85)},
+        {"target": f"chunked single pass (14, {s['ch5_shape']}), 2^28 int32, × torch.cumsum",
+         "wanted": "≥ 1.2",
+         "measured": f"{s['ch5_x_torch']:.2f} ({s['ch5_x_torch_min']:.2f}–{s['ch5_x_torch_max']:.2f})",
+         "met": bool(s["ch5_x_torch"] >= 1.2)},
+        {"target": f"chunked encoder (15, {s['ch5_rle_shape']}), 2^25 runs 1–15, "
+                   "× torch.unique_consecutive",
+         "wanted": "≥ 4",
+         "measured": f"{s['ch5_rle_short_x_torch']:.2f} ({s['ch5_rle_short_x_torch_min']:.2f}–"
+                     f"{s['ch5_rle_short_x_torch_max']:.2f})",
+         "met": bool(s["ch5_rle_short_x_torch"] >= 4)},
+        {"target": "14 and 15 correct: every dtype, 0 … 2^24 + 3, every kind of runs, "
+                   "2^30 + 1 and 2^31 + 5",
+         "wanted": "all", "measured": f"{s['ch5_n_checked']} checks, {s['ch5_n_failed']} failed",
+         "met": s["ch5_n_failed"] == 0 and s["ch5_n_checked"] > 0 and s["ch5_large_ok"]},
+        {"target": f"{s['ch5_stress_calls']} back-to-back chunked scans "
+                   f"({s['ch5_stress_runs']} sizes)",
+         "wanted": "no hang, all right", "measured": f"{s['ch5_stress_wrong']} wrong",
+         "met": s["ch5_stress_ok"]},
+    ]
+    return pd.DataFrame(rows)

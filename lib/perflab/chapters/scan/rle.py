@@ -8,7 +8,9 @@ Encoders (kernels/03-scan/): "fused" (05_rle_fused.cu: heads, scan of the head c
 and scatter in one pass, then 06_run_lengths.cu), "unfused" (04_rle_unfused.cu: a flags
 kernel, the single-pass scan of the flags, a scatter kernel, then the lengths),
 "pipelined" (09) and "lookahead" (13_rle_lookahead.cu: on the look-ahead single pass,
-values and lengths written in the pass, then rle_tails for each tile's last run).
+values and lengths written in the pass, then rle_tails for each tile's last run) and
+"chunked" (15_rle_chunked.cu: on the chunked single pass (14), heads counted from memory,
+the chunk walked again from L2 one iteration later; then rle_tails over the chunks).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """
@@ -19,11 +21,11 @@ import numpy as np
 from ...errors import ConfigError
 from ...kernels import KernelSpec, get_kernel, launch
 from . import CHAPTER
-from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state
+from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state, status_words
 
 ENCODERS = ("fused", "unfused")
 #: every encoder `encode` takes
-ALL = ENCODERS + ("pipelined", "lookahead")
+ALL = ENCODERS + ("pipelined", "lookahead", "chunked")
 #: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
 #: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
 PIPELINED = (256, 16, 2)
@@ -31,6 +33,13 @@ PIPELINED = (256, 16, 2)
 #: and lengths in its pass (block of data threads, items, blocks per SM, pause between
 #: polls in ns); encode(x, "lookahead"), timed in scan.targets.
 LOOKAHEAD = (128, 48, 9, 2048)          # the best of its shapes, run ec22323fbb53
+#: 15_rle_chunked.cu: the encoder on the chunked single pass (14): (data warps, 16-byte
+#: vectors a lane per batch, batches a chunk, blocks per SM, pause ns, look-back width,
+#: super-chunk of the two-level look-back or 0); encode(x, "chunked").
+CHUNKED = (8, 8, 1, 3, 256, 8, 32)      # the best of its shapes, run 01ff1856646c
+#: the shapes scan.rle_chunked compares
+CHUNKED_SHAPES = ((8, 4, 1, 4, 256, 8, 0), (8, 4, 1, 4, 256, 8, 32), (8, 8, 1, 3, 256, 8, 32),
+                  (12, 8, 1, 2, 256, 4, 0), (24, 8, 1, 1, 256, 4, 0))
 MAX_N = (1 << 31) - 1
 DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 items a thread
 
@@ -51,6 +60,11 @@ def lookahead_spec(block=None, items=None, min_blocks=None, delay=None) -> Kerne
     return KernelSpec(f"{CHAPTER}/13_rle_lookahead.cu", "rle_encode_lookahead",
                       template=(block or b, items or i, min_blocks or m,
                                 d if delay is None else delay))
+
+
+def chunked_spec(shape=None) -> KernelSpec:
+    return KernelSpec(f"{CHAPTER}/15_rle_chunked.cu", "rle_encode_chunked",
+                      template=tuple(shape or CHUNKED))
 
 
 def tails_spec() -> KernelSpec:
@@ -123,6 +137,9 @@ class Encoder:
         if variant == "lookahead":
             self._lookahead(x)
             return self.values, self.lengths, self.count
+        if variant == "chunked":
+            self._chunked(x)
+            return self.values, self.lengths, self.count
         if variant == "pipelined":
             self._pipelined(x)
         elif variant == "fused":
@@ -178,6 +195,32 @@ class Encoder:
                (tail_pos, tail_start, self.starts, self.count, self.lengths,
                 np.uint32(tiles), np.int64(n)))
 
+    def _chunked(self, x, shape=None) -> None:
+        """15: values and lengths in one persistent pass over chunks, then rle_tails over
+        the chunks. `shape`: CHUNKED by default, fixed at the first call."""
+        import cupy as cp
+        from ...device import current
+        from ...kernels import blocks_per_sm
+        n = x.size
+        if getattr(self, "_ch", None) is None:
+            shape = tuple(shape or CHUNKED)
+            w, v, bt, m = shape[:4]
+            k = get_kernel(chunked_spec(shape))
+            chunk = w * v * bt * 128
+            size = max(1, -(-self.n // chunk))
+            grid = current().sms * max(1, min(m, blocks_per_sm(k, (w + 1) * 32)))
+            self._ch = (k, get_kernel(tails_spec()), chunk, (w + 1) * 32, grid, shape[6],
+                        cp.empty(size, dtype=cp.int32), cp.empty(size, dtype=cp.int32))
+        k, k_tails, chunk, threads, grid, tier, tail_pos, tail_start = self._ch
+        chunks = -(-n // chunk)
+        counter, words, _, _, _, epoch = state().args(status_words(chunks, tier), False)
+        launch(k, min(chunks, grid), threads,
+               (x, self.values, self.lengths, self.starts, tail_pos, tail_start,
+                self.count, np.int64(n), counter, np.uint32(chunks), words, epoch))
+        launch(k_tails, max(1, min(-(-chunks // 256), 1024)), 256,
+               (tail_pos, tail_start, self.starts, self.count, self.lengths,
+                np.uint32(chunks), np.int64(n)))
+
     def _unfused(self, x) -> None:
         import cupy as cp
         n = x.size
@@ -198,7 +241,7 @@ def traffic_bytes(variant: str, n: int, runs: int) -> int:
     lengths = 4 * runs + 4 * runs                # starts read, lengths written
     if variant == "fused":
         return 4 * n + out + lengths
-    if variant == "lookahead":                   # values and lengths written in the pass
+    if variant in ("lookahead", "chunked"):      # values and lengths written in the pass
         return 4 * n + 8 * runs
     # flags: read x, write flags; scan: read and write; scatter: read x, flags, positions
     return (4 * n + 4 * n) + (8 * n) + 12 * n + out + lengths

@@ -13,8 +13,9 @@ import numpy as np
 
 
 def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
-    """Every kernel, or with only="pipelined", "staged" or "lookahead" (argument or
-    $SCAN_SMOKE_ONLY) that scan alone (08 with its encoder 09, 10 or 12)."""
+    """Every kernel, or with only="pipelined", "staged", "lookahead" or "chunked" (argument
+    or $SCAN_SMOKE_ONLY) that scan alone (08 with its encoder 09, 10, 12 with 13, 14 with
+    15)."""
     import os
 
     import cupy as cp
@@ -24,7 +25,7 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
 
     cp.cuda.set_allocator(None)        # one cudaMalloc per array: overruns leave it
     only = only or os.environ.get("SCAN_SMOKE_ONLY")
-    extra = (only,) if only else ("pipelined", "staged", "lookahead")
+    extra = (only,) if only else ("pipelined", "staged", "lookahead", "chunked")
     variants = () if only else ops.VARIANTS
     bad = 0
     for n in sizes:

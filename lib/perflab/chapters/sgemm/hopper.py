@@ -87,10 +87,7 @@ def hopper_only(device: dict | None, name: str = NAME) -> None:
 
 
 def _validate(p: dict, M: int, N: int, K: int, device: dict | None) -> None:
-    for k in DEFAULTS:
-        v = p.get(k)
-        if not isinstance(v, numbers.Integral) or isinstance(v, bool):
-            raise ConfigError(f"{NAME}: parameter {k} must be an integer, got {v!r}")
+    integers(p, DEFAULTS, NAME)
     hopper_only(device)
     require(p["BN"] in (64, 128), NAME,
             f"BN={p['BN']}; the block tile is 64 columns per consumer warpgroup, 1 or 2 of "
@@ -99,13 +96,27 @@ def _validate(p: dict, M: int, N: int, K: int, device: dict | None) -> None:
     require(p["cluster"] in (1, 2), NAME,
             f"cluster={p['cluster']}; 1 (no cluster) or 2 (two blocks of one tile-row share "
             "A's tile, each loading half of it for both)")
-    need = smem_bytes(p)
+    fits(NAME, smem_bytes(p), f"{p['stages']} stages x (256 + {p['BN']}) x {BK} floats + 1 KB",
+         M, N, K, device)
+
+
+def integers(p: dict, keys, name: str) -> None:
+    """ConfigError (from rung `name`) unless every parameter in `keys` is an integer."""
+    for k in keys:
+        v = p.get(k)
+        if not isinstance(v, numbers.Integral) or isinstance(v, bool):
+            raise ConfigError(f"{name}: parameter {k} must be an integer, got {v!r}")
+
+
+def fits(name: str, need: int, what: str, M: int, N: int, K: int, device: dict | None) -> None:
+    """ConfigError (from rung `name`) unless `need` bytes of shared memory (`what` says how
+    they add up) fit a block of `device` (an H100/H200's limit when None) and M x N x K fits
+    the tensor maps (coordinates under 2^31, rows of padded floats under 2^40 bytes)."""
     limit = int(device["smem_per_block_optin"]) if device else 232448
-    require(need <= limit, NAME,
-            f"{p['stages']} stages x (256 + {p['BN']}) x {BK} floats + 1 KB = {need} B of "
-            f"shared memory, over the {limit} B a block may use"
+    require(need <= limit, name,
+            f"{what} = {need} B of shared memory, over the {limit} B a block may use"
             + (f" on {device.get('name')}" if device else " on an H100/H200"))
-    require(max(M, N, K) < 2**31 and ceil_div(max(K, N), 4) * 4 * max(M, K) < 2**40, NAME,
+    require(max(M, N, K) < 2**31 and ceil_div(max(K, N), 4) * 4 * max(M, K) < 2**40, name,
             f"{M}x{N}x{K} is too large for the tensor maps")
 
 

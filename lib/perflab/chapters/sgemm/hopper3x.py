@@ -16,12 +16,10 @@ reason. Importing this module touches no GPU.
 """
 from __future__ import annotations
 
-import numbers
 from collections import OrderedDict
 
 import numpy as np
 
-from ...errors import ConfigError
 from ...kernels import KernelSpec, Step, check_launch, get_kernel, run_steps
 from . import hopper
 from .variant import KDIR, Variant, ceil_div, require
@@ -68,23 +66,14 @@ def _specs(p: dict) -> list[KernelSpec]:
 
 
 def _validate(p: dict, M: int, N: int, K: int, device: dict | None) -> None:
-    for k in DEFAULTS:
-        v = p.get(k)
-        if not isinstance(v, numbers.Integral) or isinstance(v, bool):
-            raise ConfigError(f"{NAME}: parameter {k} must be an integer, got {v!r}")
+    hopper.integers(p, DEFAULTS, NAME)
     hopper.hopper_only(device, NAME)
     require(2 <= p["stages"] <= 8, NAME, f"stages={p['stages']}; the pipeline needs 2 to 8")
     require(p["chunk"] >= 0, NAME,
             f"chunk={p['chunk']}; the k-tiles summed into one partial: 1 or more, or 0 for "
             "all of K in one")
-    need = smem_bytes(p)
-    limit = int(device["smem_per_block_optin"]) if device else 232448
-    require(need <= limit, NAME,
-            f"{p['stages']} stages x (2 x {BM} + {BN}) x {BK} floats + 1 KB = {need} B of "
-            f"shared memory, over the {limit} B a block may use"
-            + (f" on {device.get('name')}" if device else " on an H100/H200"))
-    require(max(M, N, K) < 2**31 and ceil_div(max(K, N), 4) * 4 * max(M, K) < 2**40, NAME,
-            f"{M}x{N}x{K} is too large for the tensor maps")
+    hopper.fits(NAME, smem_bytes(p),
+                f"{p['stages']} stages x (2 x {BM} + {BN}) x {BK} floats + 1 KB", M, N, K, device)
 
 
 _PLANS: OrderedDict = OrderedDict()     # launch plans, as rung 10's (hopper.cached_plan)

@@ -148,19 +148,19 @@ def gpu_kernels(fn) -> str:
         return f"(not read: {type(exc).__name__})"
 
 
-_TORCH_VIEWS: dict = {}
+TORCH_VIEWS: dict = {}
 
 
 def as_torch(a):
     """A PyTorch view of the CuPy array `a` (made once per array: the timed call then
     pays no conversion)."""
     key = (a.data.ptr, a.size, str(a.dtype))
-    t = _TORCH_VIEWS.get(key)
+    t = TORCH_VIEWS.get(key)
     if t is None:
         import torch
-        if len(_TORCH_VIEWS) > 64:
-            _TORCH_VIEWS.clear()
-        t = _TORCH_VIEWS[key] = (torch.from_dlpack(a), a)    # keep `a` alive with its view
+        if len(TORCH_VIEWS) > 64:
+            TORCH_VIEWS.clear()
+        t = TORCH_VIEWS[key] = (torch.from_dlpack(a), a)    # keep `a` alive with its view
     return t[0]
 
 
@@ -263,7 +263,7 @@ def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
                                 kernels=ops.specs(name, dt, inc) if name in ops.VARIANTS else [],
                                 launch=launches, seed=s)
                 del x, out
-                _TORCH_VIEWS.clear()
+                TORCH_VIEWS.clear()
         cp.get_default_memory_pool().free_all_blocks()
 
 
@@ -299,11 +299,11 @@ def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
                     kernels=ops.specs(name, "float32", True) if name in ops.VARIANTS else [],
                     seed=s)
         del x, ref, out
-        _TORCH_VIEWS.clear()
+        TORCH_VIEWS.clear()
         cp.get_default_memory_pool().free_all_blocks()
 
 
-def _time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True, seed_=None):
+def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True, seed_=None):
     """Check, then time round by round: our variants (for each of `inclusive_set`), the
     vendor scans (inclusive only) and the copy of the input's bytes. Returns rows."""
     import cupy as cp
@@ -353,7 +353,7 @@ def _time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True
                             metrics=metrics, check=d["chk"], kernels=d["kernels"],
                             launch=d["launches"], seed=s, **extra))
     del sets, x, out
-    _TORCH_VIEWS.clear()
+    TORCH_VIEWS.clear()
     cp.get_default_memory_pool().free_all_blocks()
     return rows
 
@@ -365,7 +365,7 @@ def sizes(ctx, sizes=SWEEP_SIZES):
     """At each size: the three scans, CUB through CuPy and PyTorch, and a copy of the
     input's bytes, timed round by round in the same run."""
     for n in sizes:
-        _time_set(ctx, n, "int32", (True,), ops.VARIANTS, budget_s=0.6)
+        time_set(ctx, n, "int32", (True,), ops.VARIANTS, budget_s=0.6)
 
 
 @experiment("scan.dtypes", title="int32, int64, float32; inclusive and exclusive",
@@ -375,7 +375,7 @@ def sizes(ctx, sizes=SWEEP_SIZES):
                              for s in ops.specs(v, dt, inc)])
 def dtypes(ctx, n=1 << 28):
     for dt in DTYPES:
-        _time_set(ctx, n, dt, (True, False), ("single-pass", "three-kernel"), budget_s=1.2)
+        time_set(ctx, n, dt, (True, False), ("single-pass", "three-kernel"), budget_s=1.2)
 
 
 LOOKBACK_SHAPES = tuple((lb, g) for lb in ops.LOOKBACKS for g in ops.GRIDS)
@@ -415,7 +415,7 @@ def lookback(ctx, n=1 << 28):
                 metrics=metrics, check=chk, launch=launches, seed=s,
                 kernels=[ops.single_pass_spec("int32", inclusive=True, lookback=lb, grid=g)])
     del sets, x, out
-    _TORCH_VIEWS.clear()
+    TORCH_VIEWS.clear()
     cp.get_default_memory_pool().free_all_blocks()
 
 
@@ -485,7 +485,8 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
                                     rle.lengths_spec()]),
              "pipelined": lambda: [rle.pipelined_spec(), rle.lengths_spec()],
              "lookahead": lambda: [rle.lookahead_spec(), rle.tails_spec()],
-             "chunked": lambda: [rle.chunked_spec(), rle.tails_spec()]}
+             "chunked": lambda: [rle.chunked_spec(), rle.tails_spec()],
+             "bulk": lambda: [rle.bulk_spec()]}
 
 
 def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
@@ -509,7 +510,7 @@ def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
                     checked(lambda: enc.encode(x, v), f"rle {v}")
                 chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
                 info[v] = dict(chk=chk, launches=launches, kernels=RLE_SPECS[v](),
-                               bytes=rle.traffic_bytes(v if v in ("unfused", "lookahead", "chunked")
+                               bytes=rle.traffic_bytes(v if v in ("unfused", "lookahead", "chunked", "bulk")
                                                        else "fused", n, runs))
                 if chk.correct:
                     calls[v] = (lambda a, v=v: enc.encode(a, v, check=False), [(x,)])
@@ -552,7 +553,7 @@ def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
                 ctx.row(variant="NumPy (CPU)", params={"n": n, "kind": kind}, metrics=metrics,
                         check=Check(ok, 0.0 if ok else 1.0, 0.0, 0), kernels=[], seed=s)
             del x, calls
-            _TORCH_VIEWS.clear()
+            TORCH_VIEWS.clear()
             cp.get_default_memory_pool().free_all_blocks()
         del enc
         cp.get_default_memory_pool().free_all_blocks()
@@ -591,13 +592,13 @@ def large(ctx, sizes=((1 << 30) + 1, (1 << 31) + 5)):
                                            "input": "short runs"})
 
 
-def _profile_missing():
+def profile_missing():
     from ...profile import ncu_missing
     return ncu_missing()
 
 
 @experiment("scan.profile", title="Where the seed's scan loses: profiler counters",
-            small={"segments": ()}, requires=_profile_missing,
+            small={"segments": ()}, requires=profile_missing,
             kernels=lambda: [s for v in ops.VARIANTS for s in ops.specs(v, "int32", True)])
 def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
                            ("single-pass", 1 << 24), ("cupy.cumsum (CUB)", 1 << 24))):
@@ -623,15 +624,17 @@ def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
             small={"calls": 20, "sizes": (1000003,)},
             kernels=lambda: (ops.specs("single-pass", "int32", True)
                              + ops.specs("lookahead", "int32", True)
-                             + ops.specs("chunked", "int32", True)))
+                             + ops.specs("chunked", "int32", True)
+                             + ops.specs("bulk", "int32", True)))
 def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "lookahead",
-                                                                  "chunked")):
+                                                                  "chunked", "bulk")):
     """`calls` scans launched back to back without a host wait (the ticket counter and the
     status words reused, a new epoch each time), over four rotating inputs; every call's
     last element is kept on the GPU and compared with its input's sum at the end. For the
-    single pass of 03, the look-ahead single pass (12) and the chunked one (14)."""
+    single pass of 03, the look-ahead single pass (12), the chunked one (14) and the
+    bulk-copy one (16, where the GPU can run it)."""
     import cupy as cp
-    for v in variants:
+    for v in available(variants):
         for n in sizes:
             s = seed()
             xs = [fresh(n, "int32", s + k, "wrap") for k in range(4)]
@@ -665,7 +668,7 @@ def pipeline_reason(block: int, items: int, stages: int) -> str | None:
     return None
 
 
-def _race_with_03(ctx, calls, info, x, out, sets, s, budget_s, baseline_rows=False):
+def race_with_03(ctx, calls, info, x, out, sets, s, budget_s, baseline_rows=False):
     """The end of a single-pass sweep at x.size int32: the single pass of 03 checked and
     added to `calls`, then everything timed round by round with the copy and
     torch.cumsum, and one row per entry of `info` (with the copy and torch rows too when
@@ -722,9 +725,9 @@ def pipeline(ctx, n=1 << 28, shapes=ops.PIPELINE_SHAPES):
         info[name] = (chk, launches, params, [ops.pipelined_spec("int32", b, i, st, True)])
         if chk.correct:
             calls[name] = (fn, sets)
-    _race_with_03(ctx, calls, info, x, out, sets, s, budget_s=4.0)
+    race_with_03(ctx, calls, info, x, out, sets, s, budget_s=4.0)
     del sets, x, out
-    _TORCH_VIEWS.clear()
+    TORCH_VIEWS.clear()
     cp.get_default_memory_pool().free_all_blocks()
 
 
@@ -806,15 +809,20 @@ def staged(ctx, n=1 << 28, sweep=ops.STAGED_SWEEP, diagnostic=ops.STAGED_DIAGNOS
         info[name] = (chk, launches, params, [_staged_spec(kind, b, i, m, d, w, lb)])
         if chk.correct:
             calls[name] = (fn, sets)
-    _race_with_03(ctx, calls, info, x, out, sets, s, budget_s=10.0, baseline_rows=True)
+    race_with_03(ctx, calls, info, x, out, sets, s, budget_s=10.0, baseline_rows=True)
     del sets, x, out
-    _TORCH_VIEWS.clear()
+    TORCH_VIEWS.clear()
     cp.get_default_memory_pool().free_all_blocks()
 
 
 TARGET_CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 24) + 3)
-TARGET_SCANS = ("pipelined", "lookahead", "chunked")      # 08, 12, 14: every dtype
-TARGET_ENCODERS = ("pipelined", "lookahead", "chunked")   # 09, 13, 15: every kind
+TARGET_SCANS = ("pipelined", "lookahead", "chunked", "bulk")      # 08, 12, 14, 16: every dtype
+TARGET_ENCODERS = ("pipelined", "lookahead", "chunked", "bulk")   # 09, 13, 15, 17: every kind
+
+
+def available(variants) -> tuple:
+    """`variants` less the bulk-copy ones (16, 17) on a GPU that cannot run them."""
+    return tuple(v for v in variants if v != "bulk" or ops.bulk_missing() is None)
 TARGET_LARGE = ((1 << 30) + 1, (1 << 31) + 5)
 
 
@@ -826,27 +834,33 @@ def _target_specs():
             + rle.decode_specs() + [ops.single_pass_spec("int32", inclusive=False)])
 
 
-@experiment("scan.targets", title="Issue #11's targets: the pipelined, look-ahead and chunked scans and encoders",
+@experiment("scan.targets", title="Issue #11's targets: the pipelined, look-ahead, chunked and bulk-copy scans and encoders",
             small={"check_sizes": (0, 1, 31, 4097, 1000003), "scan_n": None,
                    "rle_check_sizes": (1, 31, 1000003), "rle_n": None, "large": ()},
             kernels=_target_specs)
 def targets(ctx, check_sizes=TARGET_CHECK_SIZES, scan_n=1 << 28,
             rle_check_sizes=(1, 31, 1000003), rle_n=1 << 25, large=TARGET_LARGE):
-    """The pipelined (08), look-ahead (12) and chunked (14) scans checked at every dtype,
-    inclusive and exclusive, on sizes that are not multiples of their tiles (integers also
-    over the whole int32 range), then timed at 2^28 int32 with the single pass of 03,
-    torch.cumsum(dtype=int32), cupy.cumsum and the copy; the pipelined (09), look-ahead
-    (13) and chunked (15) encoders checked on every kind of runs, then timed at 2^25 with
-    the fused encoder (05), torch.unique_consecutive and the copy; last, 12, 14, 13 and 15
-    past 2^31 (bytes, then elements: the encoders refuse those with their reason)."""
+    """The pipelined (08), look-ahead (12), chunked (14) and bulk-copy (16) scans checked at
+    every dtype, inclusive and exclusive, on sizes that are not multiples of their tiles
+    (integers also over the whole int32 range), then timed at 2^28 int32 with the single
+    pass of 03, torch.cumsum(dtype=int32), cupy.cumsum and the copy; the pipelined (09),
+    look-ahead (13), chunked (15) and bulk-copy (17) encoders checked on every kind of
+    runs, then timed at 2^25 with the fused encoder (05), torch.unique_consecutive and the
+    copy; last, 12, 14, 16, 13, 15 and 17 past 2^31 (bytes, then elements: the encoders
+    refuse those with their reason). 16 and 17 only where the GPU can run them (a row
+    says why not)."""
     import cupy as cp
+    scans, encoders = available(TARGET_SCANS), available(TARGET_ENCODERS)
+    if "bulk" not in scans:
+        ctx.row(variant="bulk", params={"part": "check"}, metrics={},
+                invalid=ops.bulk_missing())
     for n in check_sizes:
         for dt in DTYPES:
             for dist in (("small", "wrap") if dt == "int32" else ("small",)):
                 s = seed()
                 x = fresh(n, dt, s, dist)
                 out = cp.empty_like(x)
-                for v in TARGET_SCANS:
+                for v in scans:
                     for inc in (True, False):
                         chk, launches = run_checked(ours(v, inc), x, out, inc)
                         ctx.row(variant=v, params={"n": n, "dtype": dt, "inclusive": inc,
@@ -856,24 +870,27 @@ def targets(ctx, check_sizes=TARGET_CHECK_SIZES, scan_n=1 << 28,
                 del x, out
         cp.get_default_memory_pool().free_all_blocks()
     if rle_check_sizes:
-        _rle_rows(_Tagged(ctx, {"part": "check"}, timing=False), rle_check_sizes, RLE_KINDS,
-                  TARGET_ENCODERS, numpy=False)
+        _rle_rows(Tagged(ctx, {"part": "check"}, timing=False), rle_check_sizes, RLE_KINDS,
+                  encoders, numpy=False)
     if scan_n:
-        _time_set(_Tagged(ctx, {"part": "scan"}), scan_n, "int32", (True,),
-                  ("pipelined", "single-pass", "lookahead", "chunked"), budget_s=2.0)
+        time_set(Tagged(ctx, {"part": "scan"}), scan_n, "int32", (True,),
+                  available(("pipelined", "single-pass", "lookahead", "chunked", "bulk")),
+                  budget_s=2.0)
     if rle_n:
-        _rle_rows(_Tagged(ctx, {"part": "rle"}), (rle_n,), RLE_KINDS,
-                  ("pipelined", "fused", "lookahead", "chunked"), numpy=False, budget_s=1.5)
+        _rle_rows(Tagged(ctx, {"part": "rle"}), (rle_n,), RLE_KINDS,
+                  available(("pipelined", "fused", "lookahead", "chunked", "bulk")),
+                  numpy=False, budget_s=1.5)
     for n in large:
         _large_lookahead(ctx, n)
 
 
-def _large_lookahead(ctx, n: int, scans=("lookahead", "chunked")) -> None:
-    """12 and 14 at n int32 over the whole int32 range (inclusive), and 13 and 15 on short
-    runs, or their refusal past 2^31 - 1 elements."""
+def _large_lookahead(ctx, n: int, scans=("lookahead", "chunked", "bulk")) -> None:
+    """12, 14 and 16 at n int32 over the whole int32 range (inclusive), and 13, 15 and 17 on
+    short runs, or their refusal past 2^31 - 1 elements."""
     import cupy as cp
     if 3 * 4 * n > current().total_mem_bytes:
         return
+    scans = available(scans)
     s = seed()
     x = fresh(n, "int32", s, "wrap")
     out = cp.empty_like(x)
@@ -909,7 +926,7 @@ def _encode_once(ctx, n: int, s: int, mode: str, params: dict) -> None:
     cp.get_default_memory_pool().free_all_blocks()
 
 
-class _Tagged:
+class Tagged:
     """A context whose rows carry extra params (which part of an experiment made them)."""
 
     def __init__(self, ctx, extra: dict, timing: bool | None = None):
@@ -990,14 +1007,14 @@ def chunked(ctx, n=1 << 28, sweep=ops.CHUNKED_SWEEP, diagnostic=ops.CHUNKED_DIAG
                          ops.specs("lookahead", "int32", True))
     if chk.correct:
         calls["lookahead"] = (fn, sets)
-    _race_with_03(ctx, calls, info, x, out, sets, s, budget_s=6.0, baseline_rows=True)
+    race_with_03(ctx, calls, info, x, out, sets, s, budget_s=6.0, baseline_rows=True)
     del sets, x, out
-    _TORCH_VIEWS.clear()
+    TORCH_VIEWS.clear()
     cp.get_default_memory_pool().free_all_blocks()
 
 
 @experiment("scan.chunked_profile", title="Where the chunked single pass reads from: DRAM and L2 counters",
-            small={"segments": ()}, requires=_profile_missing,
+            small={"segments": ()}, requires=profile_missing,
             kernels=lambda: ops.specs("chunked", "int32", True) + ops.specs("lookahead", "int32", True))
 def chunked_profile(ctx, segments=(("chunked", 1 << 28), ("lookahead", 1 << 28))):
     """The chunked (14) and look-ahead (12) single passes once each under Nsight Compute
@@ -1026,6 +1043,88 @@ def _rle_chunked_name(shape) -> str:
     return f"rle chunked {w}x{v}x{bt}x{m} {d} ns" + (f" tier {tier}" if tier else f" x{wd}")
 
 
+def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float = 1.2) -> None:
+    """The encoders of a sweep against each other on each kind of runs at n int32:
+    `entries` maps a row name to {"encoder": an rle.Encoder, "run": fn(encoder, x), "params":
+    extra row params, "kernels": specs, "check": whether its output is an encoding to check
+    (a diagnostic's is not), "bytes": its bytes moved by design, or None}; `baselines` are
+    encoders of `rle.Encoder.encode`. Each is checked (reference runs and a round trip),
+    torch.unique_consecutive(return_counts=True) against the last baseline's runs; then all
+    are timed round by round with the copy of the input, one row each."""
+    import cupy as cp
+    torch = torch_or_none()
+    rng = np.random.default_rng(seed())
+    base = rle.Encoder(n)
+    for kind in kinds:
+        s = int(rng.integers(0, 2**31))
+        x = rle.make_runs(n, kind, np.random.default_rng(s))
+        calls, info = {}, {}
+        runs = 0
+        for name, e in entries.items():
+            enc = e["encoder"]
+            enc.count.fill(-1)
+            enc.values.fill(np.iinfo(np.int32).min)
+            enc.lengths.fill(-1)
+            with capture_launches() as launches:
+                checked(lambda: e["run"](enc, x), name)
+            chk = None
+            if e.get("check", True):
+                chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
+            info[name] = dict(chk=chk, launches=launches, params=e.get("params", {}),
+                              kernels=e["kernels"], bytes=e.get("bytes"))
+            if chk is None or chk.correct:
+                calls[name] = (lambda a, e=e: e["run"](e["encoder"], a), [(x,)])
+        for v in baselines:
+            base.count.fill(-1)
+            base.values.fill(np.iinfo(np.int32).min)
+            base.lengths.fill(-1)
+            with capture_launches() as launches:
+                checked(lambda: base.encode(x, v), f"rle {v}")
+            chk, runs = check_rle(x, base.values, base.lengths, base.count)
+            info[v] = dict(chk=chk, launches=launches, params={}, kernels=RLE_SPECS[v](),
+                           bytes=None)
+            if chk.correct:
+                calls[v] = (lambda a, v=v: base.encode(a, v, check=False), [(x,)])
+        if torch is not None and baselines:
+            tx = torch.from_dlpack(x)
+            vals, counts = torch.unique_consecutive(tx, return_counts=True)
+            # against the last baseline's runs (checked above; still in `base`)
+            ok = (info[baselines[-1]]["chk"].correct and vals.numel() == runs
+                  and bool((torch.from_dlpack(base.values[:runs]) == vals).all())
+                  and bool((torch.from_dlpack(base.lengths[:runs]).long() == counts).all()))
+            del vals, counts
+            info["torch.unique_consecutive"] = dict(
+                chk=Check(ok, 0.0 if ok else 1.0, 0.0, 0), launches=[], params={}, kernels=[],
+                bytes=None,
+                gpu_kernels=gpu_kernels(lambda: torch.unique_consecutive(tx, return_counts=True)))
+            if ok:
+                calls["torch.unique_consecutive"] = (
+                    lambda a: torch.unique_consecutive(as_torch(a), return_counts=True), [(x,)])
+        calls["copy"] = (lambda a, b=cp.empty_like(x): b.data.copy_from_device(a.data, a.nbytes),
+                         [(x,)])
+        res = ctx.time_interleaved(calls, budget_s=budget_s) if ctx.timing else {}
+        for v, d in info.items():
+            metrics = {"runs": (runs, "1")}
+            if d["bytes"] is not None:
+                metrics["bytes_moved"] = (d["bytes"](runs), "B")
+            if v in res:
+                metrics.update(timing_metrics(res[v], 4 * n))
+                metrics.update(ratio_metrics(res, v, vendor=("torch.unique_consecutive",)))
+            extra = {"gpu_kernels": d["gpu_kernels"]} if d.get("gpu_kernels") else {}
+            if d["chk"] is None:
+                extra["note"] = "a diagnostic, not an encoder: its output is not checked"
+            ctx.row(variant=v, params={"n": n, "kind": kind, **d["params"]}, metrics=metrics,
+                    check=d["chk"], kernels=d["kernels"], launch=d["launches"], seed=s, **extra)
+        if "copy" in res:
+            ctx.row(variant="copy", params={"n": n, "kind": kind},
+                    metrics=timing_metrics(res["copy"], 4 * n))
+        del x, calls
+        TORCH_VIEWS.clear()
+        cp.get_default_memory_pool().free_all_blocks()
+    del base
+    cp.get_default_memory_pool().free_all_blocks()
+
+
 @experiment("scan.rle_chunked", title="The chunked encoder (15) by shape, against 13, 05 and PyTorch",
             small={"n": 100003, "kinds": ("short", "distinct")}, sweep=True,
             kernels=lambda: ([rle.chunked_spec(s) for s in rle.CHUNKED_SHAPES]
@@ -1035,76 +1134,14 @@ def rle_chunked(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.CHUNKED_SHAPES):
     blocks per SM) on each kind of runs at 2^25 int32, checked (reference runs and a round
     trip), then timed round by round with the look-ahead encoder (13), the fused one (05),
     torch.unique_consecutive(return_counts=True) and the copy of the input."""
-    import cupy as cp
-    torch = torch_or_none()
-    rng = np.random.default_rng(seed())
-    encs = {}
+    entries = {}
     for sh in shapes:
+        w, vv, bt, m, dl, wd, tier = sh
         e = rle.Encoder(n)
         e._ch = None
-        encs[_rle_chunked_name(sh)] = (e, sh)
-    base = rle.Encoder(n)
-    for kind in kinds:
-        s = int(rng.integers(0, 2**31))
-        x = rle.make_runs(n, kind, np.random.default_rng(s))
-        calls, info = {}, {}
-        runs = 0
-        for name, (e, sh) in encs.items():
-            e.count.fill(-1)
-            e.values.fill(np.iinfo(np.int32).min)
-            e.lengths.fill(-1)
-            with capture_launches() as launches:
-                checked(lambda: e._chunked(x, sh), name)
-            chk, runs = check_rle(x, e.values, e.lengths, e.count)
-            info[name] = dict(chk=chk, launches=launches, shape=sh,
-                              kernels=[rle.chunked_spec(sh), rle.tails_spec()])
-            if chk.correct:
-                calls[name] = (lambda a, e=e: e._chunked(a), [(x,)])
-        for v in ("lookahead", "fused"):
-            base.count.fill(-1)
-            base.values.fill(np.iinfo(np.int32).min)
-            base.lengths.fill(-1)
-            with capture_launches() as launches:
-                checked(lambda: base.encode(x, v), f"rle {v}")
-            chk, runs = check_rle(x, base.values, base.lengths, base.count)
-            info[v] = dict(chk=chk, launches=launches, shape=None, kernels=RLE_SPECS[v]())
-            if chk.correct:
-                calls[v] = (lambda a, v=v: base.encode(a, v, check=False), [(x,)])
-        if torch is not None:
-            tx = torch.from_dlpack(x)
-            vals, counts = torch.unique_consecutive(tx, return_counts=True)
-            # against the fused encoder's runs (checked above; still in `base`)
-            ok = (info["fused"]["chk"].correct and vals.numel() == runs
-                  and bool((torch.from_dlpack(base.values[:runs]) == vals).all())
-                  and bool((torch.from_dlpack(base.lengths[:runs]).long() == counts).all()))
-            del vals, counts
-            info["torch.unique_consecutive"] = dict(
-                chk=Check(ok, 0.0 if ok else 1.0, 0.0, 0), launches=[], shape=None, kernels=[],
-                gpu_kernels=gpu_kernels(lambda: torch.unique_consecutive(tx, return_counts=True)))
-            if ok:
-                calls["torch.unique_consecutive"] = (
-                    lambda a: torch.unique_consecutive(as_torch(a), return_counts=True), [(x,)])
-        calls["copy"] = (lambda a, b=cp.empty_like(x): b.data.copy_from_device(a.data, a.nbytes),
-                         [(x,)])
-        res = ctx.time_interleaved(calls, budget_s=1.2) if ctx.timing else {}
-        for v, d in info.items():
-            metrics = {"runs": (runs, "1")}
-            if v in res:
-                metrics.update(timing_metrics(res[v], 4 * n))
-                metrics.update(ratio_metrics(res, v, vendor=("torch.unique_consecutive",)))
-            params = {"n": n, "kind": kind}
-            if d["shape"] is not None:
-                w, vv, bt, m, dl, wd, tier = d["shape"]
-                params.update({"warps": w, "vpl": vv, "batches": bt, "blocks_per_sm": m,
-                               "delay_ns": dl, "width": wd, "tier": tier})
-            extra = {"gpu_kernels": d["gpu_kernels"]} if d.get("gpu_kernels") else {}
-            ctx.row(variant=v, params=params, metrics=metrics, check=d["chk"],
-                    kernels=d["kernels"], launch=d["launches"], seed=s, **extra)
-        if "copy" in res:
-            ctx.row(variant="copy", params={"n": n, "kind": kind},
-                    metrics=timing_metrics(res["copy"], 4 * n))
-        del x, calls
-        _TORCH_VIEWS.clear()
-        cp.get_default_memory_pool().free_all_blocks()
-    del encs, base
-    cp.get_default_memory_pool().free_all_blocks()
+        entries[_rle_chunked_name(sh)] = {
+            "encoder": e, "run": lambda enc, x, sh=sh: enc._chunked(x, sh),
+            "params": {"warps": w, "vpl": vv, "batches": bt, "blocks_per_sm": m,
+                       "delay_ns": dl, "width": wd, "tier": tier},
+            "kernels": [rle.chunked_spec(sh), rle.tails_spec()]}
+    race_encoders(ctx, n, kinds, entries, ("lookahead", "fused"))

@@ -22,6 +22,9 @@ Variants (one idea each, kernels/03-scan/):
   "chunked"      14_single_pass_chunked.cu: persistent blocks that reduce a chunk from
                  memory, look back for the previous one meanwhile, then scan that one
                  again from L2 (its sweep is scan.chunked)
+  "bulk"         16_single_pass_bulk.cu: tiles bulk-copied into a shared-memory ring, one
+                 sequencer warp for the grid turns aggregates into prefixes; compute
+                 capability 9.0 and later (its sweep is scan.bulk)
 """
 from __future__ import annotations
 
@@ -292,6 +295,76 @@ def chunked_spec(dtype="int32", warps=None, vpl=None, batches=None, min_blocks=N
                                 int(preload), int(tier), bool(inclusive), bool(lookback)))
 
 
+#: The bulk-copy single pass (16): (scanner warps, reducer warps, tile KiB, stages,
+#: sequencer words a lane per round trip, pause between polls in ns). One block an SM; the
+#: ring holds stages x tile KiB of shared memory. The default: one of the two best shapes
+#: of the second diagnostic run (4f8e0785c1be), the one with the smaller tile.
+BULK = (16, 4, 32, 6, 8, 128)
+#: the shapes scan.bulk sweeps, and the diagnostic (no sequencer: every tile scanned alone)
+BULK_SWEEP = ((8, 4, 32, 6, 8, 128), (8, 2, 32, 6, 8, 128), (8, 8, 32, 6, 8, 128),
+              (16, 4, 32, 6, 8, 128), (4, 2, 32, 6, 8, 128), (8, 4, 32, 7, 8, 128),
+              (8, 4, 16, 12, 8, 128), (8, 4, 48, 4, 8, 128), (8, 4, 64, 3, 8, 128),
+              (16, 4, 64, 3, 8, 128), (8, 4, 32, 6, 4, 128), (8, 4, 32, 6, 8, 512))
+BULK_DIAGNOSTIC = ((16, 4, 32, 6, 8, 128),)
+#: shared memory a block may hold (the H100/H200 limit: 227 KiB), less the ring's words
+BULK_SMEM_LIMIT = 227 * 1024 - 1024
+
+
+def check_bulk(dtype: str, shape, halo: int = 0, extra: int = 0) -> None:
+    """ConfigError, naming the rule, for a bulk-copy shape that cannot be built or run
+    (`halo`: bytes before each stage's tile; `extra`: shared memory past the ring)."""
+    if dtype not in CTYPES:
+        raise ConfigError(f"scan: dtype {dtype} is not supported; use one of "
+                          f"{', '.join(CTYPES)}")
+    scanners, reducers, kib, stages, width, delay = shape
+    if not 1 <= scanners <= 16 or not 1 <= reducers <= scanners or scanners % reducers:
+        raise ConfigError(f"{scanners} scanners, {reducers} reducers: 1 to 16 scanner warps, "
+                          "a multiple of the reducer warps")
+    if not 4 <= kib <= 128 or kib % 4 or kib * 1024 % (scanners * 512):
+        raise ConfigError(f"tile {kib} KiB: a multiple of 4 KiB up to 128, whole 512-byte "
+                          f"steps of each of the {scanners} scanners' pieces")
+    if stages < 2:
+        raise ConfigError(f"stages={stages}: two or more")
+    if stages * (kib * 1024 + halo) + extra > BULK_SMEM_LIMIT:
+        raise ConfigError(f"{stages} stages of {kib} KiB" + (f" and {extra} B" if extra else "")
+                          + f": more than the {BULK_SMEM_LIMIT // 1024} KiB of shared memory "
+                          "a block may hold")
+    if not 1 <= width <= 16:
+        raise ConfigError(f"width={width}: 1 to 16 words a lane of the sequencer")
+    if not 0 <= delay <= 1_000_000:
+        raise ConfigError(f"delay={delay} ns: 0 to 1,000,000 ns between two polls")
+
+
+def bulk_threads(shape) -> int:
+    """Threads of a bulk-copy block: scanners, reducers, the producer, the sequencer."""
+    return (shape[0] + shape[1] + 2) * 32
+
+
+def bulk_missing(what: str = "the bulk-copy scan (16) and encoder (17)") -> str | None:
+    """Why the current GPU cannot run 16 and 17 (they need compute capability 9.0 or
+    later, for cp.async.bulk), or None when it can."""
+    from ...device import current
+    dev = current()
+    if int(dev.compute_capability.split(".")[0]) < 9:
+        return (f"{what} need compute capability 9.0 or later (cp.async.bulk); "
+                f"{dev.name} has {dev.compute_capability}: use variant 'chunked'")
+    return None
+
+
+def require_bulk_copy(what: str = "the bulk-copy scan (16)") -> None:
+    """ConfigError unless the current GPU has bulk copies (compute capability 9.0+)."""
+    why = bulk_missing(what)
+    if why:
+        raise ConfigError(why.replace(" need ", " needs ", 1))
+
+
+def bulk_spec(dtype="int32", shape=None, inclusive=True, lookback=True) -> KernelSpec:
+    sc, rd, kib, st, wd, d = shape or BULK
+    return KernelSpec(f"{CHAPTER}/16_single_pass_bulk.cu", "scan_bulk",
+                      template=(CTYPES[dtype], sc, rd, kib * 1024, st, wd, d, bool(inclusive),
+                                bool(lookback)))
+
+
 def check_tier(tier: int) -> None:
     if tier != 0 and not 2 <= tier <= 32:
         raise ConfigError(f"tier={tier}: 0 (one-level look-back) or 2 to 32 chunks a "
@@ -337,6 +410,8 @@ def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
         return [lookahead_spec(dtype, inclusive=inclusive)]
     if variant == "chunked":
         return [chunked_spec(dtype, inclusive=inclusive)]
+    if variant == "bulk":
+        return [bulk_spec(dtype, inclusive=inclusive)]
     if variant == "three-kernel":
         return three_kernel_specs(dtype, block, items, inclusive)
     if variant == "serial":
@@ -346,10 +421,11 @@ def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
 
 class LookbackState:
     """The tile status of the single-pass kernels on one device and stream: the ticket
-    counter, the status words (and for 8-byte values the flags and the two value arrays),
-    and the epoch that tells this call's words from older ones. It is never cleared
-    between calls; when it grows it is allocated zeroed, and after 2^30 - 1 calls the
-    epoch starts again from 1 over zeroed arrays."""
+    counter, the status words (and for 8-byte values the flags and the two value arrays;
+    for the bulk-copy kernels a second array of words), and the epoch that tells this
+    call's words from older ones. It is never cleared between calls; when it grows it is
+    allocated zeroed, and after 2^30 - 1 calls the epoch starts again from 1 over zeroed
+    arrays."""
 
     def __init__(self):
         import cupy as cp
@@ -358,6 +434,7 @@ class LookbackState:
         self.flags = cp.zeros(1, dtype=cp.uint32)
         self.aggregate = cp.zeros(1, dtype=cp.uint64)
         self.prefix = cp.zeros(1, dtype=cp.uint64)
+        self.words_hi = cp.zeros(1, dtype=cp.uint64)     # the bulk-copy kernels' hi words
         self.epoch = 0
 
     def args(self, tiles: int, wide: bool) -> tuple:
@@ -372,11 +449,21 @@ class LookbackState:
             self.words = cp.zeros(max(tiles, 2 * self.words.size), dtype=cp.uint64)
         self.epoch += 1
         if self.epoch > EPOCH_LIMIT:
-            for a in (self.words, self.flags, self.aggregate, self.prefix):
+            for a in (self.words, self.flags, self.aggregate, self.prefix, self.words_hi):
                 a.fill(0)
             self.epoch = 1
         return (self.counter, self.words, self.flags, self.aggregate, self.prefix,
                 np.uint32(self.epoch))
+
+    def split_args(self, tiles: int) -> tuple:
+        """(counter, lo words, hi words, epoch) for a call of the bulk-copy kernels (16,
+        17) over `tiles` tiles: one tagged word a tile for 4-byte values, two (lo, hi) for
+        8-byte ones (sequencer.cuh's SplitStatus)."""
+        import cupy as cp
+        if self.words_hi.size < tiles:
+            self.words_hi = cp.zeros(max(tiles, 2 * self.words_hi.size), dtype=cp.uint64)
+        counter, words, _, _, _, epoch = self.args(tiles, False)
+        return counter, words, self.words_hi, epoch
 
 
 _STATE: dict = {}
@@ -465,6 +552,22 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
                 raise ConfigError(f"chunked {w}x{v}x{bt}: no block fits on an SM "
                                   f"({k.num_regs} registers)")
             return [k], (chunks, min(chunks, current().sms * min(m, per_sm)), 0)
+        if variant in ("bulk", "bulk-nolookback"):
+            check_bulk(dtype, stages)
+            require_bulk_copy()
+            tile = stages[2] * 1024 // np.dtype(dtype).itemsize
+            tiles = -(-n // tile)
+            if tiles > MAX_TILES - (1 << 20):
+                raise ConfigError(f"n={n}: {tiles} tiles exceed the 32-bit ticket; use a "
+                                  "larger tile")
+            k = get_kernel(bulk_spec(dtype, stages, inclusive, variant == "bulk"))
+            smem = stages[3] * stages[2] * 1024
+            from ...device import current
+            from ...kernels import blocks_per_sm
+            if blocks_per_sm(k, bulk_threads(stages), smem) < 1:
+                raise ConfigError(f"bulk {stages}: no block fits on an SM ({smem} B shared "
+                                  f"memory, {k.num_regs} registers)")
+            return [k], (tiles, min(tiles, current().sms), smem)
         if variant in ("staged", "staged-nolookback"):
             check_staged(dtype, block, items, stages[0])
             tiles = -(-n // (block * items))
@@ -621,6 +724,22 @@ def enqueue_chunked(x, out, inclusive=True, warps=None, vpl=None, batches=None,
            (x, out, np.int64(n), counter, np.uint32(chunks), words, flags, agg, pre, epoch))
 
 
+def enqueue_bulk(x, out, inclusive=True, shape=None, lookback=True) -> None:
+    """Launch the bulk-copy single pass (16): one block an SM of scanner and reducer warps,
+    a producer and the sequencer. lookback=False: the diagnostic that scans every tile
+    alone."""
+    n = x.size
+    if n == 0:
+        return
+    dtype = str(x.dtype)
+    shape = tuple(shape or BULK)
+    kernels, (tiles, blocks, smem) = _plan("bulk" if lookback else "bulk-nolookback", dtype,
+                                           n, inclusive, shape[0], shape[1], stages=shape)
+    counter, lo, hi, epoch = state().split_args(tiles)
+    launch(kernels[0], blocks, bulk_threads(shape),
+           (x, out, np.int64(n), counter, np.uint32(tiles), lo, hi, epoch), shared_mem=smem)
+
+
 def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
             items=None, lookback=DEFAULT_LOOKBACK, grid=DEFAULT_GRID) -> None:
     """Launch the scan without the argument checks of `scan` (the timed call)."""
@@ -635,6 +754,8 @@ def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
         return enqueue_lookahead(x, out, inclusive, None, items)
     if variant == "chunked":
         return enqueue_chunked(x, out, inclusive)
+    if variant == "bulk":
+        return enqueue_bulk(x, out, inclusive)
     dtype = str(x.dtype)
     items = items or default_items(dtype, variant)
     kernels, tiles = _plan(variant, dtype, n, inclusive, block, items, lookback, grid)
@@ -669,7 +790,9 @@ def traffic_bytes(variant: str, n: int, itemsize: int, block=DEFAULT_BLOCK,
     if variant == "chunked":
         w, v, bt, _ = CHUNKED
         block, items = w * 32, v * bt * 16 // itemsize
-    if variant in ("single-pass", "pipelined", "staged", "lookahead", "chunked"):
+    if variant == "bulk":
+        block, items = BULK[0] * 32, BULK[2] * 1024 // BULK[0] // 32 // itemsize
+    if variant in ("single-pass", "pipelined", "staged", "lookahead", "chunked", "bulk"):
         tiles = -(-n // (block * items))
         status = tiles * (8 if itemsize == 4 else 20) * 2     # written twice, read back
         return 2 * data + status

@@ -365,55 +365,99 @@ def targets_third_try(s: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+RLE_KIND_NAMES = ("short", "long", "mixed", "distinct", "equal")
+
+
+def defaults_summary(t, stress, key: str, scan: str, encoder: str, scan_rivals=(),
+                     rle_rivals=()) -> dict:
+    """A try's scan and encoder at their defaults, from scan.targets and scan.stress, as
+    `key`-prefixed numbers: their checks (every dtype and size, and past 2^31), the 2^28
+    scan with its rivals (suffix, variant) in the same rounds, the 2^25 encodes by kind of
+    runs with theirs, and the back-to-back calls."""
+    out = {}
+    part = t["part"] if "part" in t else pd.Series("", index=t.index)
+    ours = t[t["variant"].isin([scan, f"rle {encoder}"])] if "variant" in t else t.iloc[:0]
+    chk = ours[part[ours.index].isin(["check", "large"]) & ours["correct"].notna()]
+    out[f"{key}_n_checked"] = int(len(chk))
+    out[f"{key}_n_failed"] = int((chk["correct"] == False).sum())  # noqa: E712
+    sc = t[part == "scan"]
+    for sfx, v in (("", scan),) + tuple(scan_rivals):
+        r = _one(sc, variant=v)
+        out[f"{key}{sfx}_tbs"] = _get(r, "GB/s") / 1e3
+        out[f"{key}{sfx}_us"] = _get(r, "median_ms") * 1e3
+        for m in ("of_copy", "of_copy_min", "of_copy_max"):
+            out[f"{key}{sfx}_{m}"] = _get(r, m) * 100
+        for m in ("x_torch", "x_torch_min", "x_torch_max"):
+            out[f"{key}{sfx}_{m}"] = _get(r, m)
+    rl = t[part == "rle"]
+    for kind in RLE_KIND_NAMES:
+        k = rl[rl["kind"] == kind] if "kind" in rl else rl.iloc[:0]
+        for sfx, v in (("", encoder),) + tuple(rle_rivals):
+            r = _one(k, variant=v)
+            out[f"{key}_rle{sfx}_{kind}_us"] = _get(r, "median_ms") * 1e3
+            for m in ("x_torch", "x_torch_min", "x_torch_max", "of_copy"):
+                out[f"{key}_rle{sfx}_{kind}_{m}"] = _get(r, m)
+    lg = ours[part[ours.index] == "large"]
+    ok = lg[lg["correct"].notna()] if "correct" in lg else lg.iloc[:0]
+    out[f"{key}_large_ok"] = bool(len(ok)) and bool(ok["correct"].all())
+    out[f"{key}_large_sizes"] = (", ".join(f"{int(n):,}" for n in sorted(set(ok["n"])))
+                                 if len(ok) else "—")
+    inv = lg[lg["invalid"].notna()] if "invalid" in lg else lg.iloc[:0]
+    out[f"{key}_large_refusal"] = str(inv["invalid"].iloc[0]) if len(inv) else "—"
+    st = stress[stress["variant"] == scan] if "variant" in stress else stress.iloc[:0]
+    out[f"{key}_stress_calls"] = int(st["calls"].max()) if len(st) else 0
+    out[f"{key}_stress_runs"] = int(len(st))
+    out[f"{key}_stress_wrong"] = int(st["wrong_calls"].sum()) if len(st) else -1
+    out[f"{key}_stress_ok"] = bool(len(st)) and bool(st["correct"].all())
+    return out
+
+
+def defaults_targets(s: dict, key: str, scan: str, encoder: str, kernels: str,
+                     stress: str) -> pd.DataFrame:
+    """Issue #11's targets for a try's scan and encoder at their defaults (numbers from
+    defaults_summary under `key`; `scan`, `encoder`: how the rows name them, `kernels`:
+    both, `stress`: the scan in the back-to-back row)."""
+    def ratio(m, scale=1):
+        return (f"{s[f'{key}_{m}'] / scale:.2f} ({s[f'{key}_{m}_min'] / scale:.2f}–"
+                f"{s[f'{key}_{m}_max'] / scale:.2f})")
+    rows = [
+        {"target": f"{scan}, 2^28 int32, × copy", "wanted": "≥ 0.85",
+         "measured": ratio("of_copy", 100), "met": bool(s[f"{key}_of_copy"] >= 85)},
+        {"target": f"{scan}, 2^28 int32, × torch.cumsum", "wanted": "≥ 1.2",
+         "measured": ratio("x_torch"), "met": bool(s[f"{key}_x_torch"] >= 1.2)},
+        {"target": f"{encoder}, 2^25 runs 1–15, × torch.unique_consecutive", "wanted": "≥ 4",
+         "measured": ratio("rle_short_x_torch"), "met": bool(s[f"{key}_rle_short_x_torch"] >= 4)},
+        {"target": f"{kernels} correct: every dtype, 0 … 2^24 + 3, every kind of runs, "
+                   "2^30 + 1 and 2^31 + 5",
+         "wanted": "all",
+         "measured": f"{s[f'{key}_n_checked']} checks, {s[f'{key}_n_failed']} failed",
+         "met": s[f"{key}_n_failed"] == 0 and s[f"{key}_n_checked"] > 0 and s[f"{key}_large_ok"]},
+        {"target": f"{s[f'{key}_stress_calls']} back-to-back {stress} scans "
+                   f"({s[f'{key}_stress_runs']} sizes)",
+         "wanted": "no hang, all right", "measured": f"{s[f'{key}_stress_wrong']} wrong",
+         "met": s[f"{key}_stress_ok"]},
+    ]
+    return pd.DataFrame(rows)
+
+
 def lookahead_summary(targets_rows, staged, stress) -> dict:
     """The fourth try: the look-ahead scan (12) and encoder (13) at their defaults, from
     scan.targets (checks, 2^28 scan, 2^25 encodes, past 2^31), scan.stress and scan.staged."""
     from . import ops, rle as rle_mod
-    out = {}
     t = targets_rows
     part = t["part"] if "part" in t else pd.Series("", index=t.index)
-    la = t[t["variant"].isin(["lookahead", "rle lookahead"])]
-    chk = la[part[la.index].isin(["check", "large"]) & la["correct"].notna()]
-    out["la4_n_checked"] = int(len(chk))
-    out["la4_n_failed"] = int((chk["correct"] == False).sum())  # noqa: E712
-    sc = t[part == "scan"]
-    for key, v in (("la4", "lookahead"), ("la4_sp", "single-pass"), ("la4_torch", "torch.cumsum"),
-                   ("la4_copy", "copy")):
-        r = _one(sc, variant=v)
-        out[f"{key}_tbs"] = _get(r, "GB/s") / 1e3
-        for m in ("of_copy", "of_copy_min", "of_copy_max"):
-            out[f"{key}_{m}"] = _get(r, m) * 100
-        for m in ("x_torch", "x_torch_min", "x_torch_max"):
-            out[f"{key}_{m}"] = _get(r, m)
+    out = defaults_summary(t, stress, "la4", "lookahead", "lookahead",
+                           (("_sp", "single-pass"), ("_torch", "torch.cumsum"), ("_copy", "copy")),
+                           (("_fused", "fused"), ("_torch", "torch.unique_consecutive")))
     b, i, m = ops.LOOKAHEAD
     out["la4_shape"] = f"{b}x{i}x{m} {ops.LOOKAHEAD_DELAY} ns"
     b, i, m, d = rle_mod.LOOKAHEAD
     out["la4_rle_shape"] = f"{b}x{i}x{m} {d} ns"
-    rl = t[part == "rle"]
-    for kind in ("short", "long", "mixed", "distinct", "equal"):
-        k = rl[rl["kind"] == kind] if "kind" in rl else rl.iloc[:0]
-        for key, v in (("", "lookahead"), ("_fused", "fused"), ("_torch", "torch.unique_consecutive")):
-            r = _one(k, variant=v)
-            out[f"la4_rle{key}_{kind}_us"] = _get(r, "median_ms") * 1e3
-            for mm in ("x_torch", "x_torch_min", "x_torch_max", "of_copy"):
-                out[f"la4_rle{key}_{kind}_{mm}"] = _get(r, mm)
     # input read rates: the scan at 2^28, the encoder on long runs (it writes almost nothing)
-    r = _one(sc, variant="lookahead")
-    out["la4_read_tbs"] = (_get(r, "GB/s") / 2) / 1e3           # GB/s counts read + write
+    out["la4_read_tbs"] = out["la4_tbs"] / 2                       # GB/s counts read + write
+    rl = t[part == "rle"]
     k = rl[rl["kind"] == "long"] if "kind" in rl else rl.iloc[:0]
-    r = _one(k, variant="lookahead")
-    out["la4_rle_long_read_tbs"] = _get(r, "GB/s") / 1e3          # 4n bytes over the time
-    lg = t[part == "large"]
-    ok = lg[lg["correct"].notna()] if "correct" in lg else lg.iloc[:0]
-    out["la4_large_ok"] = bool(len(ok)) and bool(ok["correct"].all())
-    out["la4_large_sizes"] = ", ".join(f"{int(n):,}" for n in sorted(set(ok["n"]))) if len(ok) else "—"
-    inv = lg[lg["invalid"].notna()] if "invalid" in lg else lg.iloc[:0]
-    out["la4_large_refusal"] = str(inv["invalid"].iloc[0]) if len(inv) else "—"
-    st = stress[stress["variant"] == "lookahead"] if "variant" in stress else stress.iloc[:0]
-    out["la4_stress_calls"] = int(st["calls"].max()) if len(st) else 0
-    out["la4_stress_runs"] = int(len(st))
-    out["la4_stress_wrong"] = int(st["wrong_calls"].sum()) if len(st) else -1
-    out["la4_stress_ok"] = bool(len(st)) and bool(st["correct"].all())
+    out["la4_rle_long_read_tbs"] = _get(_one(k, variant="lookahead"), "GB/s") / 1e3
     v = {r["variant"]: r for _, r in staged.iterrows()} if "variant" in staged else {}
 
     def pct(name):
@@ -463,30 +507,8 @@ def lookahead_sweep_table(staged) -> pd.DataFrame:
 def targets_fourth_try(s: dict) -> pd.DataFrame:
     """Issue #11's targets for the look-ahead scan (12) and encoder (13), from scan.targets
     and scan.stress."""
-    rows = [
-        {"target": f"look-ahead single pass (12, {s['la4_shape']}), 2^28 int32, × copy",
-         "wanted": "≥ 0.85",
-         "measured": f"{s['la4_of_copy'] / 100:.2f} ({s['la4_of_copy_min'] / 100:.2f}–"
-                     f"{s['la4_of_copy_max'] / 100:.2f})", "met": bool(s["la4_of_copy"] >= 85)},
-        {"target": f"look-ahead single pass (12, {s['la4_shape']}), 2^28 int32, × torch.cumsum",
-         "wanted": "≥ 1.2",
-         "measured": f"{s['la4_x_torch']:.2f} ({s['la4_x_torch_min']:.2f}–{s['la4_x_torch_max']:.2f})",
-         "met": bool(s["la4_x_torch"] >= 1.2)},
-        {"target": "look-ahead encoder (13), 2^25 runs 1–15, × torch.unique_consecutive",
-         "wanted": "≥ 4",
-         "measured": f"{s['la4_rle_short_x_torch']:.2f} ({s['la4_rle_short_x_torch_min']:.2f}–"
-                     f"{s['la4_rle_short_x_torch_max']:.2f})",
-         "met": bool(s["la4_rle_short_x_torch"] >= 4)},
-        {"target": "12 and 13 correct: every dtype, 0 … 2^24 + 3, every kind of runs, "
-                   "2^30 + 1 and 2^31 + 5",
-         "wanted": "all", "measured": f"{s['la4_n_checked']} checks, {s['la4_n_failed']} failed",
-         "met": s["la4_n_failed"] == 0 and s["la4_n_checked"] > 0 and s["la4_large_ok"]},
-        {"target": f"{s['la4_stress_calls']} back-to-back look-ahead scans "
-                   f"({s['la4_stress_runs']} sizes)",
-         "wanted": "no hang, all right", "measured": f"{s['la4_stress_wrong']} wrong",
-         "met": s["la4_stress_ok"]},
-    ]
-    return pd.DataFrame(rows)
+    return defaults_targets(s, "la4", f"look-ahead single pass (12, {s['la4_shape']})",
+                            "look-ahead encoder (13)", "12 and 13", "look-ahead")
 
 
 def chunked_table(chunked) -> pd.DataFrame:
@@ -560,32 +582,10 @@ def chunked_summary(chunked, rle_rows, targets_rows, stress, prof=None) -> dict:
     out["ch5_copy_tbs"] = _get(copy, "TB/s")
     out["ch5_torch_of_copy"] = (_get(copy, "median_ms") / _get(torch, "median_ms")) * 100
     # scan.targets: 14 and 15 at their defaults, with every check
-    t = targets_rows
-    part = t["part"] if "part" in t else pd.Series("", index=t.index)
-    ours = t[t["variant"].isin(["chunked", "rle chunked"])] if "variant" in t else t.iloc[:0]
-    c = ours[part[ours.index].isin(["check", "large"]) & ours["correct"].notna()]
-    out["ch5_n_checked"] = int(len(c))
-    out["ch5_n_failed"] = int((c["correct"] == False).sum())  # noqa: E712
-    lg = t[(part == "large") & (t["variant"] == "chunked")] if "variant" in t else t.iloc[:0]
-    lg = lg[lg["correct"].notna()] if "correct" in lg else lg
-    out["ch5_large_ok"] = bool(len(lg)) and bool(lg["correct"].all())
-    sc = t[part == "scan"]
-    for key, nm in (("ch5", "chunked"), ("ch5_la", "lookahead"), ("ch5_sp", "single-pass")):
-        r = _one(sc, variant=nm)
-        for mm in ("of_copy", "of_copy_min", "of_copy_max"):
-            out[f"{key}_{mm}"] = _get(r, mm) * 100
-        for mm in ("x_torch", "x_torch_min", "x_torch_max"):
-            out[f"{key}_{mm}"] = _get(r, mm)
-        out[f"{key}_us"] = _get(r, "median_ms") * 1e3
+    out.update(defaults_summary(targets_rows, stress, "ch5", "chunked", "chunked",
+                                (("_la", "lookahead"), ("_sp", "single-pass")),
+                                (("_la", "lookahead"), ("_torch", "torch.unique_consecutive"))))
     out["ch5_over_la"] = out["ch5_la_us"] / out["ch5_us"]
-    rl = t[part == "rle"]
-    for kind in ("short", "long", "mixed", "equal", "distinct"):
-        k = rl[rl["kind"] == kind] if "kind" in rl else rl.iloc[:0]
-        for key, nm in (("", "chunked"), ("_la", "lookahead"), ("_torch", "torch.unique_consecutive")):
-            r = _one(k, variant=nm)
-            out[f"ch5_rle{key}_{kind}_us"] = _get(r, "median_ms") * 1e3
-            for mm in ("x_torch", "x_torch_min", "x_torch_max"):
-                out[f"ch5_rle{key}_{kind}_{mm}"] = _get(r, mm)
     b = rle_mod.CHUNKED
     out["ch5_rle_shape"] = f"{b[0]}x{b[1]}x{b[2]}x{b[3]}" + (f", S = {b[6]}" if b[6] else "")
     # scan.rle_chunked: every shape, by kind
@@ -597,11 +597,6 @@ def chunked_summary(chunked, rle_rows, targets_rows, stress, prof=None) -> dict:
         if len(k) and "x_torch" in k else k.iloc[:0]
     out["ch5_rle_sw_lo"] = float(k["x_torch"].min()) if len(k) else math.nan
     out["ch5_rle_sw_hi"] = float(k["x_torch"].max()) if len(k) else math.nan
-    st = stress[stress["variant"] == "chunked"] if "variant" in stress else stress.iloc[:0]
-    out["ch5_stress_calls"] = int(st["calls"].max()) if len(st) else 0
-    out["ch5_stress_runs"] = int(len(st))
-    out["ch5_stress_wrong"] = int(st["wrong_calls"].sum()) if len(st) else -1
-    out["ch5_stress_ok"] = bool(len(st)) and bool(st["correct"].all())
     if prof is not None:
         p = {r["variant"]: r for _, r in prof.iterrows()} if "variant" in prof else {}
         for key, nm in (("ch5", "chunked"), ("ch5_la", "lookahead")):
@@ -623,28 +618,104 @@ def rle_chunked_table(rle_rows) -> pd.DataFrame:
 def targets_fifth_try(s: dict) -> pd.DataFrame:
     """Issue #11's targets for the chunked scan (14) and encoder (15), from scan.targets
     and scan.stress."""
-    rows = [
-        {"target": f"chunked single pass (14, {s['ch5_shape']}), 2^28 int32, × copy",
-         "wanted": "≥ 0.85",
-         "measured": f"{s['ch5_of_copy'] / 100:.2f} ({s['ch5_of_copy_min'] / 100:.2f}–"
-                     f"{s['ch5_of_copy_max'] / 100:.2f})", "met": bool(s["ch5_of_copy"] >= 85)},
-        {"target": f"chunked single pass (14, {s['ch5_shape']}), 2^28 int32, × torch.cumsum",
-         "wanted": "≥ 1.2",
-         "measured": f"{s['ch5_x_torch']:.2f} ({s['ch5_x_torch_min']:.2f}–{s['ch5_x_torch_max']:.2f})",
-         "met": bool(s["ch5_x_torch"] >= 1.2)},
-        {"target": f"chunked encoder (15, {s['ch5_rle_shape']}), 2^25 runs 1–15, "
-                   "× torch.unique_consecutive",
-         "wanted": "≥ 4",
-         "measured": f"{s['ch5_rle_short_x_torch']:.2f} ({s['ch5_rle_short_x_torch_min']:.2f}–"
-                     f"{s['ch5_rle_short_x_torch_max']:.2f})",
-         "met": bool(s["ch5_rle_short_x_torch"] >= 4)},
-        {"target": "14 and 15 correct: every dtype, 0 … 2^24 + 3, every kind of runs, "
-                   "2^30 + 1 and 2^31 + 5",
-         "wanted": "all", "measured": f"{s['ch5_n_checked']} checks, {s['ch5_n_failed']} failed",
-         "met": s["ch5_n_failed"] == 0 and s["ch5_n_checked"] > 0 and s["ch5_large_ok"]},
-        {"target": f"{s['ch5_stress_calls']} back-to-back chunked scans "
-                   f"({s['ch5_stress_runs']} sizes)",
-         "wanted": "no hang, all right", "measured": f"{s['ch5_stress_wrong']} wrong",
-         "met": s["ch5_stress_ok"]},
-    ]
-    return pd.DataFrame(rows)
+    return defaults_targets(s, "ch5", f"chunked single pass (14, {s['ch5_shape']})",
+                            f"chunked encoder (15, {s['ch5_rle_shape']})", "14 and 15", "chunked")
+
+
+def _sweep_part(bulk):
+    """scan.bulk's sweep rows (the dtype rows carry part = "dtype")."""
+    return bulk[bulk["part"].isna()] if "part" in bulk else bulk
+
+
+def bulk_table(bulk) -> pd.DataFrame:
+    """scan.bulk: every shape of 16 and its diagnostic at each size, with 12, 14 and 03 in
+    the same rounds: fraction of the copy (%) and × torch.cumsum."""
+    cols = [c for c in ("variant", "n", "scanners", "reducers", "tile_kib", "stages", "of_copy",
+                        "of_copy_min", "of_copy_max", "x_torch", "median_ms") if c in bulk]
+    d = _sweep_part(bulk)
+    if "variant" in d:
+        d = d[d["variant"].isin(["lookahead", "chunked", "single-pass"])
+              | d["variant"].str.startswith("bulk")]
+    d = d.dropna(subset=["of_copy"]) if "of_copy" in d else d.iloc[:0]
+    d = d[cols].copy()
+    for c in ("of_copy", "of_copy_min", "of_copy_max"):
+        if c in d:
+            d[c] = d[c] * 100
+    return d.sort_values(["n", "of_copy"], ascending=[False, False]) if len(d) else d
+
+
+def bulk_summary(bulk, rle_rows, targets_rows, stress, prof=None) -> dict:
+    """The sixth try (16, 17: tiles by bulk copy, one sequencer warp for the grid), from the
+    scan.bulk sweep, the scan.rle_bulk encodes, scan.targets (16 and 17 at their defaults,
+    with every check), scan.stress and, when recorded, scan.bulk_profile."""
+    from . import bulk as bulk_mod, ops, rle as rle_mod
+    out = {}
+    chk = bulk[bulk["correct"].notna()] if "correct" in bulk else bulk.iloc[:0]
+    out["bk6_sw_n_checked"] = int(len(chk))
+    out["bk6_sw_n_failed"] = int((chk["correct"] == False).sum())  # noqa: E712
+    default = f"bulk {bulk_mod.shape_name(ops.BULK)}"
+    out["bk6_shape"] = bulk_mod.shape_name(ops.BULK)
+    out["bk6_rle_shape"] = bulk_mod.shape_name(rle_mod.BULK)
+    sweep = _sweep_part(bulk)
+    for n, key in ((1 << 28, "bk6_sw"), (1 << 25, "bk6_sw25")):
+        d = sweep[sweep["n"] == n] if "n" in sweep else sweep.iloc[:0]
+        for sfx, nm in (("", default), ("_diag", f"{default} without sequencer"),
+                        ("_ch", "chunked"), ("_la", "lookahead"), ("_sp", "single-pass"),
+                        ("_torch", "torch.cumsum")):
+            r = _one(d, variant=nm)
+            for m in ("of_copy", "of_copy_min", "of_copy_max"):
+                out[f"{key}{sfx}_{m}"] = _get(r, m) * 100
+            for m in ("x_torch", "x_torch_min", "x_torch_max"):
+                out[f"{key}{sfx}_{m}"] = _get(r, m)
+            out[f"{key}{sfx}_us"] = _get(r, "median_ms") * 1e3
+        sw = bulk_table(d)
+        sw = sw[sw["variant"].str.startswith("bulk") & ~sw["variant"].str.contains("without")] \
+            if len(sw) else sw
+        if len(sw):
+            best, worst = sw.iloc[0], sw.iloc[-1]
+            out[f"{key}_best"] = str(best["variant"]).replace("bulk ", "")
+            out[f"{key}_best_of_copy"] = float(best["of_copy"])
+            out[f"{key}_worst"] = str(worst["variant"]).replace("bulk ", "")
+            out[f"{key}_worst_of_copy"] = float(worst["of_copy"])
+    dt = bulk[bulk["part"] == "dtype"] if "part" in bulk else bulk.iloc[:0]
+    for dtype in ("int64", "float32"):
+        d = dt[dt["dtype"] == dtype] if "dtype" in dt else dt.iloc[:0]
+        for sfx, nm in (("", "bulk"), ("_ch", "chunked")):
+            r = _one(d, variant=nm)
+            out[f"bk6_{dtype}{sfx}_of_copy"] = _get(r, "of_copy") * 100
+            out[f"bk6_{dtype}{sfx}_x_torch"] = _get(r, "x_torch")
+    out.update(defaults_summary(targets_rows, stress, "bk6", "bulk", "bulk",
+                                (("_ch", "chunked"), ("_la", "lookahead"), ("_sp", "single-pass")),
+                                (("_ch", "chunked"), ("_torch", "torch.unique_consecutive"))))
+    out["bk6_over_ch"] = out["bk6_ch_us"] / out["bk6_us"]
+    # scan.rle_bulk: every shape and the two diagnostics, by kind
+    rc = rle_rows[rle_rows["correct"].notna()] if "correct" in rle_rows else rle_rows.iloc[:0]
+    out["bk6_rle_sw_n_checked"] = int(len(rc))
+    out["bk6_rle_sw_n_failed"] = int((rc["correct"] == False).sum())  # noqa: E712
+    rdefault = f"rle bulk {bulk_mod.shape_name(rle_mod.BULK)}"
+    for kind in ("short", "long"):
+        k = rle_rows[rle_rows["kind"] == kind] if "kind" in rle_rows else rle_rows.iloc[:0]
+        for sfx, nm in (("", rdefault), ("_diag1", f"{rdefault} diagnostic 1"),
+                        ("_diag2", f"{rdefault} diagnostic 2"), ("_ch", "chunked"),
+                        ("_torch", "torch.unique_consecutive"), ("_copy", "copy")):
+            r = _one(k, variant=nm)
+            out[f"bk6_rsw_{kind}{sfx}_us"] = _get(r, "median_ms") * 1e3
+            out[f"bk6_rsw_{kind}{sfx}_x_torch"] = _get(r, "x_torch")
+        s = k[k["variant"].str.startswith("rle bulk") & ~k["variant"].str.contains("diagnostic")]\
+            .dropna(subset=["x_torch"]) if len(k) and "x_torch" in k else k.iloc[:0]
+        out[f"bk6_rsw_{kind}_lo"] = float(s["x_torch"].min()) if len(s) else math.nan
+        out[f"bk6_rsw_{kind}_hi"] = float(s["x_torch"].max()) if len(s) else math.nan
+    if prof is not None:
+        p = {r["variant"]: r for _, r in prof.iterrows()} if "variant" in prof else {}
+        for key, nm in (("bk6", "bulk"), ("bk6_rle", "rle bulk")):
+            out[f"{key}_dram_read_x"] = _get(p.get(nm), "dram_read_over_input")
+            out[f"{key}_dram_write_x"] = _get(p.get(nm), "dram_write_over_input")
+    return out
+
+
+def targets_sixth_try(s: dict) -> pd.DataFrame:
+    """Issue #11's targets for the bulk-copy scan (16) and encoder (17), from scan.targets
+    and scan.stress."""
+    return defaults_targets(s, "bk6", f"bulk-copy single pass (16, {s['bk6_shape']})",
+                            f"bulk-copy encoder (17, {s['bk6_rle_shape']})", "16 and 17",
+                            "bulk-copy")

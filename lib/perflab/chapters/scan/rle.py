@@ -10,7 +10,10 @@ kernel, the single-pass scan of the flags, a scatter kernel, then the lengths),
 "pipelined" (09) and "lookahead" (13_rle_lookahead.cu: on the look-ahead single pass,
 values and lengths written in the pass, then rle_tails for each tile's last run) and
 "chunked" (15_rle_chunked.cu: on the chunked single pass (14), heads counted from memory,
-the chunk walked again from L2 one iteration later; then rle_tails over the chunks).
+the chunk walked again from L2 one iteration later; then rle_tails over the chunks) and
+"bulk" (17_rle_bulk.cu: on the bulk-copy single pass (16), values and lengths written in
+one pass, the sequencer's prefix carrying the run count and the last run start;
+compute capability 9.0 and later).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """
@@ -25,7 +28,7 @@ from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state, status_
 
 ENCODERS = ("fused", "unfused")
 #: every encoder `encode` takes
-ALL = ENCODERS + ("pipelined", "lookahead", "chunked")
+ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk")
 #: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
 #: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
 PIPELINED = (256, 16, 2)
@@ -40,6 +43,15 @@ CHUNKED = (8, 8, 1, 3, 256, 8, 32)      # the best of its shapes, run 01ff185664
 #: the shapes scan.rle_chunked compares
 CHUNKED_SHAPES = ((8, 4, 1, 4, 256, 8, 0), (8, 4, 1, 4, 256, 8, 32), (8, 8, 1, 3, 256, 8, 32),
                   (12, 8, 1, 2, 256, 4, 0), (24, 8, 1, 1, 256, 4, 0))
+#: 17_rle_bulk.cu: (scanner warps, reducer warps, tile KiB, stages, sequencer words a
+#: lane, pause ns) as the bulk-copy scan's (ops.BULK), and the elements a lane takes a step
+#: (4 or 8); encode(x, "bulk").
+BULK = (16, 4, 32, 6, 8, 128, 8)
+#: the shapes scan.rle_bulk compares
+BULK_SHAPES = ((16, 4, 32, 6, 8, 128, 4), (16, 4, 32, 6, 8, 128, 8), (8, 4, 32, 6, 8, 128, 8),
+               (16, 4, 16, 12, 8, 128, 8), (16, 8, 32, 6, 8, 128, 8), (16, 2, 32, 6, 8, 128, 8),
+               (16, 4, 32, 6, 4, 128, 8), (16, 4, 32, 6, 8, 32, 8))
+BULK_HALO = 16
 MAX_N = (1 << 31) - 1
 DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 items a thread
 
@@ -65,6 +77,35 @@ def lookahead_spec(block=None, items=None, min_blocks=None, delay=None) -> Kerne
 def chunked_spec(shape=None) -> KernelSpec:
     return KernelSpec(f"{CHAPTER}/15_rle_chunked.cu", "rle_encode_chunked",
                       template=tuple(shape or CHUNKED))
+
+
+def bulk_spec(shape=None, diag: int = 0) -> KernelSpec:
+    sc, rd, kib, st, wd, d, e = shape or BULK
+    return KernelSpec(f"{CHAPTER}/17_rle_bulk.cu", "rle_encode_bulk",
+                      template=(sc, rd, kib * 1024, st, wd, d, e, int(diag)))
+
+
+def staging_bytes(shape) -> int:
+    """17's staging area: a step's values and lengths (2 x 32 x E int32) a scanner."""
+    return shape[0] * 2 * 32 * shape[6] * 4
+
+
+def bulk_smem(shape) -> int:
+    """17's dynamic shared memory: the ring (a halo before each tile) and the staging."""
+    return shape[3] * (shape[2] * 1024 + BULK_HALO) + staging_bytes(shape)
+
+
+def check_bulk_shape(shape) -> None:
+    """ConfigError, naming the rule, for an encoder shape (17) that cannot be built."""
+    from .ops import check_bulk
+    if len(shape) != 7:
+        raise ConfigError(f"bulk encoder shape {shape}: (scanners, reducers, tile KiB, "
+                          "stages, sequencer width, pause ns, elements a lane)")
+    sc, kib, e = shape[0], shape[2], shape[6]
+    check_bulk("int32", shape[:6], BULK_HALO, staging_bytes(shape))
+    if e not in (4, 8) or kib * 256 // sc % (32 * e):
+        raise ConfigError(f"{e} elements a lane: 4 or 8, and each scanner's piece "
+                          f"({kib * 256 // sc} elements) whole steps of 32 x {e}")
 
 
 def tails_spec() -> KernelSpec:
@@ -139,6 +180,9 @@ class Encoder:
             return self.values, self.lengths, self.count
         if variant == "chunked":
             self._chunked(x)
+            return self.values, self.lengths, self.count
+        if variant == "bulk":
+            self._bulk(x)
             return self.values, self.lengths, self.count
         if variant == "pipelined":
             self._pipelined(x)
@@ -221,6 +265,30 @@ class Encoder:
                (tail_pos, tail_start, self.starts, self.count, self.lengths,
                 np.uint32(chunks), np.int64(n)))
 
+    def _bulk(self, x, shape=None, diag: int = 0) -> None:
+        """17: values, lengths and the count in one pass. `shape`: BULK by default, fixed
+        at the first call (and `diag`, a diagnostic that is not an encoder)."""
+        from ...device import current
+        from ...kernels import blocks_per_sm
+        from .ops import bulk_threads, require_bulk_copy
+        n = x.size
+        if getattr(self, "_bk", None) is None:
+            shape = tuple(shape or BULK)
+            check_bulk_shape(shape)
+            require_bulk_copy("the bulk-copy encoder (17)")
+            k = get_kernel(bulk_spec(shape, diag))
+            smem = bulk_smem(shape)
+            threads = bulk_threads(shape)
+            if blocks_per_sm(k, threads, smem) < 1:
+                raise ConfigError(f"bulk encoder {shape}: no block fits on an SM")
+            self._bk = (k, shape[2] * 256, threads, smem, current().sms)
+        k, tile, threads, smem, sms = self._bk
+        tiles = -(-n // tile)
+        counter, lo, hi, epoch = state().split_args(tiles)
+        launch(k, min(tiles, sms), threads,
+               (x, self.values, self.lengths, self.count, np.int64(n), counter,
+                np.uint32(tiles), lo, hi, epoch), shared_mem=smem)
+
     def _unfused(self, x) -> None:
         import cupy as cp
         n = x.size
@@ -241,7 +309,7 @@ def traffic_bytes(variant: str, n: int, runs: int) -> int:
     lengths = 4 * runs + 4 * runs                # starts read, lengths written
     if variant == "fused":
         return 4 * n + out + lengths
-    if variant in ("lookahead", "chunked"):      # values and lengths written in the pass
+    if variant in ("lookahead", "chunked", "bulk"):  # values and lengths written in the pass
         return 4 * n + 8 * runs
     # flags: read x, write flags; scan: read and write; scatter: read x, flags, positions
     return (4 * n + 4 * n) + (8 * n) + 12 * n + out + lengths

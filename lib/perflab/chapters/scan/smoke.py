@@ -13,9 +13,9 @@ import numpy as np
 
 
 def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
-    """Every kernel, or with only="pipelined", "staged", "lookahead" or "chunked" (argument
-    or $SCAN_SMOKE_ONLY) that scan alone (08 with its encoder 09, 10, 12 with 13, 14 with
-    15)."""
+    """Every kernel, or with only="pipelined", "staged", "lookahead", "chunked" or "bulk"
+    (argument or $SCAN_SMOKE_ONLY) that scan alone (08 with its encoder 09, 10, 12 with
+    13, 14 with 15, 16 with 17; 16 and 17 where the GPU can run them)."""
     import os
 
     import cupy as cp
@@ -26,6 +26,8 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
     cp.cuda.set_allocator(None)        # one cudaMalloc per array: overruns leave it
     only = only or os.environ.get("SCAN_SMOKE_ONLY")
     extra = (only,) if only else ("pipelined", "staged", "lookahead", "chunked")
+    if "bulk" not in extra and ops.bulk_missing() is None and not only:
+        extra += ("bulk",)
     variants = () if only else ops.VARIANTS
     bad = 0
     for n in sizes:

@@ -11,9 +11,12 @@ from .lab import caption
 COLORS = {"cuBLAS FP32": "0.25", "cuBLAS TF32": "0.55", "fp32": "C0", "tf32": "C3",
           "kernel": "C0"}
 
-#: Where label_points tries a label, in points from its marker (in this order).
+#: Where label_points tries a label, in points from its marker (in this order); all but
+#: the _NEAR nearest get a thin leader line back to their marker.
 _OFFSETS = [(5, 4), (5, -11), (-5, 4), (-5, -11), (6, 14), (6, -21), (-6, 14), (-6, -21),
-            (12, -4), (-12, -4)]
+            (12, -4), (-12, -4), (10, 26), (-10, 26), (10, -33), (-10, -33), (24, 8),
+            (-24, 8), (24, -16), (-24, -16), (14, 40), (-14, 40), (14, -47), (-14, -47)]
+_NEAR = 4
 
 
 def stamp(fig, df) -> None:
@@ -59,23 +62,49 @@ def datasheet(dev: dict) -> dict:
     return {"fp32_flops": fp32, "dram_Bps": dram}
 
 
-def label_points(ax, points, fontsize: int = 8) -> None:
-    """Label (x, y, text) points so that no label overlaps another label or a marker:
-    each label takes the first offset around its point that is clear."""
+def _nearest(box, marks) -> int:
+    """Which of `marks` (display coordinates) is nearest to the box: a label must sit
+    nearer its own marker than any other, or a reader pairs it wrongly."""
+    cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+    return min(range(len(marks)), key=lambda i: (marks[i][0] - cx) ** 2 + (marks[i][1] - cy) ** 2)
+
+
+def label_points(ax, points, fontsize: int = 8, avoid=(), colors=None) -> None:
+    """Label (x, y, text) points so that no label overlaps another label, a marker or a
+    point of `avoid` ((x, y) in data coordinates: a line sampled densely, say): each label
+    takes the first offset around its point that is clear, with a leader line when it had
+    to go far, and nearer its own marker than any other; if none is, the first that misses
+    the other labels and markers. `colors`:
+    one per point, for its label (its marker's, so that a reader can pair them)."""
     fig = ax.figure
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     taken = [ax.transData.transform((x, y)) for x, y, _ in points]
+    lines = [ax.transData.transform(p) for p in avoid]
     boxes = []
-    for x, y, text in points:
-        for dx, dy in _OFFSETS:
-            ann = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy),
-                              fontsize=fontsize, ha="left" if dx > 0 else "right",
-                              va="bottom" if dy > 0 else "top")
-            box = ann.get_window_extent(renderer).expanded(1.05, 1.1)
-            clear = (not any(box.overlaps(b) for b in boxes)
-                     and not any(box.contains(*p) for p in taken))
-            if clear or (dx, dy) == _OFFSETS[-1]:
-                boxes.append(box)
+
+    def place(x, y, text, i, color):
+        (dx, dy), far = _OFFSETS[i], i >= _NEAR
+        ann = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy),
+                          fontsize=fontsize, ha="left" if dx > 0 else "right", color=color,
+                          va="bottom" if dy > 0 else "top",
+                          arrowprops=dict(arrowstyle="-", lw=0.8, color=color, shrinkA=0,
+                                          shrinkB=3) if far else None)
+        return ann, ann.get_window_extent(renderer).expanded(1.05, 1.1)
+
+    for k, (x, y, text) in enumerate(points):
+        color = colors[k] if colors else "black"
+        fallback = None
+        for i in range(len(_OFFSETS)):
+            ann, box = place(x, y, text, i, color)
+            free = (not any(box.overlaps(b) for b in boxes)
+                    and not any(box.contains(*p) for p in taken)
+                    and _nearest(box, taken) == k)
+            if free and not any(box.contains(*p) for p in lines):
                 break
+            if free and fallback is None:
+                fallback = i
             ann.remove()
+        else:
+            ann, box = place(x, y, text, fallback or 0, color)
+        boxes.append(box)

@@ -34,23 +34,32 @@ def gemm_intensity(M: int, N: int, K: int, bytes_per_elem: int = 4) -> float:
     return 2.0 * M * N * K / (bytes_per_elem * (M * K + K * N + M * N))
 
 
-def plot(ax, ceil: Ceilings, points=(), ai_range=(0.05, 2000.0)):
+def plot(ax, ceil: Ceilings, points=(), ai_range=(0.05, 2000.0), kinds=()):
     """Draw the roofs on `ax` (log-log, TFLOP/s vs FLOP/B) and label `points`
-    (iterable of (label, intensity, TFLOP/s))."""
+    (iterable of (label, intensity, TFLOP/s) or (label, intensity, TFLOP/s, colour)); no
+    label sits on a roof where there is room. `kinds`: (name, colour) legend entries that
+    say what the points' colours mean."""
     ai = np.geomspace(*ai_range, 256)
     styles = ["-", "--", ":", "-."]
+    roofs = []                              # the roofs, sampled: labels keep off them
     for (name, peak), ls in zip(sorted(ceil.peaks_flops.items(), key=lambda x: x[1]), styles):
-        ax.plot(ai, attainable(ai, peak, ceil.bandwidth_Bps) / 1e12, ls, color="0.3", lw=1.2,
-                label=f"{name}: {peak / 1e12:.1f} TFLOP/s")
+        roof = attainable(ai, peak, ceil.bandwidth_Bps) / 1e12
+        ax.plot(ai, roof, ls, color="0.3", lw=1.2, label=f"{name}: {peak / 1e12:.1f} TFLOP/s")
+        dense = np.geomspace(*ai_range, 2048)
+        roofs += zip(dense, attainable(dense, peak, ceil.bandwidth_Bps) / 1e12)
     ax.plot([], [], " ", label=f"copy: {ceil.bandwidth_Bps / 1e12:.2f} TB/s")
-    for label, x, y in points:
-        ax.plot([x], [y], "o", ms=6)
+    for name, color in kinds:                # what the points' colours mean
+        ax.plot([], [], "o", ms=6, color=color, label=name)
+    colors = []
+    for label, x, y, *c in points:
+        colors.append(ax.plot([x], [y], "o", ms=6, color=c[0] if c else None)[0].get_color())
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_ylim(top=2.5 * max(ceil.peaks_flops.values()) / 1e12)   # room for labels above
     ax.set_xlabel("arithmetic intensity (FLOP / byte of device memory)")
     ax.set_ylabel("TFLOP/s")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     from .plots import label_points
-    label_points(ax, [(x, y, label) for label, x, y in points])
+    label_points(ax, [(p[1], p[2], p[0]) for p in points], avoid=roofs, colors=colors)
     return ax

@@ -29,9 +29,10 @@ SKIPPED_DIRS = {"_static", "_sources", "_images", "reports"}
 #: Pages that must stay short (main column, CSS px at 1400 px wide, dropdowns closed):
 #: chapter 1 measured 19,254 px before it was reshaped; its budget is half of that, plus
 #: 300 px for each rung added since (10, 11 and 12: a lead, the measured paragraph and
-#: closed dropdowns each) and 260 px for rung 12's figure (the sections around them were
-#: folded to make room).
-HEIGHT_BUDGET = {"chapters/01-sgemm.html": 19254 // 2 + 3 * 300 + 260,
+#: closed dropdowns each), 260 px for rung 12's figure (the sections around them were
+#: folded to make room) and 60 px for the roofline, made 0.6 in taller so that every
+#: point's label clears the roofs.
+HEIGHT_BUDGET = {"chapters/01-sgemm.html": 19254 // 2 + 3 * 300 + 260 + 60,
                  # chapter 2 measured 10,321 px in its first draft; kept under that.
                  "chapters/02-memory.html": 10321}
 

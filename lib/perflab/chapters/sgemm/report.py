@@ -423,6 +423,26 @@ def roofline_points(prof: pd.DataFrame, names, M=4096, N=4096, K=4096) -> list:
     return pts
 
 
+#: the roofline's legend for roofline_marks' colours
+ROOFLINE_KINDS = (("FP32 rungs (by number)", COLORS["fp32"]), ("TF32 rungs", COLORS["tf32"]),
+                  ("cuBLAS", COLORS["cuBLAS FP32"]))
+
+
+def roofline_marks(pts) -> list:
+    """roofline_points as the figure marks them: a rung by its number, coloured by its
+    precision (the book's FP32 and TF32 colours), cuBLAS by name in its grey."""
+    from . import variants
+    precision = {v.name: v.precision for v in variants()}
+    out = []
+    for name, x, y in pts:
+        if name in COLORS:                                     # cuBLAS FP32 / TF32
+            out.append((name, x, y, COLORS[name]))
+        else:
+            out.append((name.split("-")[0], x, y,
+                        COLORS["fp32" if precision.get(name) == "fp32" else "tf32"]))
+    return out
+
+
 def spread(df: pd.DataFrame, variant: str, M, N, K, mode: str) -> tuple[float, float, float]:
     """(median, lowest, highest) over the interleaved rounds of one rung's ratio to cuBLAS
     `mode` at one size (NaN where not measured)."""

@@ -76,8 +76,8 @@ scan_bulk(const T* __restrict__ in, T* __restrict__ out, long long n, unsigned* 
             }
             return warp_reduce(sum);
         };
-        reduce_tiles<STAGES, SCANNERS, REDUCERS>(ring, s_sum, num_tiles, st, LOOKBACK, T(0), Plus{}, piece_sum,
-                     warp - SCANNERS, lane);
+        reduce_tiles<STAGES, SCANNERS, REDUCERS>(ring, s_sum, num_tiles, st, LOOKBACK, T(0),
+                                                 Plus{}, piece_sum, warp - SCANNERS, lane);
         return;
     }
 

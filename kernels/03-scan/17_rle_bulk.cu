@@ -147,7 +147,8 @@ rle_encode_bulk(const int* __restrict__ in, int* __restrict__ values,
             }
             return ((P)warp_reduce(c) << 32) | warp_max(hi);
         };
-        reduce_tiles<STAGES, SCANNERS, REDUCERS>(ring, s_sum, num_tiles, st, true, P(0), op, piece_sum, warp - SCANNERS, lane);
+        reduce_tiles<STAGES, SCANNERS, REDUCERS>(ring, s_sum, num_tiles, st, true, P(0), op,
+                                                 piece_sum, warp - SCANNERS, lane);
         return;
     }
 

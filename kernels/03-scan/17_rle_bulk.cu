@@ -15,8 +15,12 @@
 // is 32 x E elements, E a lane: its head mask, then ONE warp scan of (heads, last head)
 // pairs packed in 32 bits (the run of the lane's first head, and where the run before it
 // started), then a store of the value and of the previous run's length for each head.
-//   DIAG (diagnostics, not encoders): 1 = scanners do not wait for the prefix (every tile
-//   encoded from 0); 2 = scanners wait for it but neither read nor write.
+// All but the stores comes before the prefix: a scanner takes its piece into registers with
+// its heads and step scans, frees the stage, and only then waits (scan_tiles_early).
+//   DIAG (diagnostics, not encoders), each taking one more part away: 1 = the scanners
+//   wait for each prefix and do nothing else; 2 = and the reducers publish without reading;
+//   3 = and the scanners do not wait (the ring, and the sequencer running through); 4 = and
+//   no sequencer (the ring alone).
 // The staged writes: a scanner puts each head's value and the previous run's length into a
 // slot of its staging area (2 x 32E words), then the warp writes the step's runs out as two
 // contiguous ranges, instead of a scattered 4-byte store per head.
@@ -39,7 +43,7 @@ __device__ __forceinline__ unsigned warp_max(unsigned v) {
     return v;
 }
 
-// E elements of one lane (4: one 16-byte vector, 8: two).
+// E elements of one lane (4: one 16-byte vector, 8: two, 16: four).
 template <int E> struct Elems { int v[E]; };
 
 // The heads among the E elements `x` at index i (bit k: element i + k starts a run); `prev`
@@ -58,8 +62,8 @@ __device__ __forceinline__ unsigned heads_of(const Elems<E>& x, int prev, long l
 }
 
 // A step's (heads, last head) pair in 32 bits: heads << 16 | (last head's index in the
-// step + 1, 0 if none); a step is at most 256 elements, so both halves fit in 16 bits.
-// (Sums of such pairs over a warp stay below 2^16 in both halves: at most 256 heads.)
+// step + 1, 0 if none); a step is at most 512 elements, so both halves fit in 16 bits.
+// (Sums of such pairs over a warp stay below 2^16 in both halves: at most 512 heads.)
 __device__ __forceinline__ unsigned step_pair(unsigned a, unsigned b) {
     return (((a >> 16) + (b >> 16)) << 16) | max(a & 0xffffu, b & 0xffffu);
 }
@@ -84,7 +88,7 @@ rle_encode_bulk(const int* __restrict__ in, int* __restrict__ values,
     constexpr int HALO = 16, STAGE = HALO + TILE_BYTES;
     constexpr int TILE = TILE_BYTES / 4, PIECE = TILE / SCANNERS, STEP = 32 * E;
     constexpr int STEPS = PIECE / STEP;
-    static_assert(E == 4 || E == 8, "E: 4 or 8 elements a lane a step");
+    static_assert(E == 4 || E == 8 || E == 16, "E: 4, 8 or 16 elements a lane a step");
     constexpr int PRODUCER = SCANNERS + REDUCERS, SEQUENCER = PRODUCER + 1;
     static_assert(SCANNERS >= 1 && SCANNERS <= 16 && REDUCERS >= 1 && SCANNERS % REDUCERS == 0,
                   "1 to 16 scanners, a multiple of the reducers");
@@ -107,7 +111,7 @@ rle_encode_bulk(const int* __restrict__ in, int* __restrict__ values,
         return;
     }
     if (warp == SEQUENCER) {
-        if (ring.first == 0) sequence<WIDTH, DELAY_NS>(st, num_tiles, P(0), op, lane);
+        if (DIAG < 4 && ring.first == 0) sequence<WIDTH, DELAY_NS>(st, num_tiles, P(0), op, lane);
         return;
     }
     auto tile_at = [&](int s) {
@@ -136,7 +140,7 @@ rle_encode_bulk(const int* __restrict__ in, int* __restrict__ values,
             const bool edge = t == 0 || (long long)(t + 1) * TILE > n;
             unsigned c = 0, hi = 0;
 #pragma unroll 4
-            for (int j = 0; j < STEPS; ++j) {
+            for (int j = 0; j < (DIAG >= 2 ? 0 : STEPS); ++j) {
                 int prev;
                 const Elems<E> x = row(tile, piece, j, prev);
                 const long long i = base + j * STEP + lane * E;
@@ -152,60 +156,82 @@ rle_encode_bulk(const int* __restrict__ in, int* __restrict__ values,
         return;
     }
 
-    // A scanner: its piece of each tile, from the tile's prefix and the pieces before it.
-    auto scan_piece = [&](int s, unsigned t, P tile_start) {
-        P start = tile_start;
-        for (int w = 0; w < warp; ++w) start = op(start, s_sum[s][w]);
+    // A scanner: its piece of each tile in two halves. take (before the prefix): the piece's
+    // elements into registers, their heads and the step scans, and what the stage's sums say
+    // of the pieces before it; the stage is then freed, so the ring refills while the
+    // prefix is on its way. finish (with the prefix): each step's runs staged and written.
+    struct Taken {
+        Elems<E> x[STEPS];
+        unsigned m[STEPS], exc[STEPS], tot[STEPS];
+        P before, total;          // the pieces before this warp's; all of them (last tile)
+    };
+    auto take = [&](int s, unsigned t) {
+        Taken k;
         const int* tile = tile_at(s);
         const long long base = (long long)t * TILE + warp * PIECE;
         const bool edge = t == 0 || (long long)(t + 1) * TILE > n;
-        // run: heads before this step; last: index + 1 of the last head before it
-        unsigned run = (unsigned)(start >> 32), last = (unsigned)(start & 0xffffffffull);
-#pragma unroll 1
-        for (int j = 0; j < (DIAG == 2 ? 0 : STEPS); ++j) {
+#pragma unroll
+        for (int j = 0; j < (DIAG >= 1 ? 0 : STEPS); ++j) {
             int prev;
-            const Elems<E> x = row(tile, warp, j, prev);
-            const unsigned step0 = (unsigned)(base + j * STEP);    // the step's first index
-            const unsigned m = edge ? heads_of<true>(x, prev, (long long)step0 + lane * E, n)
-                                    : heads_of<false>(x, prev, (long long)step0 + lane * E, n);
+            k.x[j] = row(tile, warp, j, prev);
+            const long long i = base + j * STEP + lane * E;
+            const unsigned m = edge ? heads_of<true>(k.x[j], prev, i, n)
+                                    : heads_of<false>(k.x[j], prev, i, n);
             const unsigned mine = m ? ((unsigned)__popc(m) << 16) | (lane * E + 32u - __clz(m)) : 0u;
             const unsigned inc = warp_scan_pairs(mine, lane);
             const unsigned up = __shfl_up_sync(FULL_MASK, inc, 1);
-            const unsigned exc = lane == 0 ? 0u : up;
+            k.m[j] = m;
+            k.exc[j] = lane == 0 ? 0u : up;
+            k.tot[j] = __shfl_sync(FULL_MASK, inc, 31);
+        }
+        k.before = P(0);
+        for (int w = 0; w < warp; ++w) k.before = op(k.before, s_sum[s][w]);
+        k.total = k.before;
+        if (t == num_tiles - 1)
+            for (int w = warp; w < SCANNERS; ++w) k.total = op(k.total, s_sum[s][w]);
+        return k;
+    };
+    auto finish = [&](const Taken& k, unsigned t, P tile_start) {
+        const P start = op(tile_start, k.before);
+        const unsigned base = (unsigned)((long long)t * TILE + warp * PIECE);
+        // run: heads before this step; last: index + 1 of the last head before it
+        unsigned run = (unsigned)(start >> 32), last = (unsigned)(start & 0xffffffffull);
+#pragma unroll
+        for (int j = 0; j < (DIAG >= 1 ? 0 : STEPS); ++j) {
+            const unsigned step0 = base + j * STEP;               // the step's first index
             // Stage the step's runs: slot q = (run index - run) holds run q's value and the
             // length of the run before it.
-            unsigned q = exc >> 16;
-            unsigned h = (exc & 0xffffu) ? step0 + (exc & 0xffffu) : last;
+            unsigned q = k.exc[j] >> 16;
+            unsigned h = (k.exc[j] & 0xffffu) ? step0 + (k.exc[j] & 0xffffu) : last;
 #pragma unroll
-            for (int k = 0; k < E; ++k) {
-                if (m >> k & 1u) {
-                    const unsigned idx = step0 + lane * E + k;
-                    staged[q] = x.v[k];
+            for (int e = 0; e < E; ++e) {
+                if (k.m[j] >> e & 1u) {
+                    const unsigned idx = step0 + lane * E + e;
+                    staged[q] = k.x[j].v[e];
                     staged[STEP + q] = (int)(idx + 1 - h);
                     h = idx + 1;
                     ++q;
                 }
             }
-            const unsigned tot = __shfl_sync(FULL_MASK, inc, 31);
-            const unsigned heads = tot >> 16;
+            const unsigned heads = k.tot[j] >> 16;
             __syncwarp();
             // ... and write them out contiguously: values[run ..], lengths[run - 1 ..].
-            for (unsigned k = lane; k < heads; k += 32) {
-                values[run + k] = staged[k];
-                if (run + k > 0) lengths[run + k - 1] = staged[STEP + k];
+            for (unsigned i = lane; i < heads; i += 32) {
+                values[run + i] = staged[i];
+                if (run + i > 0) lengths[run + i - 1] = staged[STEP + i];
             }
             __syncwarp();
             run += heads;
-            if (tot & 0xffffu) last = step0 + (tot & 0xffffu);
+            if (k.tot[j] & 0xffffu) last = step0 + (k.tot[j] & 0xffffu);
         }
-        if (t == num_tiles - 1 && warp == 0 && lane == 0) {   // the last run, the count
-            P total = tile_start;
-            for (int w = 0; w < SCANNERS; ++w) total = op(total, s_sum[s][w]);
+        if (DIAG == 0 && t == num_tiles - 1 && warp == 0 && lane == 0) {   // the last run, the count
+            const P total = op(tile_start, k.total);
             const unsigned runs = (unsigned)(total >> 32), h = (unsigned)(total & 0xffffffffull);
             lengths[runs - 1] = (int)(n - (h - 1));
             *count = (int)runs;
         }
     };
-    scan_tiles<STAGES, DELAY_NS>(ring, num_tiles, st, DIAG != 1, P(0), scan_piece, lane);
+    scan_tiles_early<STAGES, DELAY_NS>(ring, num_tiles, st, DIAG < 3, P(0), take, finish,
+                                       lane);
 #endif
 }

@@ -37,7 +37,8 @@ def test_bad_bulk_shapes_are_refused_with_the_rule(dtype, shape, why):
 
 @pytest.mark.parametrize("shape,why", [
     ((16, 4, 32, 6, 8, 128), "elements a lane"),
-    ((16, 4, 32, 6, 8, 128, 6), "4 or 8"),
+    ((16, 4, 32, 6, 8, 128, 6), "4, 8 or 16"),
+    ((16, 4, 32, 6, 4, 128, 16), "shared memory a block may hold"),
     ((8, 4, 4, 2, 8, 128, 8), "whole steps of 32 x 8"),
     ((16, 4, 32, 7, 8, 128, 8), "shared memory a block may hold"),
 ])
@@ -77,7 +78,7 @@ def test_a_gpu_without_bulk_copies_is_told_which_scan_to_use(monkeypatch):
 def test_bulk_kernels_compile_without_spills_at_their_defaults():
     from perflab import compile_report as cr
     specs = ([ops.bulk_spec(dt, inclusive=inc) for dt in DTYPES for inc in (True, False)]
-             + [rle.bulk_spec(), rle.bulk_spec(rle.BULK, 1), rle.bulk_spec(rle.BULK, 2)])
+             + [rle.bulk_spec()] + [rle.bulk_spec(rle.BULK, d) for d in rle.BULK_DIAGNOSTICS])
     df = cr.report(specs, ("sm_90",))
     assert len(df) == len(specs)
     assert (df["spill_store_bytes"] == 0).all() and (df["spill_load_bytes"] == 0).all()
@@ -127,7 +128,7 @@ def test_the_bulk_experiments_are_sweeps_with_their_baselines():
 
 def test_shape_names_say_what_differs_from_the_default():
     assert bx.shape_name(ops.BULK) == "16+4 warps, 32 KiB x 6"
-    assert bx.shape_name((8, 4, 32, 6, 4, 512)) == "8+4 warps, 32 KiB x 6, x4, 512 ns"
+    assert bx.shape_name((8, 4, 32, 6, 8, 512)) == "8+4 warps, 32 KiB x 6, sequencer x8, 512 ns"
     assert bx.shape_name(rle.BULK).endswith(", 8 a lane")
 
 

@@ -4,9 +4,10 @@ with the sequencer (kernels/03-scan/sequencer.cuh); compute capability 9.0 and l
   scan.bulk          16 by shape at 2^28 and 2^25 int32, and its diagnostic (no sequencer:
                      each tile scanned alone), in the same rounds as the copy,
                      torch.cumsum, 03, 12 and 14; then 16 on int64 and float32
-  scan.rle_bulk      17 by shape at 2^25 on every kind of runs, and its two diagnostics
-                     (DIAG 1: no prefix wait; DIAG 2: no scanner work), in the same rounds
-                     as 15, 13, torch.unique_consecutive and the copy
+  scan.rle_bulk      17 by shape at 2^25 on every kind of runs, and its four diagnostics
+                     (each takes one more part away: the scanners' work, the reducers'
+                     reading, the prefix waits, the sequencer), in the same rounds as 15,
+                     13, torch.unique_consecutive, the copy and the read ceiling
   scan.bulk_profile  16 and 17 once each under Nsight Compute (DRAM bytes against the
                      input's)
 
@@ -23,6 +24,7 @@ from ...errors import ConfigError
 from ...kernels import capture_launches, checked
 from ...registry import experiment
 from ...timing import rotations
+from .. import machine
 from . import ops, rle
 from .experiments import (RLE_KINDS, RLE_SPECS, TORCH_VIEWS, Tagged, check_scan,
                           check_tile_scans, fresh, ours, profile_missing, race_encoders,
@@ -43,7 +45,8 @@ def shape_params(shape) -> dict:
 
 def shape_name(shape) -> str:
     sc, rd, kib, st, wd, d = shape[:6]
-    return (f"{sc}+{rd} warps, {kib} KiB x {st}" + ("" if wd == ops.BULK[4] else f", x{wd}")
+    return (f"{sc}+{rd} warps, {kib} KiB x {st}"
+            + ("" if wd == ops.BULK[4] else f", sequencer x{wd}")
             + ("" if d == ops.BULK[5] else f", {d} ns")
             + (f", {shape[6]} a lane" if len(shape) > 6 else ""))
 
@@ -123,24 +126,29 @@ def bulk(ctx, sizes=BULK_SIZES, sweep=ops.BULK_SWEEP, diagnostic=ops.BULK_DIAGNO
 
 def _rle_bulk_specs():
     return ([rle.bulk_spec(sh) for sh in rle.BULK_SHAPES]
-            + [rle.bulk_spec(rle.BULK, d) for d in (1, 2)]
-            + RLE_SPECS["chunked"]() + RLE_SPECS["lookahead"]())
+            + [rle.bulk_spec(rle.BULK, d) for d in rle.BULK_DIAGNOSTICS]
+            + RLE_SPECS["chunked"]() + RLE_SPECS["lookahead"]() + [machine.read_spec()])
 
 
 @experiment("scan.rle_bulk", title="The bulk-copy encoder (17) by shape, against 15, 13 and PyTorch",
             small={"n": 100003, "kinds": ("short", "distinct")}, sweep=True,
             requires=ops.bulk_missing, kernels=_rle_bulk_specs)
-def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES, diags=(1, 2)):
+def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES,
+             diags=tuple(rle.BULK_DIAGNOSTICS)):
     """Each shape of 17 on each kind of runs at n int32, checked (reference runs and a round
-    trip), then timed round by round with 17's diagnostics at its default shape (1: the
-    scanners do not wait for the prefix; 2: they wait for it and do nothing else; neither
-    is an encoder, so neither is checked), the chunked encoder (15), the look-ahead one
-    (13), torch.unique_consecutive(return_counts=True) and the copy of the input."""
+    trip), then timed round by round with 17's diagnostics at its default shape (DIAG 1:
+    the scanners wait for each prefix and do nothing else; 2: and the reducers publish
+    without reading; 3: and the scanners do not wait; 4: and no sequencer runs, the ring
+    alone; none is an encoder, so none is checked), the chunked encoder (15), the
+    look-ahead one (13), torch.unique_consecutive(return_counts=True), the copy of the
+    input and the read ceiling (read.cu: the input read once, nothing written)."""
     entries = {}
     plan = [(sh, 0) for sh in shapes] + [(rle.BULK, d) for d in diags]
     for sh, d in plan:
         name = f"rle bulk {shape_name(sh)}" + (f" diagnostic {d}" if d else "")
         params = {**shape_params(sh), "diagnostic": d}
+        if d:
+            params["removed"] = rle.BULK_DIAGNOSTICS[d]
         why = bulk_reason("int32", sh, encoder=True)
         if why:
             ctx.row(variant=name, params={"n": n, **params}, metrics={}, invalid=why)
@@ -149,7 +157,8 @@ def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES, diags=(1, 
                          "run": lambda enc, x, sh=sh, d=d: enc._bulk(x, sh, d),
                          "params": params, "kernels": [rle.bulk_spec(sh, d)], "check": not d,
                          "bytes": lambda runs: 4 * n + 8 * runs}
-    race_encoders(ctx, n, kinds, entries, ("chunked", "lookahead"))
+    race_encoders(ctx, n, kinds, entries, ("chunked", "lookahead"),
+                  ceilings={"read ceiling": (machine.read_once, [machine.read_spec()])})
 
 
 def _profile_or_bulk_missing():

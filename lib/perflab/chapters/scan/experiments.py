@@ -1043,14 +1043,17 @@ def _rle_chunked_name(shape) -> str:
     return f"rle chunked {w}x{v}x{bt}x{m} {d} ns" + (f" tier {tier}" if tier else f" x{wd}")
 
 
-def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float = 1.2) -> None:
+def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float = 1.2,
+                  ceilings: dict | None = None) -> None:
     """The encoders of a sweep against each other on each kind of runs at n int32:
     `entries` maps a row name to {"encoder": an rle.Encoder, "run": fn(encoder, x), "params":
     extra row params, "kernels": specs, "check": whether its output is an encoding to check
     (a diagnostic's is not), "bytes": its bytes moved by design, or None}; `baselines` are
     encoders of `rle.Encoder.encode`. Each is checked (reference runs and a round trip),
     torch.unique_consecutive(return_counts=True) against the last baseline's runs; then all
-    are timed round by round with the copy of the input, one row each."""
+    are timed round by round with the copy of the input, one row each. `ceilings` maps a
+    row name to (make(x): a call on the input, its kernel specs): passes that are no
+    encoders (the read ceiling), timed in the same rounds."""
     import cupy as cp
     torch = torch_or_none()
     rng = np.random.default_rng(seed())
@@ -1102,6 +1105,8 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
                     lambda a: torch.unique_consecutive(as_torch(a), return_counts=True), [(x,)])
         calls["copy"] = (lambda a, b=cp.empty_like(x): b.data.copy_from_device(a.data, a.nbytes),
                          [(x,)])
+        for name, (make, specs) in (ceilings or {}).items():
+            calls[name] = (lambda a, f=make(x): f(), [(x,)])
         res = ctx.time_interleaved(calls, budget_s=budget_s) if ctx.timing else {}
         for v, d in info.items():
             metrics = {"runs": (runs, "1")}
@@ -1118,6 +1123,12 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
         if "copy" in res:
             ctx.row(variant="copy", params={"n": n, "kind": kind},
                     metrics=timing_metrics(res["copy"], 4 * n))
+        for name, (make, specs) in (ceilings or {}).items():
+            if name in res:
+                ctx.row(variant=name, params={"n": n, "kind": kind},
+                        metrics={**timing_metrics(res[name], 4 * n), "bytes_moved": (4 * n, "B"),
+                                 **ratio_metrics(res, name, vendor=("torch.unique_consecutive",))},
+                        kernels=specs, note="a ceiling, not an encoder: it reads the input once")
         del x, calls
         TORCH_VIEWS.clear()
         cp.get_default_memory_pool().free_all_blocks()

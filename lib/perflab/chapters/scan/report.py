@@ -688,16 +688,17 @@ def bulk_summary(bulk, rle_rows, targets_rows, stress, prof=None) -> dict:
                                 (("_ch", "chunked"), ("_la", "lookahead"), ("_sp", "single-pass")),
                                 (("_ch", "chunked"), ("_torch", "torch.unique_consecutive"))))
     out["bk6_over_ch"] = out["bk6_ch_us"] / out["bk6_us"]
-    # scan.rle_bulk: every shape and the two diagnostics, by kind
+    # scan.rle_bulk: every shape and the diagnostics, by kind
     rc = rle_rows[rle_rows["correct"].notna()] if "correct" in rle_rows else rle_rows.iloc[:0]
     out["bk6_rle_sw_n_checked"] = int(len(rc))
     out["bk6_rle_sw_n_failed"] = int((rc["correct"] == False).sum())  # noqa: E712
     rdefault = f"rle bulk {bulk_mod.shape_name(rle_mod.BULK)}"
-    for kind in ("short", "long"):
+    named = [("", rdefault)] + [(f"_diag{d}", f"{rdefault} diagnostic {d}")
+                                for d in rle_mod.BULK_DIAGNOSTICS]
+    for kind in ("short", "long", "distinct"):
         k = rle_rows[rle_rows["kind"] == kind] if "kind" in rle_rows else rle_rows.iloc[:0]
-        for sfx, nm in (("", rdefault), ("_diag1", f"{rdefault} diagnostic 1"),
-                        ("_diag2", f"{rdefault} diagnostic 2"), ("_ch", "chunked"),
-                        ("_torch", "torch.unique_consecutive"), ("_copy", "copy")):
+        for sfx, nm in named + [("_ch", "chunked"), ("_torch", "torch.unique_consecutive"),
+                                ("_copy", "copy"), ("_read", "read ceiling")]:
             r = _one(k, variant=nm)
             out[f"bk6_rsw_{kind}{sfx}_us"] = _get(r, "median_ms") * 1e3
             out[f"bk6_rsw_{kind}{sfx}_x_torch"] = _get(r, "x_torch")
@@ -705,12 +706,45 @@ def bulk_summary(bulk, rle_rows, targets_rows, stress, prof=None) -> dict:
             .dropna(subset=["x_torch"]) if len(k) and "x_torch" in k else k.iloc[:0]
         out[f"bk6_rsw_{kind}_lo"] = float(s["x_torch"].min()) if len(s) else math.nan
         out[f"bk6_rsw_{kind}_hi"] = float(s["x_torch"].max()) if len(s) else math.nan
+        if len(s):
+            b = s.loc[s["x_torch"].idxmax()]
+            out[f"bk6_rsw_{kind}_best"] = str(b["variant"]).replace("rle bulk ", "")
+    # what 4x needs of the short runs' time, against the read ceiling's
+    t = out["bk6_rsw_short_torch_us"]
+    out["bk6_rsw_need_us"] = t / 4
+    out["bk6_rsw_read_tbs"] = 4 * (1 << 25) / out["bk6_rsw_short_read_us"] / 1e6
     if prof is not None:
         p = {r["variant"]: r for _, r in prof.iterrows()} if "variant" in prof else {}
         for key, nm in (("bk6", "bulk"), ("bk6_rle", "rle bulk")):
             out[f"{key}_dram_read_x"] = _get(p.get(nm), "dram_read_over_input")
             out[f"{key}_dram_write_x"] = _get(p.get(nm), "dram_write_over_input")
     return out
+
+
+def rle_bulk_ladder(rle_rows, kind: str = "short") -> pd.DataFrame:
+    """17 at its default and its diagnostics, each with one more part taken away, then the
+    read ceiling and the copy, on one kind of runs (one run's rounds): µs, × torch, and what
+    the part taken away at each step cost (µs)."""
+    from . import bulk as bulk_mod, rle as rle_mod
+    k = rle_rows[rle_rows["kind"] == kind] if "kind" in rle_rows else rle_rows.iloc[:0]
+    rdefault = f"rle bulk {bulk_mod.shape_name(rle_mod.BULK)}"
+    steps = [("17, the encoder", rdefault, "")] + [
+        (f"diagnostic {d}", f"{rdefault} diagnostic {d}", what)
+        for d, what in rle_mod.BULK_DIAGNOSTICS.items()] + [
+        ("read ceiling", "read ceiling", "the input read by 16-byte loads, nothing written"),
+        ("copy", "copy", "the input read and written")]
+    torch_us = _get(_one(k, variant="torch.unique_consecutive"), "median_ms") * 1e3
+    rows, prev = [], None
+    for label, nm, what in steps:
+        r = _one(k, variant=nm)
+        us = _get(r, "median_ms") * 1e3
+        x = _get(r, "x_torch")
+        rows.append({"step": label, "taken away": what, "us": us,
+                     "x_torch": x if not math.isnan(x) else torch_us / us,
+                     "cost_us": (prev - us) if prev is not None and label.startswith("diag")
+                     else math.nan})
+        prev = us
+    return pd.DataFrame(rows)
 
 
 def targets_sixth_try(s: dict) -> pd.DataFrame:

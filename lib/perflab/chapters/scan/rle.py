@@ -45,12 +45,16 @@ CHUNKED_SHAPES = ((8, 4, 1, 4, 256, 8, 0), (8, 4, 1, 4, 256, 8, 32), (8, 8, 1, 3
                   (12, 8, 1, 2, 256, 4, 0), (24, 8, 1, 1, 256, 4, 0))
 #: 17_rle_bulk.cu: (scanner warps, reducer warps, tile KiB, stages, sequencer words a
 #: lane, pause ns) as the bulk-copy scan's (ops.BULK), and the elements a lane takes a step
-#: (4 or 8); encode(x, "bulk").
-BULK = (16, 4, 32, 6, 8, 128, 8)
+#: (4, 8 or 16); encode(x, "bulk").
+BULK = (16, 4, 32, 6, 4, 128, 8)
 #: the shapes scan.rle_bulk compares
-BULK_SHAPES = ((16, 4, 32, 6, 8, 128, 4), (16, 4, 32, 6, 8, 128, 8), (8, 4, 32, 6, 8, 128, 8),
-               (16, 4, 16, 12, 8, 128, 8), (16, 8, 32, 6, 8, 128, 8), (16, 2, 32, 6, 8, 128, 8),
-               (16, 4, 32, 6, 4, 128, 8), (16, 4, 32, 6, 8, 32, 8))
+BULK_SHAPES = ((16, 4, 32, 6, 4, 128, 4), (16, 4, 32, 6, 4, 128, 8), (16, 4, 32, 5, 4, 128, 16),
+               (8, 4, 32, 6, 4, 128, 8), (16, 4, 16, 12, 4, 128, 8), (16, 8, 32, 6, 4, 128, 8),
+               (16, 2, 32, 6, 4, 128, 8), (16, 4, 32, 6, 8, 128, 8), (16, 4, 32, 6, 4, 32, 8))
+#: 17's diagnostics (DIAG), each with one more part taken away: the scanners' work, the
+#: reducers' reading, the scanners' wait for prefixes, the sequencer
+BULK_DIAGNOSTICS = {1: "no scanner work", 2: "no reducer reading either",
+                    3: "no prefix waits either", 4: "no sequencer either: the ring alone"}
 BULK_HALO = 16
 MAX_N = (1 << 31) - 1
 DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 items a thread
@@ -103,8 +107,8 @@ def check_bulk_shape(shape) -> None:
                           "stages, sequencer width, pause ns, elements a lane)")
     sc, kib, e = shape[0], shape[2], shape[6]
     check_bulk("int32", shape[:6], BULK_HALO, staging_bytes(shape))
-    if e not in (4, 8) or kib * 256 // sc % (32 * e):
-        raise ConfigError(f"{e} elements a lane: 4 or 8, and each scanner's piece "
+    if e not in (4, 8, 16) or kib * 256 // sc % (32 * e):
+        raise ConfigError(f"{e} elements a lane: 4, 8 or 16, and each scanner's piece "
                           f"({kib * 256 // sc} elements) whole steps of 32 x {e}")
 
 

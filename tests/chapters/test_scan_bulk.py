@@ -247,3 +247,38 @@ def test_the_sixth_targets_are_met_only_by_the_numbers(of_copy, rle_x, failed, w
     t = report.targets_sixth_try(s)
     assert list(t["met"]) == met
     assert t["target"][0].startswith("bulk-copy single pass (16, 16+4 warps")
+
+
+def _ladder_rows():
+    import pandas as pd
+    d = f"rle bulk {bx.shape_name(rle.BULK)}"
+    us = {d: 0.114, **{f"{d} diagnostic {k}": v for k, v in
+                       zip(rle.BULK_DIAGNOSTICS, (0.094, 0.085, 0.071, 0.067))},
+          "read ceiling": 0.048, "copy": 0.078, "torch.unique_consecutive": 0.292}
+    return pd.DataFrame([{"variant": v, "kind": "short", "median_ms": ms,
+                          "x_torch": None if v in ("copy", "torch.unique_consecutive") else 0.292 / ms}
+                         for v, ms in us.items()])
+
+
+def test_the_encoder_ladder_takes_one_part_away_a_step():
+    from perflab.chapters.scan import report
+    lad = report.rle_bulk_ladder(_ladder_rows(), "short")
+    assert list(lad["step"])[:5] == ["17, the encoder"] + [f"diagnostic {d}" for d in rle.BULK_DIAGNOSTICS]
+    costs = lad["cost_us"].iloc[1:5].round(1).tolist()
+    assert costs == [20.0, 9.0, 14.0, 4.0]                  # each step's difference, in µs
+    assert lad["cost_us"].iloc[[0, 5, 6]].isna().all()      # the encoder and the ceilings: none
+    copy = lad[lad["step"] == "copy"].iloc[0]
+    assert copy["x_torch"] == pytest.approx(0.292 / 0.078)  # no row ratio: from the medians
+    assert (lad["taken away"].iloc[1:5] == list(rle.BULK_DIAGNOSTICS.values())).all()
+
+
+def test_the_read_ceiling_compiles_and_reads_only():
+    from perflab import compile_report as cr
+    from perflab.chapters import machine
+    from perflab.kernels import read_source
+    df = cr.report([machine.read_spec()], ("sm_80", "sm_90"))
+    assert (df["spill_store_bytes"] == 0).all()
+    src = read_source("00-machine/read.cu")
+    body = src[src.index("read_vec4("):]
+    assert body.count("*sink = ") == 1 and "src[" in body      # one guarded store, the loads
+    assert registry.get("scan.rle_bulk").kernels()[-1] == machine.read_spec()

@@ -661,7 +661,7 @@ def bulk_summary(bulk, rle_rows, targets_rows, stress, prof=None) -> dict:
         d = sweep[sweep["n"] == n] if "n" in sweep else sweep.iloc[:0]
         for sfx, nm in (("", default), ("_diag", f"{default} without sequencer"),
                         ("_ch", "chunked"), ("_la", "lookahead"), ("_sp", "single-pass"),
-                        ("_torch", "torch.cumsum")):
+                        ("_torch", "torch.cumsum"), ("_copy", "copy")):
             r = _one(d, variant=nm)
             for m in ("of_copy", "of_copy_min", "of_copy_max"):
                 out[f"{key}{sfx}_{m}"] = _get(r, m) * 100
@@ -709,15 +709,19 @@ def bulk_summary(bulk, rle_rows, targets_rows, stress, prof=None) -> dict:
         if len(s):
             b = s.loc[s["x_torch"].idxmax()]
             out[f"bk6_rsw_{kind}_best"] = str(b["variant"]).replace("rle bulk ", "")
-    # what 4x needs of the short runs' time, against the read ceiling's
-    t = out["bk6_rsw_short_torch_us"]
-    out["bk6_rsw_need_us"] = t / 4
-    out["bk6_rsw_read_tbs"] = 4 * (1 << 25) / out["bk6_rsw_short_read_us"] / 1e6
+    # what 4x needs of the short runs' time; what each diagnostic step took away
+    out["bk6_rsw_need_us"] = out["bk6_rsw_short_torch_us"] / 4
+    lad = rle_bulk_ladder(rle_rows, "short")
+    for d, c in zip(rle_mod.BULK_DIAGNOSTICS, lad["cost_us"].iloc[1:]):
+        out[f"bk6_rsw_short_cost{d}_us"] = float(c)
+    out["bk6_rsw_short_parts_us"] = out["bk6_rsw_short_us"] - out["bk6_rsw_short_diag4_us"]
+    out["bk6_sw_seq_pts"] = out["bk6_sw_diag_of_copy"] - out["bk6_sw_of_copy"]
     if prof is not None:
         p = {r["variant"]: r for _, r in prof.iterrows()} if "variant" in prof else {}
         for key, nm in (("bk6", "bulk"), ("bk6_rle", "rle bulk")):
             out[f"{key}_dram_read_x"] = _get(p.get(nm), "dram_read_over_input")
             out[f"{key}_dram_write_x"] = _get(p.get(nm), "dram_write_over_input")
+            out[f"{key}_prof_us"] = _get(p.get(nm), "duration_us")
     return out
 
 

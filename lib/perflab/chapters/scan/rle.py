@@ -13,7 +13,8 @@ values and lengths written in the pass, then rle_tails for each tile's last run)
 the chunk walked again from L2 one iteration later; then rle_tails over the chunks) and
 "bulk" (17_rle_bulk.cu: on the bulk-copy single pass (16), values and lengths written in
 one pass, the sequencer's prefix carrying the run count and the last run start;
-compute capability 9.0 and later).
+compute capability 9.0 and later) and "lean" (18_rle_lean.cu: 17 with fewer instructions
+a step, several blocks an SM).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """
@@ -28,7 +29,7 @@ from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state, status_
 
 ENCODERS = ("fused", "unfused")
 #: every encoder `encode` takes
-ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk")
+ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk", "lean")
 #: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
 #: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
 PIPELINED = (256, 16, 2)
@@ -55,6 +56,12 @@ BULK_SHAPES = ((16, 4, 32, 6, 4, 128, 4), (16, 4, 32, 6, 4, 128, 8), (16, 4, 32,
 #: reducers' reading, the scanners' wait for prefixes, the sequencer
 BULK_DIAGNOSTICS = {1: "no scanner work", 2: "no reducer reading either",
                     3: "no prefix waits either", 4: "no sequencer either: the ring alone"}
+#: 18_rle_lean.cu: 17's shape and the blocks an SM (its registers capped to fit them);
+#: encode(x, "lean").
+LEAN = (8, 4, 32, 3, 4, 128, 8, 2)
+#: the shapes scan.rle_lean compares (17's default shape is the first)
+LEAN_SHAPES = ((16, 4, 32, 6, 4, 128, 8, 1), (8, 4, 32, 3, 4, 128, 8, 2), (8, 2, 32, 3, 4, 128, 8, 2),
+               (16, 4, 48, 4, 4, 128, 8, 1), (8, 4, 32, 2, 4, 128, 16, 2), (4, 2, 16, 4, 4, 128, 8, 3))
 BULK_HALO = 16
 MAX_N = (1 << 31) - 1
 DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 items a thread
@@ -87,6 +94,24 @@ def bulk_spec(shape=None, diag: int = 0) -> KernelSpec:
     sc, rd, kib, st, wd, d, e = shape or BULK
     return KernelSpec(f"{CHAPTER}/17_rle_bulk.cu", "rle_encode_bulk",
                       template=(sc, rd, kib * 1024, st, wd, d, e, int(diag)))
+
+
+def lean_spec(shape=None, diag: int = 0) -> KernelSpec:
+    sc, rd, kib, st, wd, d, e, mb = shape or LEAN
+    return KernelSpec(f"{CHAPTER}/18_rle_lean.cu", "rle_encode_lean",
+                      template=(sc, rd, kib * 1024, st, wd, d, e, mb, int(diag)))
+
+
+def check_lean_shape(shape) -> None:
+    """ConfigError, naming the rule, for an encoder shape of 18 that cannot be built."""
+    if len(shape) != 8:
+        raise ConfigError(f"lean encoder shape {shape}: (scanners, reducers, tile KiB, stages, "
+                          "sequencer width, pause ns, elements a lane, blocks an SM)")
+    check_bulk_shape(shape[:7])
+    mb = shape[7]
+    if not 1 <= mb <= 8 or mb * bulk_smem(shape[:7]) > 227 * 1024:
+        raise ConfigError(f"{mb} blocks an SM of {bulk_smem(shape[:7])} B of shared memory: "
+                          "1 to 8 blocks, all of them within the SM's 227 KiB")
 
 
 def staging_bytes(shape) -> int:
@@ -187,6 +212,9 @@ class Encoder:
             return self.values, self.lengths, self.count
         if variant == "bulk":
             self._bulk(x)
+            return self.values, self.lengths, self.count
+        if variant == "lean":
+            self._lean(x)
             return self.values, self.lengths, self.count
         if variant == "pipelined":
             self._pipelined(x)
@@ -293,6 +321,32 @@ class Encoder:
                (x, self.values, self.lengths, self.count, np.int64(n), counter,
                 np.uint32(tiles), lo, hi, epoch), shared_mem=smem)
 
+    def _lean(self, x, shape=None, diag: int = 0) -> None:
+        """18: as _bulk, with MINB blocks an SM. `shape`: LEAN by default, fixed at the
+        first call (and `diag`, a diagnostic that is not an encoder)."""
+        from ...device import current
+        from ...kernels import blocks_per_sm
+        from .ops import bulk_threads, require_bulk_copy
+        n = x.size
+        if getattr(self, "_ln", None) is None:
+            shape = tuple(shape or LEAN)
+            check_lean_shape(shape)
+            require_bulk_copy("the lean encoder (18)")
+            k = get_kernel(lean_spec(shape, diag))
+            smem = bulk_smem(shape[:7])
+            threads = bulk_threads(shape)
+            fit = blocks_per_sm(k, threads, smem)
+            if fit < shape[7]:
+                raise ConfigError(f"lean encoder {shape}: {fit} of its {shape[7]} blocks fit "
+                                  f"on an SM ({k.num_regs} registers a thread)")
+            self._ln = (k, shape[2] * 256, threads, smem, current().sms * shape[7])
+        k, tile, threads, smem, grid = self._ln
+        tiles = -(-n // tile)
+        counter, lo, hi, epoch = state().split_args(tiles)
+        launch(k, min(tiles, grid), threads,
+               (x, self.values, self.lengths, self.count, np.int64(n), counter,
+                np.uint32(tiles), lo, hi, epoch), shared_mem=smem)
+
     def _unfused(self, x) -> None:
         import cupy as cp
         n = x.size
@@ -313,7 +367,7 @@ def traffic_bytes(variant: str, n: int, runs: int) -> int:
     lengths = 4 * runs + 4 * runs                # starts read, lengths written
     if variant == "fused":
         return 4 * n + out + lengths
-    if variant in ("lookahead", "chunked", "bulk"):  # values and lengths written in the pass
+    if variant in ("lookahead", "chunked", "bulk", "lean"):  # values and lengths written in the pass
         return 4 * n + 8 * runs
     # flags: read x, write flags; scan: read and write; scatter: read x, flags, positions
     return (4 * n + 4 * n) + (8 * n) + 12 * n + out + lengths

@@ -13,9 +13,10 @@ import numpy as np
 
 
 def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
-    """Every kernel, or with only="pipelined", "staged", "lookahead", "chunked" or "bulk"
-    (argument or $SCAN_SMOKE_ONLY) that scan alone (08 with its encoder 09, 10, 12 with
-    13, 14 with 15, 16 with 17; 16 and 17 where the GPU can run them)."""
+    """Every kernel, or with only="pipelined", "staged", "lookahead", "chunked", "bulk" or
+    "lean" (argument or $SCAN_SMOKE_ONLY) that scan alone (08 with its encoder 09, 10, 12
+    with 13, 14 with 15, 16 with 17 and 18; "lean": the encoder 18 alone; 16, 17 and 18
+    where the GPU can run them)."""
     import os
 
     import cupy as cp
@@ -40,7 +41,7 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
                     print(f"{'ok  ' if ok else 'FAIL'} scan {v:12s} {dt:7s} n={n} "
                           f"{'inclusive' if inc else 'exclusive'}", flush=True)
             x = fresh(n, dt, n)
-            for v in extra:
+            for v in (e for e in extra if e != "lean"):
                 for inc in (True, False):
                     out = cp.empty_like(x)
                     ops.enqueue(x, out, inc, v)
@@ -59,7 +60,8 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
         enc = rle.Encoder(n)
         for kind in ("short", "equal", "distinct"):
             x = rle.make_runs(n, kind, np.random.default_rng(n))
-            for v in (rle.ENCODERS if variants else ()) + tuple(e for e in extra if e in rle.ALL):
+            encoders = tuple(e for e in extra if e in rle.ALL) + (("lean",) if "bulk" in extra else ())
+            for v in (rle.ENCODERS if variants else ()) + encoders:
                 ok = check_rle(x, *enc.encode(x, v))[0].correct
                 bad += not ok
                 print(f"{'ok  ' if ok else 'FAIL'} rle {v} {kind} n={n}", flush=True)

@@ -1,0 +1,174 @@
+"""The seventh try's experiments: the lean encoder (18, kernels/03-scan/18_rle_lean.cu),
+17 on fewer instructions a step and several blocks an SM; compute capability 9.0 and
+later.
+
+  scan.rle_lean      18 checked at the edge sizes on every kind of runs, past 2^30 and
+                     past 2^31 (refused), 1000 calls back to back; then 18 by shape at
+                     2^25 on every kind of runs with its four diagnostics and 17 at its
+                     default, in the same rounds as 15, torch.unique_consecutive, the
+                     copy and the read ceiling
+  scan.lean_profile  17 and 18 and their diagnostics once each under Nsight Compute:
+                     time, warp instructions executed, issue activity, DRAM bytes
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...correctness import Check
+from ...errors import ConfigError
+from ...kernels import capture_launches, checked
+from ...registry import experiment
+from .. import machine
+from . import ops, rle
+from .bulk import shape_name, shape_params
+from .experiments import (RLE_KINDS, RLE_SPECS, _encode_once, check_rle, profile_missing,
+                          race_encoders, seed)
+
+#: the sizes 18 is checked at on every kind of runs (scan.rle_lean), and past 2^30 / 2^31
+LEAN_CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 25) + 5)
+LEAN_LARGE = ((1 << 30) + 1, (1 << 31) + 5)
+#: the profiled segments: 17 and 18 at their defaults and with each diagnostic
+PROFILE_DIAGS = (0, 1, 2, 3, 4)
+
+
+def lean_name(shape) -> str:
+    return f"rle lean {shape_name(shape)}, {shape[7]} a SM"
+
+
+def lean_reason(shape) -> str | None:
+    try:
+        rle.check_lean_shape(shape)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def _lean_specs():
+    return ([rle.lean_spec(sh) for sh in rle.LEAN_SHAPES]
+            + [rle.lean_spec(rle.LEAN, d) for d in rle.BULK_DIAGNOSTICS]
+            + [rle.bulk_spec()] + RLE_SPECS["chunked"]() + RLE_SPECS["fused"]()
+            + rle.decode_specs() + [machine.read_spec()])
+
+
+def _stress(ctx, calls: int, sizes) -> None:
+    """`calls` encodes launched back to back without a host wait over four rotating
+    inputs of each size; each call's count is copied on the GPU and compared with its
+    input's at the end, and the last outputs are checked whole."""
+    import cupy as cp
+    for n in sizes:
+        s = seed()
+        rng = np.random.default_rng(s)
+        xs = [rle.make_runs(n, ("short", "long", "mixed", "distinct")[k], rng) for k in range(4)]
+        want = [int((x[1:] != x[:-1]).sum()) + 1 for x in xs]
+        encs = [rle.Encoder(n) for _ in xs]
+        counts = cp.empty(calls, dtype=cp.int32)
+        t0 = time.perf_counter()
+        for k in range(calls):
+            encs[k % 4].encode(xs[k % 4], "lean", check=False)
+            counts[k:k + 1] = encs[k % 4].count
+        checked(lambda: None, "scan.rle_lean stress")
+        wall = time.perf_counter() - t0
+        got = cp.asnumpy(counts)
+        wrong = int(sum(got[k] != want[k % 4] for k in range(calls)))
+        wrong += sum(not check_rle(x, e.values, e.lengths, e.count)[0].correct
+                     for x, e in zip(xs, encs))
+        ctx.row(variant="rle lean", params={"n": n, "calls": calls, "part": "stress"},
+                metrics={"wall_s": (wall, "s"), "wrong_calls": (wrong, "1")},
+                check=Check(wrong == 0, float(wrong), 0.0, 0), kernels=[rle.lean_spec()], seed=s)
+        del xs, encs, counts
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+@experiment("scan.rle_lean", title="The lean encoder (18) by shape, against 17, 15 and PyTorch",
+            small={"n": 100003, "kinds": ("short", "distinct"), "check_sizes": (0, 1, 31, 4097),
+                   "large": (), "calls": 20, "stress_sizes": (1000003,)},
+            sweep=True, requires=ops.bulk_missing, kernels=_lean_specs)
+def rle_lean(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.LEAN_SHAPES,
+             diags=tuple(rle.BULK_DIAGNOSTICS), check_sizes=LEAN_CHECK_SIZES,
+             large=LEAN_LARGE, calls=1000, stress_sizes=(1000003, 1 << 24)):
+    """18 at its default checked (reference runs and a round trip) at `check_sizes` on
+    every kind of runs, at 2^30 + 1 and past 2^31 - 1 elements (refused with its reason),
+    and over `calls` back-to-back calls; then each shape of 18 on each kind of runs at n,
+    checked, and timed round by round with 18's diagnostics (17's four), 17 at its
+    default, the chunked encoder (15), torch.unique_consecutive(return_counts=True), the
+    copy of the input and the read ceiling."""
+    import cupy as cp
+    for m in check_sizes:
+        for kind in kinds:
+            s = seed()
+            x = rle.make_runs(m, kind, np.random.default_rng(s)) if m else cp.empty(0, cp.int32)
+            enc = rle.Encoder(m)
+            enc.values.fill(np.iinfo(np.int32).min)
+            enc.lengths.fill(-1)
+            enc.count.fill(-1)
+            with capture_launches() as launches:
+                checked(lambda: enc.encode(x, "lean"), "rle lean")
+            chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
+            ctx.row(variant="rle lean", params={"n": m, "kind": kind, "part": "check"},
+                    metrics={"runs": (runs, "1")}, check=chk, kernels=[rle.lean_spec()],
+                    launch=launches, seed=s)
+            del x, enc
+    cp.get_default_memory_pool().free_all_blocks()
+    for m in large:
+        _encode_once(ctx, m, seed(), "lean", {"n": m, "kind": "short", "part": "large"})
+    if calls:
+        _stress(ctx, calls, stress_sizes)
+    entries = {}
+    plan = [(sh, 0) for sh in shapes] + [(rle.LEAN, d) for d in diags]
+    for sh, d in plan:
+        name = lean_name(sh) + (f" diagnostic {d}" if d else "")
+        params = {**shape_params(sh), "blocks_per_sm": sh[7], "diagnostic": d, "part": "race"}
+        if d:
+            params["removed"] = rle.BULK_DIAGNOSTICS[d]
+        why = lean_reason(sh)
+        if why:
+            ctx.row(variant=name, params={"n": n, **params}, metrics={}, invalid=why)
+            continue
+        entries[name] = {"encoder": rle.Encoder(n),
+                         "run": lambda enc, x, sh=sh, d=d: enc._lean(x, sh, d),
+                         "params": params, "kernels": [rle.lean_spec(sh, d)], "check": not d,
+                         "bytes": lambda runs: 4 * n + 8 * runs}
+    entries["rle bulk"] = {"encoder": rle.Encoder(n), "run": lambda enc, x: enc._bulk(x),
+                           "params": {**shape_params(rle.BULK), "part": "race"},
+                           "kernels": [rle.bulk_spec()], "bytes": lambda runs: 4 * n + 8 * runs}
+    race_encoders(ctx, n, kinds, entries, ("chunked",),
+                  ceilings={"read ceiling": (machine.read_once, [machine.read_spec()])})
+
+
+def _profile_or_bulk_missing():
+    return ops.bulk_missing() or profile_missing()
+
+
+@experiment("scan.lean_profile", title="What 17 and 18 execute: instructions and issue under the profiler",
+            small={"n": None}, requires=_profile_or_bulk_missing,
+            kernels=lambda: ([rle.bulk_spec(rle.BULK, d) for d in PROFILE_DIAGS]
+                             + [rle.lean_spec(rle.LEAN, d) for d in PROFILE_DIAGS]))
+def lean_profile(ctx, n=1 << 25, diags=PROFILE_DIAGS):
+    """17 and 18 at their default shapes, and each of their diagnostics, once each under
+    Nsight Compute (clocks untouched) at n int32 on runs of 1-15: the kernel's time, the
+    warp instructions it executed, how often its schedulers issued one, and its DRAM
+    bytes against the input's 4n."""
+    from ...profile import profile as run_ncu
+
+    if not ctx.timing or not n:
+        return
+    plan = [{"variant": v, "n": n, "shape": list(sh), "diag": d}
+            for v, sh in (("rle bulk", rle.BULK), ("rle lean", rle.LEAN)) for d in diags]
+    extra = {"inst_executed": ("smsp__inst_executed.sum", "1", None)}
+    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling", extra_metrics=extra):
+        metrics = dict(seg["metrics"])
+        for k in ("read", "write"):
+            if f"dram_{k}_MB" in metrics:
+                metrics[f"dram_{k}_over_input"] = (metrics[f"dram_{k}_MB"][0] * 1e6 / (4 * n), "x")
+        lean = seg["variant"] == "rle lean"
+        spec = (rle.lean_spec if lean else rle.bulk_spec)(tuple(seg["shape"]), seg["diag"])
+        params = {"n": n, "kind": "short", "diagnostic": seg["diag"],
+                  **shape_params(seg["shape"])}
+        if lean:
+            params["blocks_per_sm"] = seg["shape"][7]
+        if seg["diag"]:
+            params["removed"] = rle.BULK_DIAGNOSTICS[seg["diag"]]
+        ctx.row(variant=seg["variant"], params=params, metrics=metrics, kernels=[spec],
+                profiled_kernels=", ".join(seg["kernels"]))

@@ -146,6 +146,11 @@ def test_the_instruction_ladder_has_one_row_per_kernel_and_diagnostic():
 
 
 # -- on a GPU -----------------------------------------------------------------------------
+@pytest.fixture
+def live(monkeypatch):
+    monkeypatch.setenv("PERFLAB_MODE", "live")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("n", [1, 2, 31, 8191, 8193, 264 * 8192 + 1, 1000003])
 @pytest.mark.parametrize("kind", ["equal", "distinct", "short", "long", "mixed"])

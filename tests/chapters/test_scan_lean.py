@@ -17,7 +17,7 @@ from perflab.errors import ConfigError
 
 
 @pytest.mark.parametrize("shape,why", [
-    ((8, 4, 32, 3, 4, 128, 8), "blocks an SM)"),
+    ((8, 4, 32, 3, 4, 128, 8), "elements a lane, blocks an SM"),
     ((8, 4, 32, 3, 4, 128, 8, 0), "1 to 8 blocks"),
     ((8, 4, 32, 3, 4, 128, 8, 9), "1 to 8 blocks"),
     ((16, 4, 32, 6, 4, 128, 8, 2), "within the SM's 227 KiB"),
@@ -55,7 +55,20 @@ def test_the_lean_encoder_is_an_encoder_of_its_own_file():
     assert rle.traffic_bytes("lean", 1000, 10) == 4 * 1000 + 8 * 10
     spec = rle.lean_spec()
     assert spec.template[-2:] == (rle.LEAN[7], 0)
-    assert ex.available(("chunked", "lean")) in (("chunked",), ("chunked", "lean"))
+
+
+def test_a_gpu_without_bulk_copies_is_not_given_the_lean_encoder(monkeypatch):
+    from perflab import device
+    info = device.DeviceInfo(name="An Ada GPU", slug="ada", compute_capability="8.9",
+                             arch="sm_89", sms=58, l2_bytes=48 << 20,
+                             **{k: 0 for k in device.DeviceInfo.__dataclass_fields__
+                                if k not in ("name", "slug", "compute_capability", "arch",
+                                             "sms", "l2_bytes")})
+    monkeypatch.setattr(device, "current", lambda: info)
+    assert ex.available(("chunked", "lean", "bulk")) == ("chunked",)
+    hopper = device.DeviceInfo(**{**info.__dict__, "compute_capability": "9.0", "arch": "sm_90"})
+    monkeypatch.setattr(device, "current", lambda: hopper)
+    assert ex.available(("chunked", "lean")) == ("chunked", "lean")
 
 
 def test_the_lean_experiments_sweep_profile_and_need_bulk_copies():
@@ -80,7 +93,7 @@ def _race_rows(x18=3.0, x17=2.5, failed=False):
     for kind, f in (("short", 1.0), ("long", 1.1), ("distinct", 0.8)):
         t = 0.3
         rows += [
-            {"variant": lx.lean_name(d), "part": "race", "kind": kind, "diagnostic": 0,
+            {"variant": lx.lean_name(d), "part": "race", "kind": kind, "diagnostic": 0, "n": 1 << 25,
              "median_ms": t / (x18 * f), "x_torch": x18 * f, "x_torch_min": x18 * f - 0.1,
              "x_torch_max": x18 * f + 0.1, "correct": not failed},
             {"variant": "rle bulk", "part": "race", "kind": kind, "median_ms": t / (x17 * f),
@@ -124,8 +137,10 @@ def test_the_seventh_try_summary_comes_from_its_rows():
     assert s["ln7_n_checked"] == 7 and s["ln7_n_failed"] == 0      # 6 checks, the large one
     assert s["ln7_bulk_inst_M"] == pytest.approx(48) and s["ln7_lean_inst_M"] == pytest.approx(31)
     assert s["ln7_bulk_scanner_inst_M"] == pytest.approx(48 - 24)
+    assert s["ln7_inst_cut_pct"] == pytest.approx(100 * (1 - 31 / 48))
     assert s["ln7_need_us"] == pytest.approx(300 / 4)
     assert s["ln7_diag3_us"] == pytest.approx(62)
+    assert s["ln7_tiles"] == 4096 and s["ln7_seq_tiles_per_us"] == pytest.approx(4096 / (70 - 24))
     assert s["ln7_stress_ok"] and s["ln7_refusal"].startswith("n=2147483653")
 
 
@@ -134,8 +149,14 @@ def test_the_seventh_try_targets_follow_the_rows():
     assert t["met"].tolist()[0] is True
     t = report.targets_seventh_try(report.lean_summary(_race_rows(x18=3.0), _profile_rows()))
     assert t["met"].tolist()[0] is False
-    t = report.targets_seventh_try(report.lean_summary(_race_rows(failed=True), _profile_rows()))
+    t = report.targets_seventh_try(report.lean_summary(_race_rows(x18=4.2, failed=True),
+                                                       _profile_rows()))
     assert t["met"].tolist()[0] is False
+
+
+def test_the_lean_table_leaves_out_the_untimed_rows():
+    t = report.lean_table(_race_rows())
+    assert t["median_ms"].notna().all() and "copy" not in set(t["variant"])
 
 
 def test_the_instruction_ladder_has_one_row_per_kernel_and_diagnostic():

@@ -757,3 +757,144 @@ def targets_sixth_try(s: dict) -> pd.DataFrame:
     return defaults_targets(s, "bk6", f"bulk-copy single pass (16, {s['bk6_shape']})",
                             f"bulk-copy encoder (17, {s['bk6_rle_shape']})", "16 and 17",
                             "bulk-copy")
+
+
+# -- the seventh try: the lean encoder (18) -----------------------------------------------
+def lean_summary(rows, prof=None) -> dict:
+    """The seventh try (18: 17 on fewer instructions a step, two blocks an SM), from
+    scan.rle_lean (checks, back-to-back calls, and the race of 18's shapes and
+    diagnostics with 17, 15 and torch at 2^25) and, when recorded, scan.lean_profile."""
+    from . import lean as lean_mod, rle as rle_mod
+    out = {}
+    part = rows["part"] if "part" in rows else pd.Series("", index=rows.index)
+    corr = rows["correct"] if "correct" in rows else pd.Series(None, index=rows.index)
+    chk = rows[part.isin(["check", "large"]) & corr.notna()]
+    out["ln7_n_checked"] = int(len(chk))
+    out["ln7_n_failed"] = int((chk["correct"] == False).sum())  # noqa: E712
+    large = rows[part == "large"]
+    done = large[large["correct"].notna()] if len(large) else large
+    out["ln7_large_ok"] = bool(len(done)) and bool((done["correct"] == True).all())  # noqa: E712
+    out["ln7_large_sizes"] = ", ".join(f"{int(n):,}" for n in done["n"]) if len(done) else ""
+    refused = large[large["invalid"].notna()] if "invalid" in large else large.iloc[:0]
+    out["ln7_refusal"] = str(refused["invalid"].iloc[0]) if len(refused) else ""
+    st = rows[part == "stress"]
+    out["ln7_stress_calls"] = int(st["calls"].max()) if len(st) else 0
+    out["ln7_stress_runs"] = int(len(st))
+    out["ln7_stress_wrong"] = int(st["wrong_calls"].sum()) if len(st) else 0
+    out["ln7_stress_ok"] = bool(len(st)) and out["ln7_stress_wrong"] == 0 and bool(
+        (st["correct"] == True).all())  # noqa: E712
+    default = lean_mod.lean_name(rle_mod.LEAN)
+    out["ln7_shape"] = default.replace("rle lean ", "")
+    named = [("", default), ("_bulk", "rle bulk"), ("_ch", "chunked"),
+             ("_torch", "torch.unique_consecutive"), ("_copy", "copy"), ("_read", "read ceiling")]
+    named += [(f"_diag{d}", f"{default} diagnostic {d}") for d in rle_mod.BULK_DIAGNOSTICS]
+    for kind in ("short", "long", "mixed", "equal", "distinct"):
+        k = rows[rows["kind"] == kind] if "kind" in rows else rows.iloc[:0]
+        for sfx, nm in named:
+            r = _one(k, variant=nm)
+            out[f"ln7_{kind}{sfx}_us"] = _get(r, "median_ms") * 1e3
+            for m in ("x_torch", "x_torch_min", "x_torch_max"):
+                out[f"ln7_{kind}{sfx}_{m}"] = _get(r, m)
+        ok = _one(k, variant=default)
+        out[f"ln7_{kind}_ok"] = ok is not None and ok["correct"] == True  # noqa: E712
+    out["ln7_over_bulk"] = out["ln7_short_bulk_us"] / out["ln7_short_us"]
+    r = _one(rows, variant=default)
+    n = _get(r, "n", 1 << 25)
+    out["ln7_tiles"] = int(-(-int(n) // (rle_mod.LEAN[2] * 256)))
+    out["ln7_seq_window"] = 32 * rle_mod.LEAN[4]          # tiles a sequencer round reads
+    out["ln7_need_us"] = out["ln7_short_torch_us"] / 4
+    for d in rle_mod.BULK_DIAGNOSTICS:
+        out[f"ln7_diag{d}_us"] = out[f"ln7_short_diag{d}_us"]
+    sh = rows[(rows["kind"] == "short") & rows["variant"].str.startswith("rle lean")
+              & ~rows["variant"].str.contains("diagnostic")] if "kind" in rows else rows.iloc[:0]
+    sh = sh.dropna(subset=["x_torch"]) if "x_torch" in sh else sh.iloc[:0]
+    if len(sh):
+        b, w = sh.loc[sh["x_torch"].idxmax()], sh.loc[sh["x_torch"].idxmin()]
+        out["ln7_best"] = str(b["variant"]).replace("rle lean ", "")
+        out["ln7_best_x_torch"] = float(b["x_torch"])
+        out["ln7_worst"] = str(w["variant"]).replace("rle lean ", "")
+        out["ln7_worst_x_torch"] = float(w["x_torch"])
+    if prof is not None and len(prof):
+        for key, nm in (("bulk", "rle bulk"), ("lean", "rle lean")):
+            for d in lean_mod.PROFILE_DIAGS:
+                r = _one(prof, variant=nm, diagnostic=d)
+                sfx = "" if d == 0 else f"_d{d}"
+                out[f"ln7_{key}_inst_M{sfx}"] = _get(r, "inst_executed") / 1e6
+                out[f"ln7_{key}_prof_us{sfx}"] = _get(r, "duration_us")
+                out[f"ln7_{key}_issue_pct{sfx}"] = _get(r, "issue_active_pct")
+            out[f"ln7_{key}_scanner_inst_M"] = out[f"ln7_{key}_inst_M"] - out[f"ln7_{key}_inst_M_d1"]
+            out[f"ln7_{key}_scanner_inst_pct"] = (100 * out[f"ln7_{key}_scanner_inst_M"]
+                                                 / out[f"ln7_{key}_inst_M"])
+        out["ln7_inst_cut_pct"] = 100 * (1 - out["ln7_lean_inst_M"] / out["ln7_bulk_inst_M"])
+        # the sequencer's pace: with nothing else waiting or working (DIAG 3) the kernel
+        # ends when the sequencer has turned every aggregate into a prefix
+        out["ln7_seq_tiles_per_us"] = out["ln7_tiles"] / out["ln7_lean_prof_us_d3"]
+        out["ln7_prof_cut_pct"] = 100 * (1 - out["ln7_lean_prof_us"] / out["ln7_bulk_prof_us"])
+        r = _one(prof, variant="rle lean", diagnostic=0)
+        out["ln7_dram_read_x"] = _get(r, "dram_read_over_input")
+        out["ln7_dram_write_x"] = _get(r, "dram_write_over_input")
+    return out
+
+
+def lean_table(rows) -> pd.DataFrame:
+    """scan.rle_lean's timed rows (18 by shape, its diagnostics, 17, 15, torch, the read
+    ceiling) by kind of runs, fastest first."""
+    timed = rows[rows["median_ms"].notna()] if "median_ms" in rows else rows
+    return rle_chunked_table(timed)
+
+
+def lean_ladder(rows, kind: str = "short") -> pd.DataFrame:
+    """18 at its default and its diagnostics (each with one more part taken away), 17 at
+    its default, the read ceiling and the copy, on one kind of runs (one run's rounds)."""
+    from . import lean as lean_mod, rle as rle_mod
+    k = rows[rows["kind"] == kind] if "kind" in rows else rows.iloc[:0]
+    default = lean_mod.lean_name(rle_mod.LEAN)
+    steps = [("18, the encoder", default, "")] + [
+        (f"diagnostic {d}", f"{default} diagnostic {d}", what)
+        for d, what in rle_mod.BULK_DIAGNOSTICS.items()] + [
+        ("17, the encoder", "rle bulk", "(17 at its default, for comparison)"),
+        ("read ceiling", "read ceiling", "the input read by 16-byte loads, nothing written"),
+        ("copy", "copy", "the input read and written")]
+    torch_us = _get(_one(k, variant="torch.unique_consecutive"), "median_ms") * 1e3
+    rows_, prev = [], None
+    for label, nm, what in steps:
+        us = _get(_one(k, variant=nm), "median_ms") * 1e3
+        rows_.append({"step": label, "taken away": what, "us": us, "x_torch": torch_us / us,
+                      "cost_us": (prev - us) if label.startswith("diag") else math.nan})
+        prev = us
+    return pd.DataFrame(rows_)
+
+
+def lean_profile_table(prof) -> pd.DataFrame:
+    """17 and 18 and their diagnostics under the profiler: the kernel's time, the warp
+    instructions it executed (millions), and how often its schedulers issued one."""
+    from . import rle as rle_mod
+    out = []
+    for _, r in prof.iterrows():
+        d = int(r["diagnostic"])
+        out.append({"kernel": "17" if r["variant"] == "rle bulk" else "18",
+                    "step": "the encoder" if d == 0 else
+                    f"diagnostic {d}: {rle_mod.BULK_DIAGNOSTICS[d]}",
+                    "us": _get(r, "duration_us"), "inst_M": _get(r, "inst_executed") / 1e6,
+                    "issue_pct": _get(r, "issue_active_pct")})
+    return pd.DataFrame(out)
+
+
+def targets_seventh_try(s: dict) -> pd.DataFrame:
+    """Issue #11's encoder targets for the lean encoder (18), from scan.rle_lean."""
+    x = s["ln7_short_x_torch"]
+    ok = s["ln7_n_failed"] == 0 and s["ln7_n_checked"] > 0 and s["ln7_large_ok"]
+    rows = [
+        {"target": f"lean encoder (18, {s['ln7_shape']}), 2^25 runs 1–15, "
+                   "× torch.unique_consecutive",
+         "wanted": "≥ 4",
+         "measured": f"{x:.2f} ({s['ln7_short_x_torch_min']:.2f}–{s['ln7_short_x_torch_max']:.2f})",
+         "met": bool(x >= 4 and ok and s["ln7_short_ok"])},
+        {"target": "18 correct: 0 … 2^25 + 5 on every kind of runs, 2^30 + 1, 2^31 + 5 refused",
+         "wanted": "all", "measured": f"{s['ln7_n_checked']} checks, {s['ln7_n_failed']} failed",
+         "met": bool(ok)},
+        {"target": f"{s['ln7_stress_calls']} back-to-back calls of 18 ({s['ln7_stress_runs']} sizes)",
+         "wanted": "no hang, all right", "measured": f"{s['ln7_stress_wrong']} wrong",
+         "met": bool(s["ln7_stress_ok"])},
+    ]
+    return pd.DataFrame(rows)

@@ -60,8 +60,9 @@ BULK_DIAGNOSTICS = {1: "no scanner work", 2: "no reducer reading either",
 #: encode(x, "lean").
 LEAN = (8, 4, 32, 3, 4, 128, 8, 2)
 #: the shapes scan.rle_lean compares (17's default shape is the first)
-LEAN_SHAPES = ((16, 4, 32, 6, 4, 128, 8, 1), (8, 4, 32, 3, 4, 128, 8, 2), (8, 2, 32, 3, 4, 128, 8, 2),
-               (16, 4, 48, 4, 4, 128, 8, 1), (8, 4, 32, 2, 4, 128, 16, 2), (4, 2, 16, 4, 4, 128, 8, 3))
+LEAN_SHAPES = ((16, 4, 32, 6, 4, 128, 8, 1), (8, 4, 32, 3, 4, 128, 8, 2),
+               (8, 2, 32, 3, 4, 128, 8, 2), (16, 4, 48, 4, 4, 128, 8, 1),
+               (8, 4, 32, 2, 4, 128, 16, 2), (4, 2, 16, 4, 4, 128, 8, 3))
 BULK_HALO = 16
 MAX_N = (1 << 31) - 1
 DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 items a thread
@@ -300,47 +301,43 @@ class Encoder:
     def _bulk(self, x, shape=None, diag: int = 0) -> None:
         """17: values, lengths and the count in one pass. `shape`: BULK by default, fixed
         at the first call (and `diag`, a diagnostic that is not an encoder)."""
-        from ...device import current
-        from ...kernels import blocks_per_sm
-        from .ops import bulk_threads, require_bulk_copy
-        n = x.size
         if getattr(self, "_bk", None) is None:
             shape = tuple(shape or BULK)
             check_bulk_shape(shape)
-            require_bulk_copy("the bulk-copy encoder (17)")
-            k = get_kernel(bulk_spec(shape, diag))
-            smem = bulk_smem(shape)
-            threads = bulk_threads(shape)
-            if blocks_per_sm(k, threads, smem) < 1:
-                raise ConfigError(f"bulk encoder {shape}: no block fits on an SM")
-            self._bk = (k, shape[2] * 256, threads, smem, current().sms)
-        k, tile, threads, smem, sms = self._bk
-        tiles = -(-n // tile)
-        counter, lo, hi, epoch = state().split_args(tiles)
-        launch(k, min(tiles, sms), threads,
-               (x, self.values, self.lengths, self.count, np.int64(n), counter,
-                np.uint32(tiles), lo, hi, epoch), shared_mem=smem)
+            self._bk = self._one_pass(bulk_spec(shape, diag), shape, 1,
+                                      "the bulk-copy encoder (17)")
+        self._launch_one_pass(self._bk, x)
 
     def _lean(self, x, shape=None, diag: int = 0) -> None:
-        """18: as _bulk, with MINB blocks an SM. `shape`: LEAN by default, fixed at the
+        """18: as _bulk, with shape[7] blocks an SM. `shape`: LEAN by default, fixed at the
         first call (and `diag`, a diagnostic that is not an encoder)."""
-        from ...device import current
-        from ...kernels import blocks_per_sm
-        from .ops import bulk_threads, require_bulk_copy
-        n = x.size
         if getattr(self, "_ln", None) is None:
             shape = tuple(shape or LEAN)
             check_lean_shape(shape)
-            require_bulk_copy("the lean encoder (18)")
-            k = get_kernel(lean_spec(shape, diag))
-            smem = bulk_smem(shape[:7])
-            threads = bulk_threads(shape)
-            fit = blocks_per_sm(k, threads, smem)
-            if fit < shape[7]:
-                raise ConfigError(f"lean encoder {shape}: {fit} of its {shape[7]} blocks fit "
-                                  f"on an SM ({k.num_regs} registers a thread)")
-            self._ln = (k, shape[2] * 256, threads, smem, current().sms * shape[7])
-        k, tile, threads, smem, grid = self._ln
+            self._ln = self._one_pass(lean_spec(shape, diag), shape, shape[7],
+                                      "the lean encoder (18)")
+        self._launch_one_pass(self._ln, x)
+
+    @staticmethod
+    def _one_pass(spec, shape, blocks: int, what: str) -> tuple:
+        """(kernel, tile, threads, shared memory, grid) of a one-pass encoder (17, 18) with
+        `blocks` blocks an SM; ConfigError where they do not fit."""
+        from ...device import current
+        from ...kernels import blocks_per_sm
+        from .ops import bulk_threads, require_bulk_copy
+        require_bulk_copy(what)
+        k = get_kernel(spec)
+        smem = bulk_smem(shape[:7])
+        threads = bulk_threads(shape)
+        fit = blocks_per_sm(k, threads, smem)
+        if fit < blocks:
+            raise ConfigError(f"{what}, shape {shape}: {fit} of its {blocks} blocks an SM fit "
+                              f"({k.num_regs} registers a thread, {smem} B of shared memory)")
+        return (k, shape[2] * 256, threads, smem, current().sms * blocks)
+
+    def _launch_one_pass(self, cached, x) -> None:
+        k, tile, threads, smem, grid = cached
+        n = x.size
         tiles = -(-n // tile)
         counter, lo, hi, epoch = state().split_args(tiles)
         launch(k, min(tiles, grid), threads,

@@ -589,7 +589,7 @@ def large(ctx, sizes=((1 << 30) + 1, (1 << 31) + 5)):
                     kernels=ops.specs(v, "int32", inc), launch=launches, seed=s)
         del x, out
         cp.get_default_memory_pool().free_all_blocks()
-        _encode_once(ctx, n, s, "fused", {"n": n, "dtype": "int32", "inclusive": True,
+        encode_once(ctx, n, s, "fused", {"n": n, "dtype": "int32", "inclusive": True,
                                            "input": "short runs"})
 
 
@@ -904,10 +904,10 @@ def _large_lookahead(ctx, n: int, scans=("lookahead", "chunked", "bulk")) -> Non
     del x, out
     cp.get_default_memory_pool().free_all_blocks()
     for v in scans:
-        _encode_once(ctx, n, s, v, {"n": n, "kind": "short", "part": "large"})
+        encode_once(ctx, n, s, v, {"n": n, "kind": "short", "part": "large"})
 
 
-def _encode_once(ctx, n: int, s: int, mode: str, params: dict) -> None:
+def encode_once(ctx, n: int, s: int, mode: str, params: dict) -> None:
     """One checked encode of n int32 with short runs by encoder `mode` (a row "rle <mode>"),
     or the encoder's refusal of n as an invalid row."""
     import cupy as cp

@@ -23,7 +23,7 @@ from ...registry import experiment
 from .. import machine
 from . import ops, rle
 from .bulk import shape_name, shape_params
-from .experiments import (RLE_KINDS, RLE_SPECS, _encode_once, check_rle, profile_missing,
+from .experiments import (RLE_KINDS, RLE_SPECS, encode_once, check_rle, profile_missing,
                           race_encoders, seed)
 
 #: the sizes 18 is checked at on every kind of runs (scan.rle_lean), and past 2^30 / 2^31
@@ -112,7 +112,7 @@ def rle_lean(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.LEAN_SHAPES,
             del x, enc
     cp.get_default_memory_pool().free_all_blocks()
     for m in large:
-        _encode_once(ctx, m, seed(), "lean", {"n": m, "kind": "short", "part": "large"})
+        encode_once(ctx, m, seed(), "lean", {"n": m, "kind": "short", "part": "large"})
     if calls:
         _stress(ctx, calls, stress_sizes)
     entries = {}

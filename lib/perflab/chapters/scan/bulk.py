@@ -124,6 +124,14 @@ def bulk(ctx, sizes=BULK_SIZES, sweep=ops.BULK_SWEEP, diagnostic=ops.BULK_DIAGNO
                      budget_s=2.0)
 
 
+def one_pass_entry(n: int, run, params: dict, spec, check: bool = True) -> dict:
+    """An entry of race_encoders for a one-pass encoder (17, 18) at n int32: a fresh
+    Encoder, `run(encoder, x)`, its row params and kernel; it moves 4n bytes read and 8 a
+    run written. `check`: False for a diagnostic, whose output is no encoding."""
+    return {"encoder": rle.Encoder(n), "run": run, "params": params, "kernels": [spec],
+            "check": check, "bytes": lambda runs: 4 * n + 8 * runs}
+
+
 def _rle_bulk_specs():
     return ([rle.bulk_spec(sh) for sh in rle.BULK_SHAPES]
             + [rle.bulk_spec(rle.BULK, d) for d in rle.BULK_DIAGNOSTICS]
@@ -153,10 +161,8 @@ def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES,
         if why:
             ctx.row(variant=name, params={"n": n, **params}, metrics={}, invalid=why)
             continue
-        entries[name] = {"encoder": rle.Encoder(n),
-                         "run": lambda enc, x, sh=sh, d=d: enc._bulk(x, sh, d),
-                         "params": params, "kernels": [rle.bulk_spec(sh, d)], "check": not d,
-                         "bytes": lambda runs: 4 * n + 8 * runs}
+        entries[name] = one_pass_entry(n, lambda enc, x, sh=sh, d=d: enc._bulk(x, sh, d),
+                                       params, rle.bulk_spec(sh, d), check=not d)
     race_encoders(ctx, n, kinds, entries, ("chunked", "lookahead"),
                   ceilings={"read ceiling": (machine.read_once, [machine.read_spec()])})
 

@@ -907,9 +907,9 @@ def _large_lookahead(ctx, n: int, scans=("lookahead", "chunked", "bulk")) -> Non
         encode_once(ctx, n, s, v, {"n": n, "kind": "short", "part": "large"})
 
 
-def encode_once(ctx, n: int, s: int, mode: str, params: dict) -> None:
-    """One checked encode of n int32 with short runs by encoder `mode` (a row "rle <mode>"),
-    or the encoder's refusal of n as an invalid row."""
+def encode_once(ctx, n: int, s: int, mode: str, params: dict, kind: str = "short") -> None:
+    """One checked encode of n int32 with runs of `kind` by encoder `mode` into poisoned
+    outputs (a row "rle <mode>"), or the encoder's refusal of n as an invalid row."""
     import cupy as cp
     variant = f"rle {mode}"
     try:
@@ -917,7 +917,10 @@ def encode_once(ctx, n: int, s: int, mode: str, params: dict) -> None:
     except ConfigError as exc:
         ctx.row(variant=variant, params=params, metrics={}, invalid=str(exc))
         return
-    x = rle.make_runs(n, "short", np.random.default_rng(s))
+    x = rle.make_runs(n, kind, np.random.default_rng(s)) if n else cp.empty(0, cp.int32)
+    enc.values.fill(np.iinfo(np.int32).min)
+    enc.lengths.fill(-1)
+    enc.count.fill(-1)
     with capture_launches() as launches:
         checked(lambda: enc.encode(x, mode), variant)
     chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)

@@ -18,11 +18,11 @@ import numpy as np
 
 from ...correctness import Check
 from ...errors import ConfigError
-from ...kernels import capture_launches, checked
+from ...kernels import checked
 from ...registry import experiment
 from .. import machine
 from . import ops, rle
-from .bulk import shape_name, shape_params
+from .bulk import one_pass_entry, shape_name, shape_params
 from .experiments import (RLE_KINDS, RLE_SPECS, encode_once, check_rle, profile_missing,
                           race_encoders, seed)
 
@@ -94,23 +94,9 @@ def rle_lean(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.LEAN_SHAPES,
     checked, and timed round by round with 18's diagnostics (17's four), 17 at its
     default, the chunked encoder (15), torch.unique_consecutive(return_counts=True), the
     copy of the input and the read ceiling."""
-    import cupy as cp
     for m in check_sizes:
         for kind in kinds:
-            s = seed()
-            x = rle.make_runs(m, kind, np.random.default_rng(s)) if m else cp.empty(0, cp.int32)
-            enc = rle.Encoder(m)
-            enc.values.fill(np.iinfo(np.int32).min)
-            enc.lengths.fill(-1)
-            enc.count.fill(-1)
-            with capture_launches() as launches:
-                checked(lambda: enc.encode(x, "lean"), "rle lean")
-            chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
-            ctx.row(variant="rle lean", params={"n": m, "kind": kind, "part": "check"},
-                    metrics={"runs": (runs, "1")}, check=chk, kernels=[rle.lean_spec()],
-                    launch=launches, seed=s)
-            del x, enc
-    cp.get_default_memory_pool().free_all_blocks()
+            encode_once(ctx, m, seed(), "lean", {"n": m, "kind": kind, "part": "check"}, kind)
     for m in large:
         encode_once(ctx, m, seed(), "lean", {"n": m, "kind": "short", "part": "large"})
     if calls:
@@ -126,13 +112,11 @@ def rle_lean(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.LEAN_SHAPES,
         if why:
             ctx.row(variant=name, params={"n": n, **params}, metrics={}, invalid=why)
             continue
-        entries[name] = {"encoder": rle.Encoder(n),
-                         "run": lambda enc, x, sh=sh, d=d: enc._lean(x, sh, d),
-                         "params": params, "kernels": [rle.lean_spec(sh, d)], "check": not d,
-                         "bytes": lambda runs: 4 * n + 8 * runs}
-    entries["rle bulk"] = {"encoder": rle.Encoder(n), "run": lambda enc, x: enc._bulk(x),
-                           "params": {**shape_params(rle.BULK), "part": "race"},
-                           "kernels": [rle.bulk_spec()], "bytes": lambda runs: 4 * n + 8 * runs}
+        entries[name] = one_pass_entry(n, lambda enc, x, sh=sh, d=d: enc._lean(x, sh, d),
+                                       params, rle.lean_spec(sh, d), check=not d)
+    entries["rle bulk"] = one_pass_entry(n, lambda enc, x: enc._bulk(x),
+                                         {**shape_params(rle.BULK), "part": "race"},
+                                         rle.bulk_spec())
     race_encoders(ctx, n, kinds, entries, ("chunked",),
                   ceilings={"read ceiling": (machine.read_once, [machine.read_spec()])})
 

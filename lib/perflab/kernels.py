@@ -12,6 +12,7 @@ the kernel.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import hashlib
 import re
@@ -277,6 +278,45 @@ class Plans:
     def drop(self, keep=lambda key: False) -> None:
         """Forget the plans whose key `keep` rejects (all of them by default)."""
         self._plans = {k: v for k, v in self._plans.items() if keep(k)}
+
+
+class PreparedLaunch:
+    """One kernel's launch with its argument buffer built once: a call writes the
+    arguments into the buffer and hands it to the driver (cuLaunchKernel), skipping the
+    per-argument conversions of a CuPy kernel call, which on a call of tens of microseconds
+    cost as much as the launch itself. `kinds`: one letter an argument, "p" a device array
+    (its pointer), "q" a 64-bit integer, "I" a 32-bit unsigned one. The configuration is
+    checked once, here; a call while launches are captured goes through `launch` (which
+    records it) with the same arguments."""
+
+    _TYPES = {"p": ctypes.c_void_p, "q": ctypes.c_longlong, "I": ctypes.c_uint32}
+
+    def __init__(self, kernel, grid: int, block: int, kinds: str, shared_mem: int = 0):
+        check_launch(kernel, (grid,), (block,), shared_mem)
+        if any(k not in self._TYPES for k in kinds):
+            raise ValueError(f"argument kinds {kinds!r}: one of p, q, I each")
+        self.kernel, self.grid, self.block, self.shared_mem = kernel, grid, block, shared_mem
+        self.kinds = kinds
+        self._slots = [self._TYPES[k]() for k in kinds]
+        self._params = (ctypes.c_void_p * len(kinds))(
+            *[ctypes.addressof(v) for v in self._slots])
+        self._fn = kernel.kernel.ptr
+
+    def __call__(self, grid: int, *args) -> None:
+        """Launch on the current stream with `grid` blocks (at most the checked grid)."""
+        import cupy
+        from cupy.cuda import driver
+        if not 1 <= grid <= self.grid or len(args) != len(self.kinds):
+            raise LaunchConfigError(f"{self.kernel.name}: grid {grid} of at most {self.grid}, "
+                                    f"{len(args)} arguments of {len(self.kinds)}")
+        if _CAPTURE is not None:
+            launch(self.kernel, (grid,), (self.block,), args, shared_mem=self.shared_mem)
+            return
+        for slot, kind, a in zip(self._slots, self.kinds, args):
+            slot.value = a.data.ptr if kind == "p" else int(a)
+        driver.launchKernel(self._fn, grid, 1, 1, self.block, 1, 1, self.shared_mem,
+                            cupy.cuda.get_current_stream().ptr,
+                            ctypes.addressof(self._params), 0)
 
 
 def run_steps(steps, arrays: dict) -> None:

@@ -14,7 +14,8 @@ the chunk walked again from L2 one iteration later; then rle_tails over the chun
 "bulk" (17_rle_bulk.cu: on the bulk-copy single pass (16), values and lengths written in
 one pass, the sequencer's prefix carrying the run count and the last run start;
 compute capability 9.0 and later) and "lean" (18_rle_lean.cu: 17 with fewer instructions
-a step, several blocks an SM).
+a step, several blocks an SM) and "masks" (19_rle_masks.cu: 18 with each head found once,
+left in shared memory as masks, and the sequencer's chain shared by several warps).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """
@@ -29,7 +30,7 @@ from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state, status_
 
 ENCODERS = ("fused", "unfused")
 #: every encoder `encode` takes
-ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk", "lean")
+ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk", "lean", "masks")
 #: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
 #: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
 PIPELINED = (256, 16, 2)
@@ -63,6 +64,19 @@ LEAN = (8, 4, 32, 3, 4, 128, 8, 2)
 LEAN_SHAPES = ((16, 4, 32, 6, 4, 128, 8, 1), (8, 4, 32, 3, 4, 128, 8, 2),
                (8, 2, 32, 3, 4, 128, 8, 2), (16, 4, 48, 4, 4, 128, 8, 1),
                (8, 4, 32, 2, 4, 128, 16, 2), (4, 2, 16, 4, 4, 128, 8, 3))
+#: 19_rle_masks.cu: (scanner warps a group, reducer warps, stages, sequencer tiles a lane,
+#: sequencer warps, pause ns, blocks an SM, scanner groups); a tile is 1024 int32 a
+#: scanner of a group (4 KiB); encode(x, "masks").
+MASKS = (4, 2, 4, 4, 4, 128, 3, 1)
+#: the shapes scan.rle_masks compares (the default first; then 18's tile and blocks, with
+#: four, one and two sequencer warps; two sequencer warps at the default; two scanner
+#: groups)
+MASKS_SHAPES = ((4, 2, 4, 4, 4, 128, 3, 1), (8, 4, 3, 4, 4, 128, 2, 1),
+                (8, 4, 3, 4, 1, 128, 2, 1), (8, 4, 3, 4, 2, 128, 2, 1),
+                (4, 2, 4, 4, 2, 128, 3, 1), (4, 2, 4, 4, 4, 128, 2, 2),
+                (8, 4, 4, 4, 4, 128, 1, 2))
+MASK_PIECE = 1024           # 19: a scanner's piece (32 mask words)
+MASK_CAP = 256              # 19: staged slots a scanner (a 16-bit index and a value)
 BULK_HALO = 16
 MAX_N = (1 << 31) - 1
 DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 items a thread
@@ -101,6 +115,54 @@ def lean_spec(shape=None, diag: int = 0) -> KernelSpec:
     sc, rd, kib, st, wd, d, e, mb = shape or LEAN
     return KernelSpec(f"{CHAPTER}/18_rle_lean.cu", "rle_encode_lean",
                       template=(sc, rd, kib * 1024, st, wd, d, e, mb, int(diag)))
+
+
+def masks_spec(shape=None, diag: int = 0) -> KernelSpec:
+    sc, rd, stg, wd, sq, d, mb, g = shape or MASKS
+    return KernelSpec(f"{CHAPTER}/19_rle_masks.cu", "rle_encode_masks",
+                      template=(sc, rd, stg, wd, sq, d, mb, g, int(diag)))
+
+
+def masks_smem(shape) -> int:
+    """19's dynamic shared memory: the ring (a halo before each tile), a mask word for 32
+    elements of each stage, and each scanner's staging (MASK_CAP slots of a 16-bit index
+    and a 4-byte value)."""
+    sc, stg, g = shape[0], shape[2], shape[7]
+    tile = sc * MASK_PIECE * 4
+    return stg * (BULK_HALO + tile) + stg * tile // 32 + sc * g * 6 * MASK_CAP
+
+
+def masks_threads(shape) -> int:
+    """19's threads: the scanner groups, reducers, the producer, the sequencer warps."""
+    return (shape[0] * shape[7] + shape[1] + 1 + shape[4]) * 32
+
+
+def check_masks_shape(shape) -> None:
+    """ConfigError, naming the rule, for an encoder shape of 19 that cannot be built."""
+    if len(shape) != 8:
+        raise ConfigError(f"masks encoder shape {shape}: (scanners a group, reducers, stages, "
+                          "sequencer tiles a lane, sequencer warps, pause ns, blocks an SM, "
+                          "scanner groups)")
+    sc, rd, stg, wd, sq, d, mb, g = shape
+    if not 1 <= g <= 4 or stg % g:
+        raise ConfigError(f"{g} scanner groups and {stg} stages: 1 to 4 groups, the stages a "
+                          "multiple of them (each stage always goes to the same group)")
+    if not 1 <= sc <= 16 or rd < 1 or sc % rd:
+        raise ConfigError(f"{sc} scanners and {rd} reducers: 1 to 16 scanners, a multiple "
+                          "of the reducers")
+    if stg < 2:
+        raise ConfigError(f"{stg} stages: two or more")
+    if not 1 <= wd <= 8 or not 1 <= sq <= 4:
+        raise ConfigError(f"sequencer of {sq} warps, {wd} tiles a lane: 1 to 4 warps, "
+                          "1 to 8 tiles a lane")
+    if d < 0:
+        raise ConfigError(f"pause {d} ns: 0 or more")
+    if masks_threads(shape) > 1024:
+        raise ConfigError(f"{masks_threads(shape)} threads a block: at most 1024")
+    smem = masks_smem(shape)
+    if not 1 <= mb <= 8 or mb * (smem + 1024) > 228 * 1024:
+        raise ConfigError(f"{mb} blocks an SM of {smem} B of shared memory: 1 to 8 blocks, "
+                          "all of them within the SM's 228 KiB (1 KiB of it reserved a block)")
 
 
 def check_lean_shape(shape) -> None:
@@ -217,6 +279,9 @@ class Encoder:
         if variant == "lean":
             self._lean(x)
             return self.values, self.lengths, self.count
+        if variant == "masks":
+            self._masks(x)
+            return self.values, self.lengths, self.count
         if variant == "pipelined":
             self._pipelined(x)
         elif variant == "fused":
@@ -304,7 +369,7 @@ class Encoder:
         if getattr(self, "_bk", None) is None:
             shape = tuple(shape or BULK)
             check_bulk_shape(shape)
-            self._bk = self._one_pass(bulk_spec(shape, diag), shape, 1,
+            self._bk = self._one_pass(bulk_spec(shape, diag), bulk_smem(shape), shape, 1,
                                       "the bulk-copy encoder (17)")
         self._launch_one_pass(self._bk, x)
 
@@ -314,35 +379,49 @@ class Encoder:
         if getattr(self, "_ln", None) is None:
             shape = tuple(shape or LEAN)
             check_lean_shape(shape)
-            self._ln = self._one_pass(lean_spec(shape, diag), shape, shape[7],
-                                      "the lean encoder (18)")
+            self._ln = self._one_pass(lean_spec(shape, diag), bulk_smem(shape[:7]), shape,
+                                      shape[7], "the lean encoder (18)")
         self._launch_one_pass(self._ln, x)
 
+    def _masks(self, x, shape=None, diag: int = 0) -> None:
+        """19: as _lean, the heads found once. `shape`: MASKS by default, fixed at the
+        first call (and `diag`, a diagnostic that is not an encoder)."""
+        if getattr(self, "_mk", None) is None:
+            shape = tuple(shape or MASKS)
+            check_masks_shape(shape)
+            self._mk = self._one_pass(masks_spec(shape, diag), masks_smem(shape), shape,
+                                      shape[6], "the mask encoder (19)",
+                                      threads=masks_threads(shape), tile=shape[0] * MASK_PIECE)
+        self._launch_one_pass(self._mk, x)
+
     @staticmethod
-    def _one_pass(spec, shape, blocks: int, what: str) -> tuple:
-        """(kernel, tile, threads, shared memory, grid) of a one-pass encoder (17, 18) with
-        `blocks` blocks an SM; ConfigError where they do not fit."""
+    def _one_pass(spec, smem: int, shape, blocks: int, what: str, threads=None,
+                  tile=None) -> tuple:
+        """(prepared launch, tile) of a one-pass encoder (17, 18, 19) with `blocks` blocks
+        an SM (threads and tile: 17's and 18's by default); ConfigError where they do not
+        fit."""
         from ...device import current
-        from ...kernels import blocks_per_sm
+        from ...kernels import PreparedLaunch, blocks_per_sm
         from .ops import bulk_threads, require_bulk_copy
         require_bulk_copy(what)
         k = get_kernel(spec)
-        smem = bulk_smem(shape[:7])
-        threads = bulk_threads(shape)
+        threads = threads or bulk_threads(shape)
         fit = blocks_per_sm(k, threads, smem)
         if fit < blocks:
             raise ConfigError(f"{what}, shape {shape}: {fit} of its {blocks} blocks an SM fit "
                               f"({k.num_regs} registers a thread, {smem} B of shared memory)")
-        return (k, shape[2] * 256, threads, smem, current().sms * blocks)
+        return (PreparedLaunch(k, current().sms * blocks, threads, "ppppqpIppI", smem),
+                tile or shape[2] * 256)
 
     def _launch_one_pass(self, cached, x) -> None:
-        k, tile, threads, smem, grid = cached
+        """One launch through its prepared argument buffer: the Python around a launch is
+        part of every call's time, and these calls are tens of microseconds."""
+        run, tile = cached
         n = x.size
         tiles = -(-n // tile)
         counter, lo, hi, epoch = state().split_args(tiles)
-        launch(k, min(tiles, grid), threads,
-               (x, self.values, self.lengths, self.count, np.int64(n), counter,
-                np.uint32(tiles), lo, hi, epoch), shared_mem=smem)
+        run(min(tiles, run.grid), x, self.values, self.lengths, self.count, n, counter, tiles,
+            lo, hi, epoch)
 
     def _unfused(self, x) -> None:
         import cupy as cp
@@ -364,7 +443,7 @@ def traffic_bytes(variant: str, n: int, runs: int) -> int:
     lengths = 4 * runs + 4 * runs                # starts read, lengths written
     if variant == "fused":
         return 4 * n + out + lengths
-    if variant in ("lookahead", "chunked", "bulk", "lean"):  # values and lengths written in the pass
+    if variant in ("lookahead", "chunked", "bulk", "lean", "masks"):  # values and lengths written in the pass
         return 4 * n + 8 * runs
     # flags: read x, write flags; scan: read and write; scatter: read x, flags, positions
     return (4 * n + 4 * n) + (8 * n) + 12 * n + out + lengths

@@ -1,0 +1,171 @@
+"""The eighth try's experiments: the mask encoder (19, kernels/03-scan/19_rle_masks.cu),
+18 with each head found once (the reducers leave head masks in shared memory, the scanners
+walk their set bits) and the sequencer's chain shared by several warps; compute capability
+9.0 and later.
+
+  scan.rle_masks     19 checked at the edge sizes on every kind of runs, past 2^30 and
+                     past 2^31 (refused), 1000 calls back to back; then 19 by shape at
+                     2^25 on every kind of runs with its four diagnostics, 18 and 17 at
+                     their defaults, in the same rounds as 15, torch.unique_consecutive,
+                     the copy and the read ceiling
+  scan.masks_profile 18 and 19 and their diagnostics once each under Nsight Compute:
+                     time, warp instructions executed, issue activity, DRAM bytes
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...correctness import Check
+from ...errors import ConfigError
+from ...kernels import checked
+from ...registry import experiment
+from .. import machine
+from . import ops, rle
+from .bulk import one_pass_entry, shape_params
+from .experiments import (RLE_KINDS, RLE_SPECS, check_rle, encode_once, profile_missing,
+                          race_encoders, seed)
+from .lean import LEAN_CHECK_SIZES, LEAN_LARGE, PROFILE_DIAGS, lean_name
+
+#: the profiled segments: 18 and 19 at their defaults and with each diagnostic
+MASKS_PROFILED = (("rle lean", rle.LEAN), ("rle masks", rle.MASKS))
+
+
+def masks_params(shape) -> dict:
+    sc, rd, stg, wd, sq, d, mb, g = shape
+    return {"scanners": sc, "reducers": rd, "tile_kib": sc * rle.MASK_PIECE * 4 // 1024,
+            "stages": stg, "width": wd, "sequencer_warps": sq, "delay_ns": d,
+            "blocks_per_sm": mb, "scanner_groups": g}
+
+
+def masks_name(shape) -> str:
+    sc, rd, stg, wd, sq, d, mb, g = shape
+    return (f"rle masks {g} x {sc}+{rd} warps, {sc * rle.MASK_PIECE * 4 // 1024} KiB x {stg}, "
+            f"sequencer {sq} x{wd}, {mb} a SM" + ("" if d == 128 else f", {d} ns"))
+
+
+def masks_reason(shape) -> str | None:
+    try:
+        rle.check_masks_shape(shape)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def _masks_specs():
+    return ([rle.masks_spec(sh) for sh in rle.MASKS_SHAPES]
+            + [rle.masks_spec(rle.MASKS, d) for d in rle.BULK_DIAGNOSTICS]
+            + [rle.lean_spec(), rle.bulk_spec()] + RLE_SPECS["chunked"]() + rle.decode_specs()
+            + [machine.read_spec()])
+
+
+def stress(ctx, mode: str, calls: int, sizes) -> None:
+    """`calls` encodes by encoder `mode` launched back to back without a host wait over
+    four rotating inputs of each size; each call's count is copied on the GPU and compared
+    with its input's at the end, and the last outputs are checked whole."""
+    import cupy as cp
+    spec = {"lean": rle.lean_spec, "masks": rle.masks_spec}[mode]()
+    for n in sizes:
+        s = seed()
+        rng = np.random.default_rng(s)
+        xs = [rle.make_runs(n, ("short", "long", "mixed", "distinct")[k], rng) for k in range(4)]
+        want = [int((x[1:] != x[:-1]).sum()) + 1 for x in xs]
+        encs = [rle.Encoder(n) for _ in xs]
+        counts = cp.empty(calls, dtype=cp.int32)
+        t0 = time.perf_counter()
+        for k in range(calls):
+            encs[k % 4].encode(xs[k % 4], mode, check=False)
+            counts[k:k + 1] = encs[k % 4].count
+        checked(lambda: None, f"rle {mode} stress")
+        wall = time.perf_counter() - t0
+        got = cp.asnumpy(counts)
+        wrong = int(sum(got[k] != want[k % 4] for k in range(calls)))
+        wrong += sum(not check_rle(x, e.values, e.lengths, e.count)[0].correct
+                     for x, e in zip(xs, encs))
+        ctx.row(variant=f"rle {mode}", params={"n": n, "calls": calls, "part": "stress"},
+                metrics={"wall_s": (wall, "s"), "wrong_calls": (wrong, "1")},
+                check=Check(wrong == 0, float(wrong), 0.0, 0), kernels=[spec], seed=s)
+        del xs, encs, counts
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+@experiment("scan.rle_masks", title="The mask encoder (19) by shape, against 18, 17 and PyTorch",
+            small={"n": 100003, "kinds": ("short", "distinct"), "check_sizes": (0, 1, 31, 4097),
+                   "large": (), "calls": 20, "stress_sizes": (1000003,)},
+            sweep=True, requires=ops.bulk_missing, kernels=_masks_specs)
+def rle_masks(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.MASKS_SHAPES,
+              diags=tuple(rle.BULK_DIAGNOSTICS), check_sizes=LEAN_CHECK_SIZES,
+              large=LEAN_LARGE, calls=1000, stress_sizes=(1000003, 1 << 24)):
+    """19 at its default checked (reference runs and a round trip) at `check_sizes` on
+    every kind of runs, at 2^30 + 1 and past 2^31 - 1 elements (refused with its reason),
+    and over `calls` back-to-back calls; then each shape of 19 on each kind of runs at n,
+    checked, and timed round by round with 19's diagnostics (18's four), 18 and 17 at
+    their defaults, the chunked encoder (15), torch.unique_consecutive(return_counts=True),
+    the copy of the input and the read ceiling."""
+    for m in check_sizes:
+        for kind in kinds:
+            encode_once(ctx, m, seed(), "masks", {"n": m, "kind": kind, "part": "check"}, kind)
+    for m in large:
+        encode_once(ctx, m, seed(), "masks", {"n": m, "kind": "short", "part": "large"})
+    if calls:
+        stress(ctx, "masks", calls, stress_sizes)
+    entries = {}
+    plan = [(sh, 0) for sh in shapes] + [(rle.MASKS, d) for d in diags]
+    for sh, d in plan:
+        name = masks_name(sh) + (f" diagnostic {d}" if d else "")
+        params = {**masks_params(sh), "diagnostic": d, "part": "race"}
+        if d:
+            params["removed"] = rle.BULK_DIAGNOSTICS[d]
+        why = masks_reason(sh)
+        if why:
+            ctx.row(variant=name, params={"n": n, **params}, metrics={}, invalid=why)
+            continue
+        entries[name] = one_pass_entry(n, lambda enc, x, sh=sh, d=d: enc._masks(x, sh, d),
+                                       params, rle.masks_spec(sh, d), check=not d)
+    entries[lean_name(rle.LEAN)] = one_pass_entry(
+        n, lambda enc, x: enc._lean(x), {**shape_params(rle.LEAN), "blocks_per_sm": rle.LEAN[7],
+                                         "part": "race"}, rle.lean_spec())
+    entries["rle bulk"] = one_pass_entry(n, lambda enc, x: enc._bulk(x),
+                                         {**shape_params(rle.BULK), "part": "race"},
+                                         rle.bulk_spec())
+    race_encoders(ctx, n, kinds, entries, ("chunked",),
+                  ceilings={"read ceiling": (machine.read_once, [machine.read_spec()])})
+
+
+def _profile_or_bulk_missing():
+    return ops.bulk_missing() or profile_missing()
+
+
+@experiment("scan.masks_profile", title="What 18 and 19 execute: instructions and issue under the profiler",
+            small={"n": None}, requires=_profile_or_bulk_missing,
+            kernels=lambda: ([rle.lean_spec(rle.LEAN, d) for d in PROFILE_DIAGS]
+                             + [rle.masks_spec(rle.MASKS, d) for d in PROFILE_DIAGS]))
+def masks_profile(ctx, n=1 << 25, diags=PROFILE_DIAGS):
+    """18 and 19 at their default shapes, and each of their diagnostics, once each under
+    Nsight Compute (clocks untouched) at n int32 on runs of 1-15: the kernel's time, the
+    warp instructions it executed, how often its schedulers issued one, and its DRAM
+    bytes against the input's 4n."""
+    from ...profile import profile as run_ncu
+
+    if not ctx.timing or not n:
+        return
+    plan = [{"variant": v, "n": n, "shape": list(sh), "diag": d}
+            for v, sh in MASKS_PROFILED for d in diags]
+    extra = {"inst_executed": ("smsp__inst_executed.sum", "1", None)}
+    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling", extra_metrics=extra):
+        metrics = dict(seg["metrics"])
+        for k in ("read", "write"):
+            if f"dram_{k}_MB" in metrics:
+                metrics[f"dram_{k}_over_input"] = (metrics[f"dram_{k}_MB"][0] * 1e6 / (4 * n), "x")
+        shape = tuple(seg["shape"])
+        if seg["variant"] == "rle masks":
+            spec, params = rle.masks_spec(shape, seg["diag"]), masks_params(shape)
+        else:
+            spec = rle.lean_spec(shape, seg["diag"])
+            params = {**shape_params(shape), "blocks_per_sm": shape[7]}
+        params.update({"n": n, "kind": "short", "diagnostic": seg["diag"]})
+        if seg["diag"]:
+            params["removed"] = rle.BULK_DIAGNOSTICS[seg["diag"]]
+        ctx.row(variant=seg["variant"], params=params, metrics=metrics, kernels=[spec],
+                profiled_kernels=", ".join(seg["kernels"]))

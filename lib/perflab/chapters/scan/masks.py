@@ -26,10 +26,12 @@ from . import ops, rle
 from .bulk import one_pass_entry, shape_params
 from .experiments import (RLE_KINDS, RLE_SPECS, check_rle, encode_once, profile_missing,
                           race_encoders, seed)
-from .lean import LEAN_CHECK_SIZES, LEAN_LARGE, PROFILE_DIAGS, lean_name
+from .lean import LEAN_CHECK_SIZES, LEAN_LARGE, lean_name
 
-#: the profiled segments: 18 and 19 at their defaults and with each diagnostic
+#: the profiled segments: 18 and 19 at their defaults, and with diagnostics 1 (no scanner
+#: work) and 3 (the ring and the sequencer)
 MASKS_PROFILED = (("rle lean", rle.LEAN), ("rle masks", rle.MASKS))
+MASKS_PROFILE_DIAGS = (0, 1, 3)
 
 
 def masks_params(shape) -> dict:
@@ -139,10 +141,10 @@ def _profile_or_bulk_missing():
 
 @experiment("scan.masks_profile", title="What 18 and 19 execute: instructions and issue under the profiler",
             small={"n": None}, requires=_profile_or_bulk_missing,
-            kernels=lambda: ([rle.lean_spec(rle.LEAN, d) for d in PROFILE_DIAGS]
-                             + [rle.masks_spec(rle.MASKS, d) for d in PROFILE_DIAGS]))
-def masks_profile(ctx, n=1 << 25, diags=PROFILE_DIAGS):
-    """18 and 19 at their default shapes, and each of their diagnostics, once each under
+            kernels=lambda: ([rle.lean_spec(rle.LEAN, d) for d in MASKS_PROFILE_DIAGS]
+                             + [rle.masks_spec(rle.MASKS, d) for d in MASKS_PROFILE_DIAGS]))
+def masks_profile(ctx, n=1 << 25, diags=MASKS_PROFILE_DIAGS):
+    """18 and 19 at their default shapes, and with diagnostics 1 and 3, once each under
     Nsight Compute (clocks untouched) at n int32 on runs of 1-15: the kernel's time, the
     warp instructions it executed, how often its schedulers issued one, and its DRAM
     bytes against the input's 4n."""

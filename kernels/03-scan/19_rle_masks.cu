@@ -3,29 +3,34 @@
 //
 // In 18 the reducers find a tile's heads to count them, and the scanners find them again,
 // element by element, to stage them: under Nsight Compute its scanners' work is two thirds
-// of its 31 million warp instructions at 2^25, and its SMs issue in most cycles (notes,
-// seventh try). Here:
+// of its 31 million warp instructions at 2^25 (notes, seventh try). Here:
 //   - the REDUCERS find the heads (8 elements a lane a step, as 18) and leave them in shared
 //     memory as head masks, one 32-bit word for 32 consecutive elements, beside the piece's
-//     (heads, last head + 1) pair;
+//     (heads, last head + 1) pair; every reducer lane arrives on the stage's `masked`
+//     barrier after its stores, so each store is released by its own thread;
 //   - a SCANNER's piece is 1024 elements, 32 mask words: lane l takes word l, one warp scan
 //     of the 32 popcounts gives each lane the slot of its first head, and the lane walks its
-//     word's set bits only (ffs, clear the lowest bit), staging each head's index in the
-//     piece (16 bits). The copy-out reads the head's value from the tile by that index and
-//     takes the run's length as the difference of two staged indices, so the stage is held
-//     until the copy-out (no early release: nothing of the tile is kept in registers). A
-//     piece with more than CAP heads is staged and written CAP slots at a time;
+//     word's set bits only (ffs, clear the lowest bit). A piece of at most CAP heads (every
+//     piece of runs of 1-15) stages each head's index in the piece (16 bits) and its value
+//     before the prefix, frees the stage, then waits; the copy-out takes a run's length as
+//     the difference of two staged indices. A piece of more heads keeps its stage, waits,
+//     and is staged and written CAP slots at a time, the values read from the tile;
 //   - SEQ sequencer warps share the chain (the block that took ticket 0 runs them): warp k
 //     takes windows k, k + SEQ, ... of 32 x WIDTH tiles, loads and waits for its window's
 //     aggregates without waiting for anyone, and publishes once the warp before it hands it
 //     the running total through shared memory (one warp walked 18's chain at about 77 tiles
-//     a microsecond).
+//     a microsecond). SEQ = 1 is 18's sequencer, which publishes every round up to the
+//     first tile not yet in;
+//   - GROUPS groups of SCANNERS scanner warps: group g takes the tiles at ring positions
+//     g, g + GROUPS, ..., so that GROUPS of a block's tiles wait for their prefixes at once
+//     (STAGES a multiple of GROUPS: a stage always goes to the same group).
 //   DIAG: 18's diagnostics, each taking one more part away (1: no scanner work; 2: and the
 //   reducers publish without reading; 3: and nobody waits for a prefix; 4: and no
 //   sequencer).
 // A tile is SCANNERS x 1024 int32. Dynamic shared memory (masks_smem in rle.py):
 // STAGES * (16 + 4096 * SCANNERS) ring + STAGES * 128 * SCANNERS masks
-// + SCANNERS * 2 * CAP staging bytes; (SCANNERS + REDUCERS + 1 + SEQ) * 32 threads.
+// + SCANNERS * GROUPS * 6 * CAP staging bytes; (SCANNERS * GROUPS + REDUCERS + 1 + SEQ) * 32
+// threads.
 #include "18_rle_lean.cu"
 
 constexpr int MASK_PIECE = 1024;     // a scanner's piece: 32 words of 32 elements

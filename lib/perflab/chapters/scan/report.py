@@ -760,29 +760,36 @@ def targets_sixth_try(s: dict) -> pd.DataFrame:
 
 
 # -- the seventh try: the lean encoder (18) -----------------------------------------------
+def _encoder_checks(rows, key: str) -> dict:
+    """An encoder's checks (edge sizes, past 2^30, the refusal past 2^31 - 1) and its
+    back-to-back calls, from the rows of its experiment (scan.rle_lean, scan.rle_masks)."""
+    out = {}
+    part = rows["part"] if "part" in rows else pd.Series("", index=rows.index)
+    corr = rows["correct"] if "correct" in rows else pd.Series(None, index=rows.index)
+    chk = rows[part.isin(["check", "large"]) & corr.notna()]
+    out[f"{key}_n_checked"] = int(len(chk))
+    out[f"{key}_n_failed"] = int((chk["correct"] == False).sum())  # noqa: E712
+    large = rows[part == "large"]
+    done = large[large["correct"].notna()] if len(large) else large
+    out[f"{key}_large_ok"] = bool(len(done)) and bool((done["correct"] == True).all())  # noqa: E712
+    out[f"{key}_large_sizes"] = ", ".join(f"{int(n):,}" for n in done["n"]) if len(done) else ""
+    refused = large[large["invalid"].notna()] if "invalid" in large else large.iloc[:0]
+    out[f"{key}_refusal"] = str(refused["invalid"].iloc[0]) if len(refused) else ""
+    st = rows[part == "stress"]
+    out[f"{key}_stress_calls"] = int(st["calls"].max()) if len(st) else 0
+    out[f"{key}_stress_runs"] = int(len(st))
+    out[f"{key}_stress_wrong"] = int(st["wrong_calls"].sum()) if len(st) else 0
+    out[f"{key}_stress_ok"] = bool(len(st)) and out[f"{key}_stress_wrong"] == 0 and bool(
+        (st["correct"] == True).all())  # noqa: E712
+    return out
+
+
 def lean_summary(rows, prof=None) -> dict:
     """The seventh try (18: 17 on fewer instructions a step, two blocks an SM), from
     scan.rle_lean (checks, back-to-back calls, and the race of 18's shapes and
     diagnostics with 17, 15 and torch at 2^25) and, when recorded, scan.lean_profile."""
     from . import lean as lean_mod, rle as rle_mod
-    out = {}
-    part = rows["part"] if "part" in rows else pd.Series("", index=rows.index)
-    corr = rows["correct"] if "correct" in rows else pd.Series(None, index=rows.index)
-    chk = rows[part.isin(["check", "large"]) & corr.notna()]
-    out["ln7_n_checked"] = int(len(chk))
-    out["ln7_n_failed"] = int((chk["correct"] == False).sum())  # noqa: E712
-    large = rows[part == "large"]
-    done = large[large["correct"].notna()] if len(large) else large
-    out["ln7_large_ok"] = bool(len(done)) and bool((done["correct"] == True).all())  # noqa: E712
-    out["ln7_large_sizes"] = ", ".join(f"{int(n):,}" for n in done["n"]) if len(done) else ""
-    refused = large[large["invalid"].notna()] if "invalid" in large else large.iloc[:0]
-    out["ln7_refusal"] = str(refused["invalid"].iloc[0]) if len(refused) else ""
-    st = rows[part == "stress"]
-    out["ln7_stress_calls"] = int(st["calls"].max()) if len(st) else 0
-    out["ln7_stress_runs"] = int(len(st))
-    out["ln7_stress_wrong"] = int(st["wrong_calls"].sum()) if len(st) else 0
-    out["ln7_stress_ok"] = bool(len(st)) and out["ln7_stress_wrong"] == 0 and bool(
-        (st["correct"] == True).all())  # noqa: E712
+    out = _encoder_checks(rows, "ln7")
     default = lean_mod.lean_name(rle_mod.LEAN)
     out["ln7_shape"] = default.replace("rle lean ", "")
     named = [("", default), ("_bulk", "rle bulk"), ("_ch", "chunked"),
@@ -843,36 +850,48 @@ def lean_table(rows) -> pd.DataFrame:
     return rle_chunked_table(timed)
 
 
-def lean_ladder(rows, kind: str = "short") -> pd.DataFrame:
-    """18 at its default and its diagnostics (each with one more part taken away), 17 at
-    its default, the read ceiling and the copy, on one kind of runs (one run's rounds)."""
-    from . import lean as lean_mod, rle as rle_mod
+def _ladder(rows, kind: str, default: str, label: str, others) -> pd.DataFrame:
+    """An encoder at its default (`default`, the row name; `label`, its rung) and its
+    diagnostics, each with one more part taken away, then `others` (label, row name, what)
+    and the read ceiling and the copy, on one kind of runs (one run's rounds)."""
+    from . import rle as rle_mod
     k = rows[rows["kind"] == kind] if "kind" in rows else rows.iloc[:0]
-    default = lean_mod.lean_name(rle_mod.LEAN)
-    steps = [("18, the encoder", default, "")] + [
+    steps = [(f"{label}, the encoder", default, "")] + [
         (f"diagnostic {d}", f"{default} diagnostic {d}", what)
-        for d, what in rle_mod.BULK_DIAGNOSTICS.items()] + [
-        ("17, the encoder", "rle bulk", "(17 at its default, for comparison)"),
+        for d, what in rle_mod.BULK_DIAGNOSTICS.items()] + list(others) + [
         ("read ceiling", "read ceiling", "the input read by 16-byte loads, nothing written"),
         ("copy", "copy", "the input read and written")]
     torch_us = _get(_one(k, variant="torch.unique_consecutive"), "median_ms") * 1e3
     rows_, prev = [], None
-    for label, nm, what in steps:
+    for lab_, nm, what in steps:
         us = _get(_one(k, variant=nm), "median_ms") * 1e3
-        rows_.append({"step": label, "taken away": what, "us": us, "x_torch": torch_us / us,
-                      "cost_us": (prev - us) if label.startswith("diag") else math.nan})
+        rows_.append({"step": lab_, "taken away": what, "us": us, "x_torch": torch_us / us,
+                      "cost_us": (prev - us) if lab_.startswith("diag") else math.nan})
         prev = us
     return pd.DataFrame(rows_)
 
 
+def lean_ladder(rows, kind: str = "short") -> pd.DataFrame:
+    """18 at its default and its diagnostics (each with one more part taken away), 17 at
+    its default, the read ceiling and the copy, on one kind of runs (one run's rounds)."""
+    from . import lean as lean_mod, rle as rle_mod
+    return _ladder(rows, kind, lean_mod.lean_name(rle_mod.LEAN), "18",
+                   [("17, the encoder", "rle bulk", "(17 at its default, for comparison)")])
+
+
+#: the rung of each one-pass encoder's profiled rows
+RUNGS = {"rle bulk": "17", "rle lean": "18", "rle masks": "19"}
+
+
 def lean_profile_table(prof) -> pd.DataFrame:
-    """17 and 18 and their diagnostics under the profiler: the kernel's time, the warp
-    instructions it executed (millions), and how often its schedulers issued one."""
+    """17 and 18 (or 18 and 19) and their diagnostics under the profiler: the kernel's
+    time, the warp instructions it executed (millions), and how often its schedulers
+    issued one."""
     from . import rle as rle_mod
     out = []
     for _, r in prof.iterrows():
         d = int(r["diagnostic"])
-        out.append({"kernel": "17" if r["variant"] == "rle bulk" else "18",
+        out.append({"kernel": RUNGS[r["variant"]],
                     "step": "the encoder" if d == 0 else
                     f"diagnostic {d}: {rle_mod.BULK_DIAGNOSTICS[d]}",
                     "us": _get(r, "duration_us"), "inst_M": _get(r, "inst_executed") / 1e6,
@@ -896,5 +915,104 @@ def targets_seventh_try(s: dict) -> pd.DataFrame:
         {"target": f"{s['ln7_stress_calls']} back-to-back calls of 18 ({s['ln7_stress_runs']} sizes)",
          "wanted": "no hang, all right", "measured": f"{s['ln7_stress_wrong']} wrong",
          "met": bool(s["ln7_stress_ok"])},
+    ]
+    return pd.DataFrame(rows)
+
+
+# -- the eighth try: the mask encoder (19) -----------------------------------------------
+def masks_summary(rows, prof=None) -> dict:
+    """The eighth try (19: the heads found once, the sequencer's chain over several warps),
+    from scan.rle_masks (checks, back-to-back calls, and the race of 19's shapes and
+    diagnostics with 18, 17, 15 and torch at 2^25) and, when recorded, scan.masks_profile."""
+    from . import lean as lean_mod, masks as masks_mod, rle as rle_mod
+    out = _encoder_checks(rows, "mk8")
+    default = masks_mod.masks_name(rle_mod.MASKS)
+    out["mk8_shape"] = default.replace("rle masks ", "")
+    named = [("", default), ("_lean", lean_mod.lean_name(rle_mod.LEAN)), ("_bulk", "rle bulk"),
+             ("_ch", "chunked"), ("_torch", "torch.unique_consecutive"), ("_copy", "copy"),
+             ("_read", "read ceiling")]
+    named += [(f"_diag{d}", f"{default} diagnostic {d}") for d in rle_mod.BULK_DIAGNOSTICS]
+    # 18's tile and blocks with one, two and four sequencer warps; two scanner groups
+    for sq in (1, 2, 4):
+        named.append((f"_seq{sq}", masks_mod.masks_name((8, 4, 3, 4, sq, 128, 2, 1))))
+    named.append(("_groups", masks_mod.masks_name((4, 2, 4, 4, 4, 128, 2, 2))))
+    for kind in ("short", "long", "mixed", "equal", "distinct"):
+        k = rows[rows["kind"] == kind] if "kind" in rows else rows.iloc[:0]
+        for sfx, nm in named:
+            r = _one(k, variant=nm)
+            out[f"mk8_{kind}{sfx}_us"] = _get(r, "median_ms") * 1e3
+            for m in ("x_torch", "x_torch_min", "x_torch_max"):
+                out[f"mk8_{kind}{sfx}_{m}"] = _get(r, m)
+        ok = _one(k, variant=default)
+        out[f"mk8_{kind}_ok"] = ok is not None and ok["correct"] == True  # noqa: E712
+    out["mk8_over_lean"] = out["mk8_short_lean_us"] / out["mk8_short_us"]
+    out["mk8_need_us"] = out["mk8_short_torch_us"] / 4
+    r = _one(rows, variant=default)
+    n = int(_get(r, "n", 1 << 25))
+    out["mk8_tiles"] = int(-(-n // (rle_mod.MASKS[0] * rle_mod.MASK_PIECE)))
+    out["mk8_seq_warps"] = rle_mod.MASKS[4]
+    d = {i: out[f"mk8_short_diag{i}_us"] for i in rle_mod.BULK_DIAGNOSTICS}
+    out["mk8_cost_scanners_us"] = out["mk8_short_us"] - d[1]
+    out["mk8_cost_reducers_us"] = d[1] - d[2]
+    out["mk8_cost_waits_us"] = d[2] - d[3]
+    out["mk8_cost_sequencer_us"] = d[3] - d[4]
+    out["mk8_ring_over_read_us"] = d[4] - out["mk8_short_read_us"]
+    # what an encoder on this ring and sequencer could reach if its scanners' work and
+    # waits were hidden: the ring and the sequencer, plus the reducers' reading
+    out["mk8_bound_us"] = d[3] + out["mk8_cost_reducers_us"]
+    out["mk8_bound_x_torch"] = out["mk8_short_torch_us"] / out["mk8_bound_us"]
+    sh = rows[(rows["kind"] == "short") & rows["variant"].str.startswith("rle masks")
+              & ~rows["variant"].str.contains("diagnostic")] if "kind" in rows else rows.iloc[:0]
+    sh = sh.dropna(subset=["x_torch"]) if "x_torch" in sh else sh.iloc[:0]
+    if len(sh):
+        b, w = sh.loc[sh["x_torch"].idxmax()], sh.loc[sh["x_torch"].idxmin()]
+        out["mk8_best"] = str(b["variant"]).replace("rle masks ", "")
+        out["mk8_best_x_torch"] = float(b["x_torch"])
+        out["mk8_worst"] = str(w["variant"]).replace("rle masks ", "")
+        out["mk8_worst_x_torch"] = float(w["x_torch"])
+    if prof is not None and len(prof):
+        for key, nm in (("lean", "rle lean"), ("masks", "rle masks")):
+            for dg in masks_mod.MASKS_PROFILE_DIAGS:
+                r = _one(prof, variant=nm, diagnostic=dg)
+                sfx = "" if dg == 0 else f"_d{dg}"
+                out[f"mk8_{key}_inst_M{sfx}"] = _get(r, "inst_executed") / 1e6
+                out[f"mk8_{key}_prof_us{sfx}"] = _get(r, "duration_us")
+                out[f"mk8_{key}_issue_pct{sfx}"] = _get(r, "issue_active_pct")
+            out[f"mk8_{key}_scanner_inst_M"] = out[f"mk8_{key}_inst_M"] - out[f"mk8_{key}_inst_M_d1"]
+        out["mk8_inst_cut_pct"] = 100 * (1 - out["mk8_masks_inst_M"] / out["mk8_lean_inst_M"])
+        out["mk8_scanner_cut_pct"] = 100 * (1 - out["mk8_masks_scanner_inst_M"]
+                                            / out["mk8_lean_scanner_inst_M"])
+        out["mk8_prof_cut_pct"] = 100 * (1 - out["mk8_masks_prof_us"] / out["mk8_lean_prof_us"])
+        r = _one(prof, variant="rle masks", diagnostic=0)
+        out["mk8_dram_read_x"] = _get(r, "dram_read_over_input")
+        out["mk8_dram_write_x"] = _get(r, "dram_write_over_input")
+    return out
+
+
+def masks_ladder(rows, kind: str = "short") -> pd.DataFrame:
+    """19 at its default and its diagnostics, 18 at its default, the read ceiling and the
+    copy, on one kind of runs (one run's rounds)."""
+    from . import lean as lean_mod, masks as masks_mod, rle as rle_mod
+    return _ladder(rows, kind, masks_mod.masks_name(rle_mod.MASKS), "19",
+                   [("18, the encoder", lean_mod.lean_name(rle_mod.LEAN),
+                     "(18 at its default, for comparison)")])
+
+
+def targets_eighth_try(s: dict) -> pd.DataFrame:
+    """Issue #11's encoder targets for the mask encoder (19), from scan.rle_masks."""
+    x = s["mk8_short_x_torch"]
+    ok = s["mk8_n_failed"] == 0 and s["mk8_n_checked"] > 0 and s["mk8_large_ok"]
+    rows = [
+        {"target": f"mask encoder (19, {s['mk8_shape']}), 2^25 runs 1–15, "
+                   "× torch.unique_consecutive",
+         "wanted": "≥ 4",
+         "measured": f"{x:.2f} ({s['mk8_short_x_torch_min']:.2f}–{s['mk8_short_x_torch_max']:.2f})",
+         "met": bool(x >= 4 and ok and s["mk8_short_ok"])},
+        {"target": "19 correct: 0 … 2^25 + 5 on every kind of runs, 2^30 + 1, 2^31 + 5 refused",
+         "wanted": "all", "measured": f"{s['mk8_n_checked']} checks, {s['mk8_n_failed']} failed",
+         "met": bool(ok)},
+        {"target": f"{s['mk8_stress_calls']} back-to-back calls of 19 ({s['mk8_stress_runs']} sizes)",
+         "wanted": "no hang, all right", "measured": f"{s['mk8_stress_wrong']} wrong",
+         "met": bool(s["mk8_stress_ok"])},
     ]
     return pd.DataFrame(rows)

@@ -812,6 +812,8 @@ def lean_summary(rows, prof=None) -> dict:
     out["ln7_need_us"] = out["ln7_short_torch_us"] / 4
     for d in rle_mod.BULK_DIAGNOSTICS:
         out[f"ln7_diag{d}_us"] = out[f"ln7_short_diag{d}_us"]
+    out["ln7_cost_sequencer_us"] = out["ln7_diag3_us"] - out["ln7_diag4_us"]
+    out["ln7_cost_scanners_us"] = out["ln7_short_us"] - out["ln7_diag1_us"]
     sh = rows[(rows["kind"] == "short") & rows["variant"].str.startswith("rle lean")
               & ~rows["variant"].str.contains("diagnostic")] if "kind" in rows else rows.iloc[:0]
     sh = sh.dropna(subset=["x_torch"]) if "x_torch" in sh else sh.iloc[:0]

@@ -310,7 +310,10 @@ class PreparedLaunch:
             raise LaunchConfigError(f"{self.kernel.name}: grid {grid} of at most {self.grid}, "
                                     f"{len(args)} arguments of {len(self.kinds)}")
         if _CAPTURE is not None:
-            launch(self.kernel, (grid,), (self.block,), args, shared_mem=self.shared_mem)
+            import numpy as np
+            typed = tuple(np.int64(a) if k == "q" else np.uint32(a) if k == "I" else a
+                          for k, a in zip(self.kinds, args))
+            launch(self.kernel, (grid,), (self.block,), typed, shared_mem=self.shared_mem)
             return
         for slot, kind, a in zip(self._slots, self.kinds, args):
             slot.value = a.data.ptr if kind == "p" else int(a)

@@ -96,6 +96,24 @@ def test_a_prepared_launch_refuses_a_grid_or_arguments_it_was_not_made_for():
         pl(2, None)
 
 
+def test_a_captured_prepared_launch_goes_through_launch_with_the_kernels_widths(monkeypatch):
+    from perflab import kernels
+    from perflab.kernels import PreparedLaunch
+    seen = []
+    monkeypatch.setattr(kernels, "launch", lambda k, g, b, args, shared_mem=0:
+                        seen.append((g, b, args, shared_mem)))
+    pl = PreparedLaunch.__new__(PreparedLaunch)
+    pl.kernel = type("K", (), {"name": "k"})()
+    pl.grid, pl.block, pl.shared_mem, pl.kinds = 4, 64, 1024, "pqI"
+    arr = object()
+    with kernels.capture_launches():
+        pl(3, arr, 5, 7)
+    (g, b, args, smem), = seen
+    assert (g, b, smem) == ((3,), (64,), 1024)
+    assert args[0] is arr and args[1].dtype == np.int64 and args[2].dtype == np.uint32
+    assert (int(args[1]), int(args[2])) == (5, 7)
+
+
 # -- on a GPU -----------------------------------------------------------------------------
 @pytest.fixture
 def live(monkeypatch):

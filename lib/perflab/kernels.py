@@ -301,11 +301,12 @@ class PreparedLaunch:
         self._params = (ctypes.c_void_p * len(kinds))(
             *[ctypes.addressof(v) for v in self._slots])
         self._fn = kernel.kernel.ptr
+        import cupy
+        from cupy.cuda import driver
+        self._stream, self._launch = cupy.cuda.get_current_stream, driver.launchKernel
 
     def __call__(self, grid: int, *args) -> None:
         """Launch on the current stream with `grid` blocks (at most the checked grid)."""
-        import cupy
-        from cupy.cuda import driver
         if not 1 <= grid <= self.grid or len(args) != len(self.kinds):
             raise LaunchConfigError(f"{self.kernel.name}: grid {grid} of at most {self.grid}, "
                                     f"{len(args)} arguments of {len(self.kinds)}")
@@ -317,9 +318,8 @@ class PreparedLaunch:
             return
         for slot, kind, a in zip(self._slots, self.kinds, args):
             slot.value = a.data.ptr if kind == "p" else int(a)
-        driver.launchKernel(self._fn, grid, 1, 1, self.block, 1, 1, self.shared_mem,
-                            cupy.cuda.get_current_stream().ptr,
-                            ctypes.addressof(self._params), 0)
+        self._launch(self._fn, grid, 1, 1, self.block, 1, 1, self.shared_mem,
+                     self._stream().ptr, ctypes.addressof(self._params), 0)
 
 
 def run_steps(steps, arrays: dict) -> None:

@@ -52,11 +52,12 @@ def _lean_specs():
             + rle.decode_specs() + [machine.read_spec()])
 
 
-def _stress(ctx, calls: int, sizes) -> None:
-    """`calls` encodes launched back to back without a host wait over four rotating
-    inputs of each size; each call's count is copied on the GPU and compared with its
-    input's at the end, and the last outputs are checked whole."""
+def stress(ctx, mode: str, calls: int, sizes) -> None:
+    """`calls` encodes by encoder `mode` launched back to back without a host wait over
+    four rotating inputs of each size; each call's count is copied on the GPU and compared
+    with its input's at the end, and the last outputs are checked whole."""
     import cupy as cp
+    spec = {"lean": rle.lean_spec, "masks": rle.masks_spec}[mode]()
     for n in sizes:
         s = seed()
         rng = np.random.default_rng(s)
@@ -66,17 +67,17 @@ def _stress(ctx, calls: int, sizes) -> None:
         counts = cp.empty(calls, dtype=cp.int32)
         t0 = time.perf_counter()
         for k in range(calls):
-            encs[k % 4].encode(xs[k % 4], "lean", check=False)
+            encs[k % 4].encode(xs[k % 4], mode, check=False)
             counts[k:k + 1] = encs[k % 4].count
-        checked(lambda: None, "scan.rle_lean stress")
+        checked(lambda: None, f"rle {mode} stress")
         wall = time.perf_counter() - t0
         got = cp.asnumpy(counts)
         wrong = int(sum(got[k] != want[k % 4] for k in range(calls)))
         wrong += sum(not check_rle(x, e.values, e.lengths, e.count)[0].correct
                      for x, e in zip(xs, encs))
-        ctx.row(variant="rle lean", params={"n": n, "calls": calls, "part": "stress"},
+        ctx.row(variant=f"rle {mode}", params={"n": n, "calls": calls, "part": "stress"},
                 metrics={"wall_s": (wall, "s"), "wrong_calls": (wrong, "1")},
-                check=Check(wrong == 0, float(wrong), 0.0, 0), kernels=[rle.lean_spec()], seed=s)
+                check=Check(wrong == 0, float(wrong), 0.0, 0), kernels=[spec], seed=s)
         del xs, encs, counts
         cp.get_default_memory_pool().free_all_blocks()
 
@@ -100,7 +101,7 @@ def rle_lean(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.LEAN_SHAPES,
     for m in large:
         encode_once(ctx, m, seed(), "lean", {"n": m, "kind": "short", "part": "large"})
     if calls:
-        _stress(ctx, calls, stress_sizes)
+        stress(ctx, "lean", calls, stress_sizes)
     entries = {}
     plan = [(sh, 0) for sh in shapes] + [(rle.LEAN, d) for d in diags]
     for sh, d in plan:
@@ -121,12 +122,43 @@ def rle_lean(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.LEAN_SHAPES,
                   ceilings={"read ceiling": (machine.read_once, [machine.read_spec()])})
 
 
-def _profile_or_bulk_missing():
+def profile_or_bulk_missing():
     return ops.bulk_missing() or profile_missing()
 
 
+def profile_encoders(ctx, n: int, segments, diags) -> None:
+    """Each (variant, shape) of `segments` ("rle bulk" 17, "rle lean" 18, "rle masks" 19)
+    with each diagnostic of `diags`, once under Nsight Compute (clocks untouched) at n
+    int32 on runs of 1-15: a row with the kernel's time, its warp instructions, its issue
+    activity and its DRAM bytes against the input's 4n."""
+    from ...profile import profile as run_ncu
+    from .masks import masks_params
+
+    plan = [{"variant": v, "n": n, "shape": list(sh), "diag": d} for v, sh in segments
+            for d in diags]
+    extra = {"inst_executed": ("smsp__inst_executed.sum", "1", None)}
+    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling", extra_metrics=extra):
+        metrics = dict(seg["metrics"])
+        for k in ("read", "write"):
+            if f"dram_{k}_MB" in metrics:
+                metrics[f"dram_{k}_over_input"] = (metrics[f"dram_{k}_MB"][0] * 1e6 / (4 * n), "x")
+        v, shape, d = seg["variant"], tuple(seg["shape"]), seg["diag"]
+        if v == "rle masks":
+            spec, params = rle.masks_spec(shape, d), masks_params(shape)
+        elif v == "rle lean":
+            spec, params = rle.lean_spec(shape, d), {**shape_params(shape),
+                                                     "blocks_per_sm": shape[7]}
+        else:
+            spec, params = rle.bulk_spec(shape, d), shape_params(shape)
+        params.update({"n": n, "kind": "short", "diagnostic": d})
+        if d:
+            params["removed"] = rle.BULK_DIAGNOSTICS[d]
+        ctx.row(variant=v, params=params, metrics=metrics, kernels=[spec],
+                profiled_kernels=", ".join(seg["kernels"]))
+
+
 @experiment("scan.lean_profile", title="What 17 and 18 execute: instructions and issue under the profiler",
-            small={"n": None}, requires=_profile_or_bulk_missing,
+            small={"n": None}, requires=profile_or_bulk_missing,
             kernels=lambda: ([rle.bulk_spec(rle.BULK, d) for d in PROFILE_DIAGS]
                              + [rle.lean_spec(rle.LEAN, d) for d in PROFILE_DIAGS]))
 def lean_profile(ctx, n=1 << 25, diags=PROFILE_DIAGS):
@@ -134,25 +166,6 @@ def lean_profile(ctx, n=1 << 25, diags=PROFILE_DIAGS):
     Nsight Compute (clocks untouched) at n int32 on runs of 1-15: the kernel's time, the
     warp instructions it executed, how often its schedulers issued one, and its DRAM
     bytes against the input's 4n."""
-    from ...profile import profile as run_ncu
-
     if not ctx.timing or not n:
         return
-    plan = [{"variant": v, "n": n, "shape": list(sh), "diag": d}
-            for v, sh in (("rle bulk", rle.BULK), ("rle lean", rle.LEAN)) for d in diags]
-    extra = {"inst_executed": ("smsp__inst_executed.sum", "1", None)}
-    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling", extra_metrics=extra):
-        metrics = dict(seg["metrics"])
-        for k in ("read", "write"):
-            if f"dram_{k}_MB" in metrics:
-                metrics[f"dram_{k}_over_input"] = (metrics[f"dram_{k}_MB"][0] * 1e6 / (4 * n), "x")
-        lean = seg["variant"] == "rle lean"
-        spec = (rle.lean_spec if lean else rle.bulk_spec)(tuple(seg["shape"]), seg["diag"])
-        params = {"n": n, "kind": "short", "diagnostic": seg["diag"],
-                  **shape_params(seg["shape"])}
-        if lean:
-            params["blocks_per_sm"] = seg["shape"][7]
-        if seg["diag"]:
-            params["removed"] = rle.BULK_DIAGNOSTICS[seg["diag"]]
-        ctx.row(variant=seg["variant"], params=params, metrics=metrics, kernels=[spec],
-                profiled_kernels=", ".join(seg["kernels"]))
+    profile_encoders(ctx, n, (("rle bulk", rle.BULK), ("rle lean", rle.LEAN)), diags)

@@ -13,20 +13,14 @@ walk their set bits) and the sequencer's chain shared by several warps; compute 
 """
 from __future__ import annotations
 
-import time
-
-import numpy as np
-
-from ...correctness import Check
 from ...errors import ConfigError
-from ...kernels import checked
 from ...registry import experiment
 from .. import machine
 from . import ops, rle
 from .bulk import one_pass_entry, shape_params
-from .experiments import (RLE_KINDS, RLE_SPECS, check_rle, encode_once, profile_missing,
-                          race_encoders, seed)
-from .lean import LEAN_CHECK_SIZES, LEAN_LARGE, lean_name
+from .experiments import RLE_KINDS, RLE_SPECS, encode_once, race_encoders, seed
+from .lean import (LEAN_CHECK_SIZES, LEAN_LARGE, lean_name, profile_encoders,
+                   profile_or_bulk_missing, stress)
 
 #: the profiled segments: 18 and 19 at their defaults, and with diagnostics 1 (no scanner
 #: work) and 3 (the ring and the sequencer)
@@ -60,36 +54,6 @@ def _masks_specs():
             + [rle.masks_spec(rle.MASKS, d) for d in rle.BULK_DIAGNOSTICS]
             + [rle.lean_spec(), rle.bulk_spec()] + RLE_SPECS["chunked"]() + rle.decode_specs()
             + [machine.read_spec()])
-
-
-def stress(ctx, mode: str, calls: int, sizes) -> None:
-    """`calls` encodes by encoder `mode` launched back to back without a host wait over
-    four rotating inputs of each size; each call's count is copied on the GPU and compared
-    with its input's at the end, and the last outputs are checked whole."""
-    import cupy as cp
-    spec = {"lean": rle.lean_spec, "masks": rle.masks_spec}[mode]()
-    for n in sizes:
-        s = seed()
-        rng = np.random.default_rng(s)
-        xs = [rle.make_runs(n, ("short", "long", "mixed", "distinct")[k], rng) for k in range(4)]
-        want = [int((x[1:] != x[:-1]).sum()) + 1 for x in xs]
-        encs = [rle.Encoder(n) for _ in xs]
-        counts = cp.empty(calls, dtype=cp.int32)
-        t0 = time.perf_counter()
-        for k in range(calls):
-            encs[k % 4].encode(xs[k % 4], mode, check=False)
-            counts[k:k + 1] = encs[k % 4].count
-        checked(lambda: None, f"rle {mode} stress")
-        wall = time.perf_counter() - t0
-        got = cp.asnumpy(counts)
-        wrong = int(sum(got[k] != want[k % 4] for k in range(calls)))
-        wrong += sum(not check_rle(x, e.values, e.lengths, e.count)[0].correct
-                     for x, e in zip(xs, encs))
-        ctx.row(variant=f"rle {mode}", params={"n": n, "calls": calls, "part": "stress"},
-                metrics={"wall_s": (wall, "s"), "wrong_calls": (wrong, "1")},
-                check=Check(wrong == 0, float(wrong), 0.0, 0), kernels=[spec], seed=s)
-        del xs, encs, counts
-        cp.get_default_memory_pool().free_all_blocks()
 
 
 @experiment("scan.rle_masks", title="The mask encoder (19) by shape, against 18, 17 and PyTorch",
@@ -135,12 +99,8 @@ def rle_masks(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.MASKS_SHAPES,
                   ceilings={"read ceiling": (machine.read_once, [machine.read_spec()])})
 
 
-def _profile_or_bulk_missing():
-    return ops.bulk_missing() or profile_missing()
-
-
 @experiment("scan.masks_profile", title="What 18 and 19 execute: instructions and issue under the profiler",
-            small={"n": None}, requires=_profile_or_bulk_missing,
+            small={"n": None}, requires=profile_or_bulk_missing,
             kernels=lambda: ([rle.lean_spec(rle.LEAN, d) for d in MASKS_PROFILE_DIAGS]
                              + [rle.masks_spec(rle.MASKS, d) for d in MASKS_PROFILE_DIAGS]))
 def masks_profile(ctx, n=1 << 25, diags=MASKS_PROFILE_DIAGS):
@@ -148,26 +108,6 @@ def masks_profile(ctx, n=1 << 25, diags=MASKS_PROFILE_DIAGS):
     Nsight Compute (clocks untouched) at n int32 on runs of 1-15: the kernel's time, the
     warp instructions it executed, how often its schedulers issued one, and its DRAM
     bytes against the input's 4n."""
-    from ...profile import profile as run_ncu
-
     if not ctx.timing or not n:
         return
-    plan = [{"variant": v, "n": n, "shape": list(sh), "diag": d}
-            for v, sh in MASKS_PROFILED for d in diags]
-    extra = {"inst_executed": ("smsp__inst_executed.sum", "1", None)}
-    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling", extra_metrics=extra):
-        metrics = dict(seg["metrics"])
-        for k in ("read", "write"):
-            if f"dram_{k}_MB" in metrics:
-                metrics[f"dram_{k}_over_input"] = (metrics[f"dram_{k}_MB"][0] * 1e6 / (4 * n), "x")
-        shape = tuple(seg["shape"])
-        if seg["variant"] == "rle masks":
-            spec, params = rle.masks_spec(shape, seg["diag"]), masks_params(shape)
-        else:
-            spec = rle.lean_spec(shape, seg["diag"])
-            params = {**shape_params(shape), "blocks_per_sm": shape[7]}
-        params.update({"n": n, "kind": "short", "diagnostic": seg["diag"]})
-        if seg["diag"]:
-            params["removed"] = rle.BULK_DIAGNOSTICS[seg["diag"]]
-        ctx.row(variant=seg["variant"], params=params, metrics=metrics, kernels=[spec],
-                profiled_kernels=", ".join(seg["kernels"]))
+    profile_encoders(ctx, n, MASKS_PROFILED, diags)

@@ -784,6 +784,54 @@ def _encoder_checks(rows, key: str) -> dict:
     return out
 
 
+def _race_keys(rows, key: str, named, default: str) -> dict:
+    """For each kind of runs, `{key}_{kind}{suffix}_us` and its × torch (median, from, to)
+    for each (suffix, row name) of `named`, and `{key}_{kind}_ok`: whether `default`'s
+    round trip held."""
+    out = {}
+    for kind in ("short", "long", "mixed", "equal", "distinct"):
+        k = rows[rows["kind"] == kind] if "kind" in rows else rows.iloc[:0]
+        for sfx, nm in named:
+            r = _one(k, variant=nm)
+            out[f"{key}_{kind}{sfx}_us"] = _get(r, "median_ms") * 1e3
+            for m in ("x_torch", "x_torch_min", "x_torch_max"):
+                out[f"{key}_{kind}{sfx}_{m}"] = _get(r, m)
+        ok = _one(k, variant=default)
+        out[f"{key}_{kind}_ok"] = ok is not None and ok["correct"] == True  # noqa: E712
+    return out
+
+
+def _best_worst(rows, key: str, prefix: str) -> dict:
+    """The fastest and slowest shape (rows named `prefix`..., not diagnostics) on short
+    runs: `{key}_best`, `{key}_worst` and their × torch."""
+    sh = rows[(rows["kind"] == "short") & rows["variant"].str.startswith(prefix)
+              & ~rows["variant"].str.contains("diagnostic")] if "kind" in rows else rows.iloc[:0]
+    sh = sh.dropna(subset=["x_torch"]) if "x_torch" in sh else sh.iloc[:0]
+    if not len(sh):
+        return {}
+    b, w = sh.loc[sh["x_torch"].idxmax()], sh.loc[sh["x_torch"].idxmin()]
+    return {f"{key}_best": str(b["variant"]).replace(prefix + " ", ""),
+            f"{key}_best_x_torch": float(b["x_torch"]),
+            f"{key}_worst": str(w["variant"]).replace(prefix + " ", ""),
+            f"{key}_worst_x_torch": float(w["x_torch"])}
+
+
+def _profile_keys(prof, key: str, kernels, diags) -> dict:
+    """Under the profiler, for each (name, row variant) of `kernels` and each diagnostic:
+    `{key}_{name}_inst_M`, `_prof_us`, `_issue_pct` (suffix `_d{d}` past 0), and the
+    scanners' work (the encoder less diagnostic 1) in instructions."""
+    out = {}
+    for name, nm in kernels:
+        for d in diags:
+            r = _one(prof, variant=nm, diagnostic=d)
+            sfx = "" if d == 0 else f"_d{d}"
+            out[f"{key}_{name}_inst_M{sfx}"] = _get(r, "inst_executed") / 1e6
+            out[f"{key}_{name}_prof_us{sfx}"] = _get(r, "duration_us")
+            out[f"{key}_{name}_issue_pct{sfx}"] = _get(r, "issue_active_pct")
+        out[f"{key}_{name}_scanner_inst_M"] = out[f"{key}_{name}_inst_M"] - out[f"{key}_{name}_inst_M_d1"]
+    return out
+
+
 def lean_summary(rows, prof=None) -> dict:
     """The seventh try (18: 17 on fewer instructions a step, two blocks an SM), from
     scan.rle_lean (checks, back-to-back calls, and the race of 18's shapes and
@@ -795,15 +843,7 @@ def lean_summary(rows, prof=None) -> dict:
     named = [("", default), ("_bulk", "rle bulk"), ("_ch", "chunked"),
              ("_torch", "torch.unique_consecutive"), ("_copy", "copy"), ("_read", "read ceiling")]
     named += [(f"_diag{d}", f"{default} diagnostic {d}") for d in rle_mod.BULK_DIAGNOSTICS]
-    for kind in ("short", "long", "mixed", "equal", "distinct"):
-        k = rows[rows["kind"] == kind] if "kind" in rows else rows.iloc[:0]
-        for sfx, nm in named:
-            r = _one(k, variant=nm)
-            out[f"ln7_{kind}{sfx}_us"] = _get(r, "median_ms") * 1e3
-            for m in ("x_torch", "x_torch_min", "x_torch_max"):
-                out[f"ln7_{kind}{sfx}_{m}"] = _get(r, m)
-        ok = _one(k, variant=default)
-        out[f"ln7_{kind}_ok"] = ok is not None and ok["correct"] == True  # noqa: E712
+    out.update(_race_keys(rows, "ln7", named, default))
     out["ln7_over_bulk"] = out["ln7_short_bulk_us"] / out["ln7_short_us"]
     r = _one(rows, variant=default)
     n = _get(r, "n", 1 << 25)
@@ -814,24 +854,11 @@ def lean_summary(rows, prof=None) -> dict:
         out[f"ln7_diag{d}_us"] = out[f"ln7_short_diag{d}_us"]
     out["ln7_cost_sequencer_us"] = out["ln7_diag3_us"] - out["ln7_diag4_us"]
     out["ln7_cost_scanners_us"] = out["ln7_short_us"] - out["ln7_diag1_us"]
-    sh = rows[(rows["kind"] == "short") & rows["variant"].str.startswith("rle lean")
-              & ~rows["variant"].str.contains("diagnostic")] if "kind" in rows else rows.iloc[:0]
-    sh = sh.dropna(subset=["x_torch"]) if "x_torch" in sh else sh.iloc[:0]
-    if len(sh):
-        b, w = sh.loc[sh["x_torch"].idxmax()], sh.loc[sh["x_torch"].idxmin()]
-        out["ln7_best"] = str(b["variant"]).replace("rle lean ", "")
-        out["ln7_best_x_torch"] = float(b["x_torch"])
-        out["ln7_worst"] = str(w["variant"]).replace("rle lean ", "")
-        out["ln7_worst_x_torch"] = float(w["x_torch"])
+    out.update(_best_worst(rows, "ln7", "rle lean"))
     if prof is not None and len(prof):
-        for key, nm in (("bulk", "rle bulk"), ("lean", "rle lean")):
-            for d in lean_mod.PROFILE_DIAGS:
-                r = _one(prof, variant=nm, diagnostic=d)
-                sfx = "" if d == 0 else f"_d{d}"
-                out[f"ln7_{key}_inst_M{sfx}"] = _get(r, "inst_executed") / 1e6
-                out[f"ln7_{key}_prof_us{sfx}"] = _get(r, "duration_us")
-                out[f"ln7_{key}_issue_pct{sfx}"] = _get(r, "issue_active_pct")
-            out[f"ln7_{key}_scanner_inst_M"] = out[f"ln7_{key}_inst_M"] - out[f"ln7_{key}_inst_M_d1"]
+        out.update(_profile_keys(prof, "ln7", (("bulk", "rle bulk"), ("lean", "rle lean")),
+                                 lean_mod.PROFILE_DIAGS))
+        for key in ("bulk", "lean"):
             out[f"ln7_{key}_scanner_inst_pct"] = (100 * out[f"ln7_{key}_scanner_inst_M"]
                                                  / out[f"ln7_{key}_inst_M"])
         out["ln7_inst_cut_pct"] = 100 * (1 - out["ln7_lean_inst_M"] / out["ln7_bulk_inst_M"])
@@ -938,15 +965,7 @@ def masks_summary(rows, prof=None) -> dict:
     for sq in (1, 2, 4):
         named.append((f"_seq{sq}", masks_mod.masks_name((8, 4, 3, 4, sq, 128, 2, 1))))
     named.append(("_groups", masks_mod.masks_name((4, 2, 4, 4, 4, 128, 2, 2))))
-    for kind in ("short", "long", "mixed", "equal", "distinct"):
-        k = rows[rows["kind"] == kind] if "kind" in rows else rows.iloc[:0]
-        for sfx, nm in named:
-            r = _one(k, variant=nm)
-            out[f"mk8_{kind}{sfx}_us"] = _get(r, "median_ms") * 1e3
-            for m in ("x_torch", "x_torch_min", "x_torch_max"):
-                out[f"mk8_{kind}{sfx}_{m}"] = _get(r, m)
-        ok = _one(k, variant=default)
-        out[f"mk8_{kind}_ok"] = ok is not None and ok["correct"] == True  # noqa: E712
+    out.update(_race_keys(rows, "mk8", named, default))
     out["mk8_over_lean"] = out["mk8_short_lean_us"] / out["mk8_short_us"]
     out["mk8_need_us"] = out["mk8_short_torch_us"] / 4
     r = _one(rows, variant=default)
@@ -963,24 +982,10 @@ def masks_summary(rows, prof=None) -> dict:
     # waits were hidden: the ring and the sequencer, plus the reducers' reading
     out["mk8_bound_us"] = d[3] + out["mk8_cost_reducers_us"]
     out["mk8_bound_x_torch"] = out["mk8_short_torch_us"] / out["mk8_bound_us"]
-    sh = rows[(rows["kind"] == "short") & rows["variant"].str.startswith("rle masks")
-              & ~rows["variant"].str.contains("diagnostic")] if "kind" in rows else rows.iloc[:0]
-    sh = sh.dropna(subset=["x_torch"]) if "x_torch" in sh else sh.iloc[:0]
-    if len(sh):
-        b, w = sh.loc[sh["x_torch"].idxmax()], sh.loc[sh["x_torch"].idxmin()]
-        out["mk8_best"] = str(b["variant"]).replace("rle masks ", "")
-        out["mk8_best_x_torch"] = float(b["x_torch"])
-        out["mk8_worst"] = str(w["variant"]).replace("rle masks ", "")
-        out["mk8_worst_x_torch"] = float(w["x_torch"])
+    out.update(_best_worst(rows, "mk8", "rle masks"))
     if prof is not None and len(prof):
-        for key, nm in (("lean", "rle lean"), ("masks", "rle masks")):
-            for dg in masks_mod.MASKS_PROFILE_DIAGS:
-                r = _one(prof, variant=nm, diagnostic=dg)
-                sfx = "" if dg == 0 else f"_d{dg}"
-                out[f"mk8_{key}_inst_M{sfx}"] = _get(r, "inst_executed") / 1e6
-                out[f"mk8_{key}_prof_us{sfx}"] = _get(r, "duration_us")
-                out[f"mk8_{key}_issue_pct{sfx}"] = _get(r, "issue_active_pct")
-            out[f"mk8_{key}_scanner_inst_M"] = out[f"mk8_{key}_inst_M"] - out[f"mk8_{key}_inst_M_d1"]
+        out.update(_profile_keys(prof, "mk8", (("lean", "rle lean"), ("masks", "rle masks")),
+                                 masks_mod.MASKS_PROFILE_DIAGS))
         out["mk8_inst_cut_pct"] = 100 * (1 - out["mk8_masks_inst_M"] / out["mk8_lean_inst_M"])
         out["mk8_scanner_cut_pct"] = 100 * (1 - out["mk8_masks_scanner_inst_M"]
                                             / out["mk8_lean_scanner_inst_M"])

@@ -287,23 +287,27 @@ class PreparedLaunch:
     cost as much as the launch itself. `kinds`: one letter an argument, "p" a device array
     (its pointer), "q" a 64-bit integer, "I" a 32-bit unsigned one. The configuration is
     checked once, here; a call while launches are captured goes through `launch` (which
-    records it) with the same arguments."""
+    records it) with the same arguments. `cooperative`: a cooperative launch (every block
+    resident at once, or the driver refuses the launch)."""
 
+    cooperative = False
     _TYPES = {"p": ctypes.c_void_p, "q": ctypes.c_longlong, "I": ctypes.c_uint32}
 
-    def __init__(self, kernel, grid: int, block: int, kinds: str, shared_mem: int = 0):
+    def __init__(self, kernel, grid: int, block: int, kinds: str, shared_mem: int = 0,
+                 cooperative: bool = False):
         check_launch(kernel, (grid,), (block,), shared_mem)
         if any(k not in self._TYPES for k in kinds):
             raise ValueError(f"argument kinds {kinds!r}: one of p, q, I each")
         self.kernel, self.grid, self.block, self.shared_mem = kernel, grid, block, shared_mem
-        self.kinds = kinds
+        self.kinds, self.cooperative = kinds, cooperative
         self._slots = [self._TYPES[k]() for k in kinds]
         self._params = (ctypes.c_void_p * len(kinds))(
             *[ctypes.addressof(v) for v in self._slots])
         self._fn = kernel.kernel.ptr
         import cupy
         from cupy.cuda import driver
-        self._stream, self._launch = cupy.cuda.get_current_stream, driver.launchKernel
+        self._stream = cupy.cuda.get_current_stream
+        self._launch = driver.launchCooperativeKernel if cooperative else driver.launchKernel
 
     def __call__(self, grid: int, *args) -> None:
         """Launch on the current stream with `grid` blocks (at most the checked grid)."""
@@ -314,12 +318,15 @@ class PreparedLaunch:
             import numpy as np
             typed = tuple(np.int64(a) if k == "q" else np.uint32(a) if k == "I" else a
                           for k, a in zip(self.kinds, args))
-            launch(self.kernel, (grid,), (self.block,), typed, shared_mem=self.shared_mem)
+            extra = {"cooperative": True} if self.cooperative else {}
+            launch(self.kernel, (grid,), (self.block,), typed, shared_mem=self.shared_mem,
+                   **extra)
             return
         for slot, kind, a in zip(self._slots, self.kinds, args):
             slot.value = a.data.ptr if kind == "p" else int(a)
+        tail = () if self.cooperative else (0,)          # (cuLaunchKernel's `extra`)
         self._launch(self._fn, grid, 1, 1, self.block, 1, 1, self.shared_mem,
-                     self._stream().ptr, ctypes.addressof(self._params), 0)
+                     self._stream().ptr, ctypes.addressof(self._params), *tail)
 
 
 def run_steps(steps, arrays: dict) -> None:
@@ -333,8 +340,9 @@ def run_steps(steps, arrays: dict) -> None:
             st.kernel(st.grid, st.block, args, shared_mem=st.shared_mem)
 
 
-def launch(kernel, grid, block, args, shared_mem: int = 0) -> None:
-    """Check the configuration, then enqueue the kernel on the current stream."""
+def launch(kernel, grid, block, args, shared_mem: int = 0, cooperative: bool = False) -> None:
+    """Check the configuration, then enqueue the kernel on the current stream
+    (`cooperative`: every block resident at once, or the launch fails)."""
     grid = tuple(grid) if isinstance(grid, (list, tuple)) else (grid,)
     block = tuple(block) if isinstance(block, (list, tuple)) else (block,)
     key = (id(kernel), grid, block, shared_mem)
@@ -346,8 +354,12 @@ def launch(kernel, grid, block, args, shared_mem: int = 0) -> None:
             "kernel": kernel.name, "grid": [int(g) for g in grid],
             "block": [int(b) for b in block], "dynamic_smem": int(shared_mem),
             "static_smem": kernel.shared_size_bytes, "registers": kernel.num_regs,
-            "blocks_per_sm": blocks_per_sm(kernel, _prod(block), shared_mem)})
-    kernel(grid, block, args, shared_mem=shared_mem)
+            "blocks_per_sm": blocks_per_sm(kernel, _prod(block), shared_mem),
+            **({"cooperative": True} if cooperative else {})})
+    if cooperative:
+        kernel(grid, block, args, shared_mem=shared_mem, enable_cooperative_groups=True)
+    else:
+        kernel(grid, block, args, shared_mem=shared_mem)
 
 
 def checked(fn, what: str):

@@ -488,7 +488,8 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
              "chunked": lambda: [rle.chunked_spec(), rle.tails_spec()],
              "bulk": lambda: [rle.bulk_spec()],
              "lean": lambda: [rle.lean_spec()],
-             "masks": lambda: [rle.masks_spec()]}
+             "masks": lambda: [rle.masks_spec()],
+             "rounds": lambda: [rle.rounds_spec()]}
 
 
 def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
@@ -823,8 +824,8 @@ TARGET_ENCODERS = ("pipelined", "lookahead", "chunked", "bulk")   # 09, 13, 15, 
 
 
 def available(variants) -> tuple:
-    """`variants` less the bulk-copy ones (16 to 19) on a GPU that cannot run them."""
-    return tuple(v for v in variants if v not in ("bulk", "lean", "masks")
+    """`variants` less the bulk-copy ones (16 to 20) on a GPU that cannot run them."""
+    return tuple(v for v in variants if v not in ("bulk", "lean", "masks", "rounds")
                  or ops.bulk_missing() is None)
 TARGET_LARGE = ((1 << 30) + 1, (1 << 31) + 5)
 

@@ -57,7 +57,7 @@ def stress(ctx, mode: str, calls: int, sizes) -> None:
     four rotating inputs of each size; each call's count is copied on the GPU and compared
     with its input's at the end, and the last outputs are checked whole."""
     import cupy as cp
-    spec = {"lean": rle.lean_spec, "masks": rle.masks_spec}[mode]()
+    spec = {"lean": rle.lean_spec, "masks": rle.masks_spec, "rounds": rle.rounds_spec}[mode]()
     for n in sizes:
         s = seed()
         rng = np.random.default_rng(s)

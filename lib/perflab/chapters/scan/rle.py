@@ -15,7 +15,9 @@ the chunk walked again from L2 one iteration later; then rle_tails over the chun
 one pass, the sequencer's prefix carrying the run count and the last run start;
 compute capability 9.0 and later) and "lean" (18_rle_lean.cu: 17 with fewer instructions
 a step, several blocks an SM) and "masks" (19_rle_masks.cu: 18 with each head found once,
-left in shared memory as masks, and the sequencer's chain shared by several warps).
+left in shared memory as masks, and the sequencer's chain shared by several warps) and
+"rounds" (20_rle_rounds.cu: no chain; the grid in lockstep rounds, one segment a block a
+round, every block reading every block's count).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """
@@ -30,7 +32,7 @@ from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state, status_
 
 ENCODERS = ("fused", "unfused")
 #: every encoder `encode` takes
-ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk", "lean", "masks")
+ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk", "lean", "masks", "rounds")
 #: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
 #: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
 PIPELINED = (256, 16, 2)
@@ -75,6 +77,19 @@ MASKS_SHAPES = ((4, 2, 4, 4, 4, 128, 3, 1), (8, 4, 3, 4, 4, 128, 2, 1),
                 (8, 4, 3, 4, 1, 128, 2, 1), (8, 4, 3, 4, 2, 128, 2, 1),
                 (4, 2, 4, 4, 2, 128, 3, 1), (4, 2, 4, 4, 4, 128, 2, 2),
                 (8, 4, 4, 4, 4, 128, 1, 2))
+#: 20_rle_rounds.cu: (counter warps, writer warps, segment KiB, stages, slots of compacted
+#: heads, blocks an SM); encode(x, "rounds").
+ROUNDS = (8, 4, 32, 4, 6, 1)
+#: the shapes scan.rle_rounds compares (the default first; then 16 counters, more slots,
+#: two blocks an SM)
+ROUNDS_SHAPES = ((8, 4, 32, 4, 6, 1), (16, 4, 32, 4, 6, 1), (16, 4, 32, 2, 10, 1),
+                 (8, 4, 32, 2, 10, 1), (4, 2, 16, 4, 7, 2), (8, 2, 16, 4, 7, 2))
+ROUND_PIECE = 512           # 20: a counter's piece
+ROUND_CAP = 128             # 20: the heads a piece compacts (a 16-bit index and a value)
+#: 20's diagnostics (DIAG), each with one more part taken away
+ROUNDS_DIAGNOSTICS = {1: "no runs written", 2: "no words either, nobody waits",
+                      3: "no heads counted either: the ring alone"}
+ROUNDS_MAX_SMS = 160        # 20: its poller reads 5 words a lane a round, a block an SM
 MASK_PIECE = 1024           # 19: a scanner's piece (32 mask words)
 MASK_CAP = 256              # 19: staged slots a scanner (a 16-bit index and a value)
 BULK_HALO = 16
@@ -160,6 +175,45 @@ def check_masks_shape(shape) -> None:
     if masks_threads(shape) > 1024:
         raise ConfigError(f"{masks_threads(shape)} threads a block: at most 1024")
     smem = masks_smem(shape)
+    if not 1 <= mb <= 8 or mb * (smem + 1024) > 228 * 1024:
+        raise ConfigError(f"{mb} blocks an SM of {smem} B of shared memory: 1 to 8 blocks, "
+                          "all of them within the SM's 228 KiB (1 KiB of it reserved a block)")
+
+
+def rounds_spec(shape=None, diag: int = 0) -> KernelSpec:
+    c, w, kib, stg, sl, mb = shape or ROUNDS
+    return KernelSpec(f"{CHAPTER}/20_rle_rounds.cu", "rle_encode_rounds",
+                      template=(c, w, kib * 256, stg, sl, mb, int(diag)))
+
+
+def rounds_smem(shape) -> int:
+    """20's dynamic shared memory: the ring (a halo before each segment) and the slots of
+    compacted heads (ROUND_CAP a piece, a 2-byte index and a 4-byte value each)."""
+    kib, stg, sl = shape[2:5]
+    return stg * (BULK_HALO + kib * 1024) + sl * (kib * 256 // ROUND_PIECE) * ROUND_CAP * 6
+
+
+def rounds_threads(shape) -> int:
+    """20's threads: the counters, the writers, the poller, the producer."""
+    return (shape[0] + shape[1] + 2) * 32
+
+
+def check_rounds_shape(shape) -> None:
+    """ConfigError, naming the rule, for an encoder shape of 20 that cannot be built."""
+    if len(shape) != 6:
+        raise ConfigError(f"rounds encoder shape {shape}: (counters, writers, segment KiB, "
+                          "stages, slots, blocks an SM)")
+    c, w, kib, stg, sl, mb = shape
+    pieces = kib * 256 // ROUND_PIECE
+    if kib % 2 or not 1 <= pieces <= 32:
+        raise ConfigError(f"segments of {kib} KiB: whole pieces of {ROUND_PIECE} int32 "
+                          "(2 KiB), 1 to 32 of them")
+    if c < 1 or pieces % c or not 1 <= w <= pieces:
+        raise ConfigError(f"{c} counters and {w} writers for {pieces} pieces: the pieces a "
+                          "multiple of the counters, 1 writer to one a piece")
+    if not 2 <= stg <= 16 or not 2 <= sl <= 16:
+        raise ConfigError(f"{stg} stages and {sl} slots: 2 to 16 each")
+    smem = rounds_smem(shape)
     if not 1 <= mb <= 8 or mb * (smem + 1024) > 228 * 1024:
         raise ConfigError(f"{mb} blocks an SM of {smem} B of shared memory: 1 to 8 blocks, "
                           "all of them within the SM's 228 KiB (1 KiB of it reserved a block)")
@@ -282,6 +336,9 @@ class Encoder:
         if variant == "masks":
             self._masks(x)
             return self.values, self.lengths, self.count
+        if variant == "rounds":
+            self._rounds(x)
+            return self.values, self.lengths, self.count
         if variant == "pipelined":
             self._pipelined(x)
         elif variant == "fused":
@@ -394,10 +451,26 @@ class Encoder:
                                       threads=masks_threads(shape), tile=shape[0] * MASK_PIECE)
         self._launch_one_pass(self._mk, x)
 
+    def _rounds(self, x, shape=None, diag: int = 0) -> None:
+        """20: one cooperative launch, every block resident. `shape`: ROUNDS by default,
+        fixed at the first call (and `diag`, a diagnostic that is not an encoder)."""
+        if getattr(self, "_rd", None) is None:
+            from ...device import current
+            shape = tuple(shape or ROUNDS)
+            check_rounds_shape(shape)
+            if current().sms > ROUNDS_MAX_SMS:
+                raise ConfigError(f"{current().sms} SMs: the rounds encoder's poller reads "
+                                  f"the words of at most {ROUNDS_MAX_SMS} SMs' blocks a round")
+            self._rd = self._one_pass(rounds_spec(shape, diag), rounds_smem(shape), shape,
+                                      shape[5], "the rounds encoder (20)",
+                                      threads=rounds_threads(shape), tile=shape[2] * 256,
+                                      cooperative=True)
+        self._launch_one_pass(self._rd, x)
+
     @staticmethod
     def _one_pass(spec, smem: int, shape, blocks: int, what: str, threads=None,
-                  tile=None) -> tuple:
-        """(prepared launch, tile) of a one-pass encoder (17, 18, 19) with `blocks` blocks
+                  tile=None, cooperative: bool = False) -> tuple:
+        """(prepared launch, tile) of a one-pass encoder (17 … 20) with `blocks` blocks
         an SM (threads and tile: 17's and 18's by default); ConfigError where they do not
         fit."""
         from ...device import current
@@ -410,8 +483,8 @@ class Encoder:
         if fit < blocks:
             raise ConfigError(f"{what}, shape {shape}: {fit} of its {blocks} blocks an SM fit "
                               f"({k.num_regs} registers a thread, {smem} B of shared memory)")
-        return (PreparedLaunch(k, current().sms * blocks, threads, "ppppqpIppI", smem),
-                tile or shape[2] * 256)
+        return (PreparedLaunch(k, current().sms * blocks, threads, "ppppqpIppI", smem,
+                               cooperative=cooperative), tile or shape[2] * 256)
 
     def _launch_one_pass(self, cached, x) -> None:
         """One launch through its prepared argument buffer: the Python around a launch is
@@ -443,7 +516,7 @@ def traffic_bytes(variant: str, n: int, runs: int) -> int:
     lengths = 4 * runs + 4 * runs                # starts read, lengths written
     if variant == "fused":
         return 4 * n + out + lengths
-    if variant in ("lookahead", "chunked", "bulk", "lean", "masks"):  # values and lengths written in the pass
+    if variant in ("lookahead", "chunked", "bulk", "lean", "masks", "rounds"):  # values, lengths in the pass
         return 4 * n + 8 * runs
     # flags: read x, write flags; scan: read and write; scatter: read x, flags, positions
     return (4 * n + 4 * n) + (8 * n) + 12 * n + out + lengths

@@ -356,8 +356,8 @@ def launch(kernel, grid, block, args, shared_mem: int = 0, cooperative: bool = F
             "static_smem": kernel.shared_size_bytes, "registers": kernel.num_regs,
             "blocks_per_sm": blocks_per_sm(kernel, _prod(block), shared_mem),
             **({"cooperative": True} if cooperative else {})})
-    if cooperative:
-        kernel(grid, block, args, shared_mem=shared_mem, enable_cooperative_groups=True)
+    if cooperative:       # (a RawKernel call passes its own enable_cooperative_groups)
+        kernel.kernel(grid, block, args, shared_mem=shared_mem, enable_cooperative_groups=True)
     else:
         kernel(grid, block, args, shared_mem=shared_mem)
 

@@ -131,3 +131,22 @@ def test_back_to_back_rounds_encodes(live):
         encs[k % 4].encode(xs[k % 4], "rounds", check=False)
     for x, e in zip(xs, encs):
         assert ex.check_rle(x, e.values, e.lengths, e.count)[0].correct
+
+
+def test_a_cooperative_launch_goes_to_the_compiled_function(monkeypatch):
+    from perflab import kernels
+    seen = []
+
+    class Fn:
+        def __call__(self, grid, block, args, shared_mem=0, enable_cooperative_groups=False):
+            seen.append((grid, block, shared_mem, enable_cooperative_groups))
+
+    class K:
+        name, kernel = "k", Fn()
+
+        def __call__(self, *a, **kw):
+            raise AssertionError("a cooperative launch through the RawKernel call")
+
+    monkeypatch.setattr(kernels, "check_launch", lambda *a: None)
+    kernels.launch(K(), 3, 64, (), shared_mem=128, cooperative=True)
+    assert seen == [((3,), (64,), 128, True)]

@@ -26,6 +26,7 @@ from perflab.errors import ConfigError
     ((8, 4, 32, 4, 17, 1), "2 to 16 each"),
     ((8, 4, 32, 6, 6, 1), "within the SM's 228 KiB"),
     ((8, 4, 32, 4, 6, 2), "within the SM's 228 KiB"),
+    ((16, 16, 32, 2, 10, 1), "at most 1024"),
 ])
 def test_bad_rounds_shapes_are_refused_with_the_rule(shape, why):
     with pytest.raises(ConfigError, match=why):
@@ -45,7 +46,7 @@ def test_shared_memory_counts_ring_and_slots():
     # a 2-byte index and a 4-byte value each
     assert rle.rounds_smem((8, 4, 32, 4, 6, 1)) == 4 * 32784 + 6 * 16 * 128 * 6
     assert rle.rounds_smem((4, 2, 16, 4, 7, 2)) == 4 * 16400 + 7 * 8 * 128 * 6
-    assert rle.rounds_threads((8, 4, 32, 4, 6, 1)) == (8 + 4 + 2) * 32
+    assert rle.rounds_threads((16, 8, 32, 2, 10, 1)) == (16 + 8 + 2) * 32
 
 
 def test_rounds_kernels_compile_without_spills_and_fit_their_blocks():
@@ -64,11 +65,11 @@ def test_the_rounds_encoder_is_an_encoder_of_its_own_file():
     assert "rounds" in rle.ALL
     assert [s.file for s in ex.RLE_SPECS["rounds"]()] == ["03-scan/20_rle_rounds.cu"]
     assert rle.traffic_bytes("rounds", 1000, 10) == 4 * 1000 + 8 * 10
-    assert rle.rounds_spec().template == (8, 4, 32 * 256, 4, 6, 1, 0)
+    assert rle.rounds_spec().template == (16, 8, 32 * 256, 2, 10, 1, 0)
 
 
 def test_shape_names_say_warps_segments_slots_and_blocks():
-    assert rd.rounds_name(rle.ROUNDS) == "rle rounds 8+4 warps, 32 KiB x 4, 6 slots, 1 a SM"
+    assert rd.rounds_name(rle.ROUNDS) == "rle rounds 16+8 warps, 32 KiB x 2, 10 slots, 1 a SM"
     assert rd.rounds_params(rle.ROUNDS)["segment_kib"] == 32
 
 

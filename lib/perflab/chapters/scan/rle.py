@@ -79,11 +79,11 @@ MASKS_SHAPES = ((4, 2, 4, 4, 4, 128, 3, 1), (8, 4, 3, 4, 4, 128, 2, 1),
                 (8, 4, 4, 4, 4, 128, 1, 2))
 #: 20_rle_rounds.cu: (counter warps, writer warps, segment KiB, stages, slots of compacted
 #: heads, blocks an SM); encode(x, "rounds").
-ROUNDS = (8, 4, 32, 4, 6, 1)
-#: the shapes scan.rle_rounds compares (the default first; then 16 counters, more slots,
-#: two blocks an SM)
-ROUNDS_SHAPES = ((8, 4, 32, 4, 6, 1), (16, 4, 32, 4, 6, 1), (16, 4, 32, 2, 10, 1),
-                 (8, 4, 32, 2, 10, 1), (4, 2, 16, 4, 7, 2), (8, 2, 16, 4, 7, 2))
+ROUNDS = (16, 8, 32, 2, 10, 1)
+#: the shapes scan.rle_rounds compares (the default first; then fewer counters or writers,
+#: fewer slots, two blocks an SM)
+ROUNDS_SHAPES = ((16, 8, 32, 2, 10, 1), (16, 8, 32, 4, 6, 1), (16, 4, 32, 2, 10, 1),
+                 (8, 8, 32, 4, 6, 1), (8, 4, 32, 4, 6, 1), (4, 4, 16, 4, 7, 2))
 ROUND_PIECE = 512           # 20: a counter's piece
 ROUND_CAP = 128             # 20: the heads a piece compacts (a 16-bit index and a value)
 #: 20's diagnostics (DIAG), each with one more part taken away
@@ -213,6 +213,8 @@ def check_rounds_shape(shape) -> None:
                           "multiple of the counters, 1 writer to one a piece")
     if not 2 <= stg <= 16 or not 2 <= sl <= 16:
         raise ConfigError(f"{stg} stages and {sl} slots: 2 to 16 each")
+    if rounds_threads(shape) > 1024:
+        raise ConfigError(f"{rounds_threads(shape)} threads a block: at most 1024")
     smem = rounds_smem(shape)
     if not 1 <= mb <= 8 or mb * (smem + 1024) > 228 * 1024:
         raise ConfigError(f"{mb} blocks an SM of {smem} B of shared memory: 1 to 8 blocks, "

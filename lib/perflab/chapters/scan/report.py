@@ -879,15 +879,17 @@ def lean_table(rows) -> pd.DataFrame:
     return rle_chunked_table(timed)
 
 
-def _ladder(rows, kind: str, default: str, label: str, others) -> pd.DataFrame:
+def _ladder(rows, kind: str, default: str, label: str, others, diags=None) -> pd.DataFrame:
     """An encoder at its default (`default`, the row name; `label`, its rung) and its
-    diagnostics, each with one more part taken away, then `others` (label, row name, what)
-    and the read ceiling and the copy, on one kind of runs (one run's rounds)."""
+    diagnostics (`diags`: 17's four by default), each with one more part taken away, then
+    `others` (label, row name, what) and the read ceiling and the copy, on one kind of runs
+    (one run's rounds)."""
     from . import rle as rle_mod
     k = rows[rows["kind"] == kind] if "kind" in rows else rows.iloc[:0]
+    diags = rle_mod.BULK_DIAGNOSTICS if diags is None else diags
     steps = [(f"{label}, the encoder", default, "")] + [
         (f"diagnostic {d}", f"{default} diagnostic {d}", what)
-        for d, what in rle_mod.BULK_DIAGNOSTICS.items()] + list(others) + [
+        for d, what in diags.items()] + list(others) + [
         ("read ceiling", "read ceiling", "the input read by 16-byte loads, nothing written"),
         ("copy", "copy", "the input read and written")]
     torch_us = _get(_one(k, variant="torch.unique_consecutive"), "median_ms") * 1e3
@@ -1021,5 +1023,75 @@ def targets_eighth_try(s: dict) -> pd.DataFrame:
         {"target": f"{s['mk8_stress_calls']} back-to-back calls of 19 ({s['mk8_stress_runs']} sizes)",
          "wanted": "no hang, all right", "measured": f"{s['mk8_stress_wrong']} wrong",
          "met": bool(s["mk8_stress_ok"])},
+    ]
+    return pd.DataFrame(rows)
+
+
+# -- the ninth try: the rounds encoder (20) -----------------------------------------------
+#: the shapes of 20 the page names (beside the default): fewer writers, fewer counters,
+#: fewer counters and writers, two blocks an SM
+ROUNDS_NAMED = (("_c16w4", (16, 4, 32, 2, 10, 1)), ("_c8w8", (8, 8, 32, 4, 6, 1)),
+                ("_c8w4", (8, 4, 32, 4, 6, 1)), ("_two", (4, 4, 16, 4, 7, 2)))
+
+
+def rounds_summary(rows) -> dict:
+    """The ninth try (20: no chain; the grid in lockstep rounds, every block reading every
+    block's count, the heads compacted into slots), from scan.rle_rounds (checks,
+    back-to-back calls, and the race of 20's shapes and diagnostics with 19, 18, 15 and
+    torch at 2^25)."""
+    from . import lean as lean_mod, masks as masks_mod, rle as rle_mod, rounds as rounds_mod
+    out = _encoder_checks(rows, "rd9")
+    default = rounds_mod.rounds_name(rle_mod.ROUNDS)
+    out["rd9_shape"] = default.replace("rle rounds ", "")
+    named = [("", default), ("_masks", masks_mod.masks_name(rle_mod.MASKS)),
+             ("_lean", lean_mod.lean_name(rle_mod.LEAN)), ("_ch", "chunked"),
+             ("_torch", "torch.unique_consecutive"), ("_copy", "copy"),
+             ("_read", "read ceiling")]
+    named += [(f"_diag{d}", f"{default} diagnostic {d}") for d in rle_mod.ROUNDS_DIAGNOSTICS]
+    named += [(sfx, rounds_mod.rounds_name(sh)) for sfx, sh in ROUNDS_NAMED]
+    out.update(_race_keys(rows, "rd9", named, default))
+    out["rd9_over_masks"] = out["rd9_short_masks_us"] / out["rd9_short_us"]
+    out["rd9_need_us"] = out["rd9_short_torch_us"] / 4
+    c, w, kib = rle_mod.ROUNDS[:3]
+    out["rd9_counters"], out["rd9_writers"], out["rd9_seg_kib"] = c, w, kib
+    out["rd9_slot_kib"] = rle_mod.rounds_smem((c, w, kib, 0, 1, 1)) / 1024
+    d = {i: out[f"rd9_short_diag{i}_us"] for i in rle_mod.ROUNDS_DIAGNOSTICS}
+    out["rd9_cost_writers_us"] = out["rd9_short_us"] - d[1]
+    out["rd9_cost_waits_us"] = d[1] - d[2]
+    out["rd9_cost_counters_us"] = d[2] - d[3]
+    out["rd9_ring_over_read_us"] = d[3] - out["rd9_short_read_us"]
+    # what this structure could reach if the writes and the waits were hidden: the ring
+    # and the counters (diagnostic 2)
+    out["rd9_bound_us"] = d[2]
+    out["rd9_bound_x_torch"] = out["rd9_short_torch_us"] / d[2]
+    out.update(_best_worst(rows, "rd9", "rle rounds"))
+    return out
+
+
+def rounds_ladder(rows, kind: str = "short") -> pd.DataFrame:
+    """20 at its default and its diagnostics, 19 at its default, the read ceiling and the
+    copy, on one kind of runs (one run's rounds)."""
+    from . import masks as masks_mod, rle as rle_mod, rounds as rounds_mod
+    return _ladder(rows, kind, rounds_mod.rounds_name(rle_mod.ROUNDS), "20",
+                   [("19, the encoder", masks_mod.masks_name(rle_mod.MASKS),
+                     "(19 at its default, for comparison)")], rle_mod.ROUNDS_DIAGNOSTICS)
+
+
+def targets_ninth_try(s: dict) -> pd.DataFrame:
+    """Issue #11's encoder targets for the rounds encoder (20), from scan.rle_rounds."""
+    x = s["rd9_short_x_torch"]
+    ok = s["rd9_n_failed"] == 0 and s["rd9_n_checked"] > 0 and s["rd9_large_ok"]
+    rows = [
+        {"target": f"rounds encoder (20, {s['rd9_shape']}), 2^25 runs 1–15, "
+                   "× torch.unique_consecutive",
+         "wanted": "≥ 4",
+         "measured": f"{x:.2f} ({s['rd9_short_x_torch_min']:.2f}–{s['rd9_short_x_torch_max']:.2f})",
+         "met": bool(x >= 4 and ok and s["rd9_short_ok"])},
+        {"target": "20 correct: 0 … 2^25 + 5 on every kind of runs, 2^30 + 1, 2^31 + 5 refused",
+         "wanted": "all", "measured": f"{s['rd9_n_checked']} checks, {s['rd9_n_failed']} failed",
+         "met": bool(ok)},
+        {"target": f"{s['rd9_stress_calls']} back-to-back calls of 20 ({s['rd9_stress_runs']} sizes)",
+         "wanted": "no hang, all right", "measured": f"{s['rd9_stress_wrong']} wrong",
+         "met": bool(s["rd9_stress_ok"])},
     ]
     return pd.DataFrame(rows)

@@ -81,6 +81,12 @@ def test_the_rounds_experiment_sweeps_and_needs_bulk_copies():
             "00-machine/read.cu"} <= files
 
 
+def test_the_rounds_profile_takes_20_and_its_diagnostics():
+    p = registry.get("scan.rounds_profile")
+    assert [s.template[-1] for s in p.kernels()] == list(rd.ROUNDS_PROFILE_DIAGS)
+    assert {s.file for s in p.kernels()} == {"03-scan/20_rle_rounds.cu"}
+
+
 def test_a_captured_cooperative_launch_stays_cooperative(monkeypatch):
     from perflab import kernels
     from perflab.kernels import PreparedLaunch

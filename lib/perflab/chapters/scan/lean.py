@@ -127,8 +127,8 @@ def profile_or_bulk_missing():
 
 
 def profile_encoders(ctx, n: int, segments, diags) -> None:
-    """Each (variant, shape) of `segments` ("rle bulk" 17, "rle lean" 18, "rle masks" 19)
-    with each diagnostic of `diags`, once under Nsight Compute (clocks untouched) at n
+    """Each (variant, shape) of `segments` ("rle bulk" 17, "rle lean" 18, "rle masks" 19,
+    "rle rounds" 20) with each diagnostic of `diags`, once under Nsight Compute (clocks untouched) at n
     int32 on runs of 1-15: a row with the kernel's time, its warp instructions, its issue
     activity and its DRAM bytes against the input's 4n."""
     from ...profile import profile as run_ncu
@@ -143,7 +143,12 @@ def profile_encoders(ctx, n: int, segments, diags) -> None:
             if f"dram_{k}_MB" in metrics:
                 metrics[f"dram_{k}_over_input"] = (metrics[f"dram_{k}_MB"][0] * 1e6 / (4 * n), "x")
         v, shape, d = seg["variant"], tuple(seg["shape"]), seg["diag"]
-        if v == "rle masks":
+        names = rle.BULK_DIAGNOSTICS
+        if v == "rle rounds":
+            from .rounds import rounds_params
+            spec, params = rle.rounds_spec(shape, d), rounds_params(shape)
+            names = rle.ROUNDS_DIAGNOSTICS
+        elif v == "rle masks":
             spec, params = rle.masks_spec(shape, d), masks_params(shape)
         elif v == "rle lean":
             spec, params = rle.lean_spec(shape, d), {**shape_params(shape),
@@ -152,7 +157,7 @@ def profile_encoders(ctx, n: int, segments, diags) -> None:
             spec, params = rle.bulk_spec(shape, d), shape_params(shape)
         params.update({"n": n, "kind": "short", "diagnostic": d})
         if d:
-            params["removed"] = rle.BULK_DIAGNOSTICS[d]
+            params["removed"] = names[d]
         ctx.row(variant=v, params=params, metrics=metrics, kernels=[spec],
                 profiled_kernels=", ".join(seg["kernels"]))
 

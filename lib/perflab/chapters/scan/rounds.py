@@ -8,6 +8,8 @@ later.
                      2^25 on every kind of runs with its three diagnostics, 19 and 18 at
                      their defaults, in the same rounds as 15, torch.unique_consecutive,
                      the copy and the read ceiling
+  scan.rounds_profile 20 and its diagnostics once each under Nsight Compute: time, warp
+                     instructions executed, issue activity, DRAM bytes
 """
 from __future__ import annotations
 
@@ -17,8 +19,13 @@ from .. import machine
 from . import ops, rle
 from .bulk import one_pass_entry, shape_params
 from .experiments import RLE_KINDS, RLE_SPECS, encode_once, race_encoders, seed
-from .lean import LEAN_CHECK_SIZES, LEAN_LARGE, lean_name, stress
+from .lean import (LEAN_CHECK_SIZES, LEAN_LARGE, lean_name, profile_encoders,
+                   profile_or_bulk_missing, stress)
 from .masks import masks_name, masks_params
+
+
+#: the profiled segments: 20 at its default and with each diagnostic
+ROUNDS_PROFILE_DIAGS = (0, 1, 2, 3)
 
 
 def rounds_params(shape) -> dict:
@@ -89,3 +96,16 @@ def rle_rounds(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.ROUNDS_SHAPES,
                                          "part": "race"}, rle.lean_spec())
     race_encoders(ctx, n, kinds, entries, ("chunked",),
                   ceilings={"read ceiling": (machine.read_once, [machine.read_spec()])})
+
+
+@experiment("scan.rounds_profile", title="What 20 executes: instructions and issue under the profiler",
+            small={"n": None}, requires=profile_or_bulk_missing,
+            kernels=lambda: [rle.rounds_spec(rle.ROUNDS, d) for d in ROUNDS_PROFILE_DIAGS])
+def rounds_profile(ctx, n=1 << 25, diags=ROUNDS_PROFILE_DIAGS):
+    """20 at its default shape and with each diagnostic, once each under Nsight Compute
+    (clocks untouched) at n int32 on runs of 1-15: the kernel's time, the warp
+    instructions it executed, how often its schedulers issued one, and its DRAM bytes
+    against the input's 4n."""
+    if not ctx.timing or not n:
+        return
+    profile_encoders(ctx, n, (("rle rounds", rle.ROUNDS),), diags)

@@ -911,20 +911,21 @@ def lean_ladder(rows, kind: str = "short") -> pd.DataFrame:
 
 
 #: the rung of each one-pass encoder's profiled rows
-RUNGS = {"rle bulk": "17", "rle lean": "18", "rle masks": "19"}
+RUNGS = {"rle bulk": "17", "rle lean": "18", "rle masks": "19", "rle rounds": "20"}
 
 
 def lean_profile_table(prof) -> pd.DataFrame:
-    """17 and 18 (or 18 and 19) and their diagnostics under the profiler: the kernel's
-    time, the warp instructions it executed (millions), and how often its schedulers
-    issued one."""
+    """17 and 18 (or 18 and 19, or 20) and their diagnostics under the profiler: the
+    kernel's time, the warp instructions it executed (millions), and how often its
+    schedulers issued one."""
     from . import rle as rle_mod
     out = []
     for _, r in prof.iterrows():
         d = int(r["diagnostic"])
+        names = (rle_mod.ROUNDS_DIAGNOSTICS if r["variant"] == "rle rounds"
+                 else rle_mod.BULK_DIAGNOSTICS)
         out.append({"kernel": RUNGS[r["variant"]],
-                    "step": "the encoder" if d == 0 else
-                    f"diagnostic {d}: {rle_mod.BULK_DIAGNOSTICS[d]}",
+                    "step": "the encoder" if d == 0 else f"diagnostic {d}: {names[d]}",
                     "us": _get(r, "duration_us"), "inst_M": _get(r, "inst_executed") / 1e6,
                     "issue_pct": _get(r, "issue_active_pct")})
     return pd.DataFrame(out)
@@ -1034,11 +1035,11 @@ ROUNDS_NAMED = (("_c16w4", (16, 4, 32, 2, 10, 1)), ("_c8w8", (8, 8, 32, 4, 6, 1)
                 ("_c8w4", (8, 4, 32, 4, 6, 1)), ("_two", (4, 4, 16, 4, 7, 2)))
 
 
-def rounds_summary(rows) -> dict:
+def rounds_summary(rows, prof=None) -> dict:
     """The ninth try (20: no chain; the grid in lockstep rounds, every block reading every
     block's count, the heads compacted into slots), from scan.rle_rounds (checks,
     back-to-back calls, and the race of 20's shapes and diagnostics with 19, 18, 15 and
-    torch at 2^25)."""
+    torch at 2^25) and, when recorded, scan.rounds_profile."""
     from . import lean as lean_mod, masks as masks_mod, rle as rle_mod, rounds as rounds_mod
     out = _encoder_checks(rows, "rd9")
     default = rounds_mod.rounds_name(rle_mod.ROUNDS)
@@ -1065,6 +1066,16 @@ def rounds_summary(rows) -> dict:
     out["rd9_bound_us"] = d[2]
     out["rd9_bound_x_torch"] = out["rd9_short_torch_us"] / d[2]
     out.update(_best_worst(rows, "rd9", "rle rounds"))
+    if prof is not None and len(prof):
+        out.update(_profile_keys(prof, "rd9", (("rounds", "rle rounds"),),
+                                 rounds_mod.ROUNDS_PROFILE_DIAGS))
+        i = {d: out["rd9_rounds_inst_M" + ("" if d == 0 else f"_d{d}")]
+             for d in rounds_mod.ROUNDS_PROFILE_DIAGS}
+        out["rd9_inst_writers_M"] = i[0] - i[1]
+        out["rd9_inst_waits_M"] = i[1] - i[2]
+        out["rd9_inst_counters_M"] = i[2] - i[3]
+        r = _one(prof, variant="rle rounds", diagnostic=0)
+        out["rd9_dram_read_x"] = _get(r, "dram_read_over_input")
     return out
 
 

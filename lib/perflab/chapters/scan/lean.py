@@ -82,6 +82,20 @@ def stress(ctx, mode: str, calls: int, sizes) -> None:
         cp.get_default_memory_pool().free_all_blocks()
 
 
+def check_encoder(ctx, mode: str, kinds, check_sizes, large, calls: int, stress_sizes) -> None:
+    """Encoder `mode` at its default checked (reference runs and a round trip) at
+    `check_sizes` on every kind of runs (rows part "check"), at the `large` sizes on short
+    runs (part "large": past 2^31 - 1 a refusal row) and over `calls` back-to-back calls
+    at `stress_sizes` (part "stress")."""
+    for m in check_sizes:
+        for kind in kinds:
+            encode_once(ctx, m, seed(), mode, {"n": m, "kind": kind, "part": "check"}, kind)
+    for m in large:
+        encode_once(ctx, m, seed(), mode, {"n": m, "kind": "short", "part": "large"})
+    if calls:
+        stress(ctx, mode, calls, stress_sizes)
+
+
 @experiment("scan.rle_lean", title="The lean encoder (18) by shape, against 17, 15 and PyTorch",
             small={"n": 100003, "kinds": ("short", "distinct"), "check_sizes": (0, 1, 31, 4097),
                    "large": (), "calls": 20, "stress_sizes": (1000003,)},
@@ -95,13 +109,7 @@ def rle_lean(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.LEAN_SHAPES,
     checked, and timed round by round with 18's diagnostics (17's four), 17 at its
     default, the chunked encoder (15), torch.unique_consecutive(return_counts=True), the
     copy of the input and the read ceiling."""
-    for m in check_sizes:
-        for kind in kinds:
-            encode_once(ctx, m, seed(), "lean", {"n": m, "kind": kind, "part": "check"}, kind)
-    for m in large:
-        encode_once(ctx, m, seed(), "lean", {"n": m, "kind": "short", "part": "large"})
-    if calls:
-        stress(ctx, "lean", calls, stress_sizes)
+    check_encoder(ctx, "lean", kinds, check_sizes, large, calls, stress_sizes)
     entries = {}
     plan = [(sh, 0) for sh in shapes] + [(rle.LEAN, d) for d in diags]
     for sh, d in plan:

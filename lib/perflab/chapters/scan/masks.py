@@ -18,9 +18,9 @@ from ...registry import experiment
 from .. import machine
 from . import ops, rle
 from .bulk import one_pass_entry, shape_params
-from .experiments import RLE_KINDS, RLE_SPECS, encode_once, race_encoders, seed
-from .lean import (LEAN_CHECK_SIZES, LEAN_LARGE, lean_name, profile_encoders,
-                   profile_or_bulk_missing, stress)
+from .experiments import RLE_KINDS, RLE_SPECS, race_encoders
+from .lean import (LEAN_CHECK_SIZES, LEAN_LARGE, check_encoder, lean_name,
+                   profile_encoders, profile_or_bulk_missing)
 
 #: the profiled segments: 18 and 19 at their defaults, and with diagnostics 1 (no scanner
 #: work) and 3 (the ring and the sequencer)
@@ -69,13 +69,7 @@ def rle_masks(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.MASKS_SHAPES,
     checked, and timed round by round with 19's diagnostics (18's four), 18 and 17 at
     their defaults, the chunked encoder (15), torch.unique_consecutive(return_counts=True),
     the copy of the input and the read ceiling."""
-    for m in check_sizes:
-        for kind in kinds:
-            encode_once(ctx, m, seed(), "masks", {"n": m, "kind": kind, "part": "check"}, kind)
-    for m in large:
-        encode_once(ctx, m, seed(), "masks", {"n": m, "kind": "short", "part": "large"})
-    if calls:
-        stress(ctx, "masks", calls, stress_sizes)
+    check_encoder(ctx, "masks", kinds, check_sizes, large, calls, stress_sizes)
     entries = {}
     plan = [(sh, 0) for sh in shapes] + [(rle.MASKS, d) for d in diags]
     for sh, d in plan:

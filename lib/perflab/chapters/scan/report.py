@@ -931,24 +931,35 @@ def lean_profile_table(prof) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def targets_seventh_try(s: dict) -> pd.DataFrame:
-    """Issue #11's encoder targets for the lean encoder (18), from scan.rle_lean."""
-    x = s["ln7_short_x_torch"]
-    ok = s["ln7_n_failed"] == 0 and s["ln7_n_checked"] > 0 and s["ln7_large_ok"]
+def _encoder_targets(s: dict, key: str, what: str, rung: str) -> pd.DataFrame:
+    """Issue #11's encoder targets for one try's encoder (`what`, rung `rung`), from the
+    `{key}_*` values of its summary: × torch on runs of 1-15, its checks, its back-to-back
+    calls."""
+    x = s[f"{key}_short_x_torch"]
+    ok = s[f"{key}_n_failed"] == 0 and s[f"{key}_n_checked"] > 0 and s[f"{key}_large_ok"]
     rows = [
-        {"target": f"lean encoder (18, {s['ln7_shape']}), 2^25 runs 1–15, "
+        {"target": f"{what} ({rung}, {s[f'{key}_shape']}), 2^25 runs 1–15, "
                    "× torch.unique_consecutive",
          "wanted": "≥ 4",
-         "measured": f"{x:.2f} ({s['ln7_short_x_torch_min']:.2f}–{s['ln7_short_x_torch_max']:.2f})",
-         "met": bool(x >= 4 and ok and s["ln7_short_ok"])},
-        {"target": "18 correct: 0 … 2^25 + 5 on every kind of runs, 2^30 + 1, 2^31 + 5 refused",
-         "wanted": "all", "measured": f"{s['ln7_n_checked']} checks, {s['ln7_n_failed']} failed",
+         "measured": f"{x:.2f} ({s[f'{key}_short_x_torch_min']:.2f}–"
+                     f"{s[f'{key}_short_x_torch_max']:.2f})",
+         "met": bool(x >= 4 and ok and s[f"{key}_short_ok"])},
+        {"target": f"{rung} correct: 0 … 2^25 + 5 on every kind of runs, 2^30 + 1, "
+                   "2^31 + 5 refused",
+         "wanted": "all",
+         "measured": f"{s[f'{key}_n_checked']} checks, {s[f'{key}_n_failed']} failed",
          "met": bool(ok)},
-        {"target": f"{s['ln7_stress_calls']} back-to-back calls of 18 ({s['ln7_stress_runs']} sizes)",
-         "wanted": "no hang, all right", "measured": f"{s['ln7_stress_wrong']} wrong",
-         "met": bool(s["ln7_stress_ok"])},
+        {"target": f"{s[f'{key}_stress_calls']} back-to-back calls of {rung} "
+                   f"({s[f'{key}_stress_runs']} sizes)",
+         "wanted": "no hang, all right", "measured": f"{s[f'{key}_stress_wrong']} wrong",
+         "met": bool(s[f"{key}_stress_ok"])},
     ]
     return pd.DataFrame(rows)
+
+
+def targets_seventh_try(s: dict) -> pd.DataFrame:
+    """Issue #11's encoder targets for the lean encoder (18), from scan.rle_lean."""
+    return _encoder_targets(s, "ln7", "lean encoder", "18")
 
 
 # -- the eighth try: the mask encoder (19) -----------------------------------------------
@@ -1010,22 +1021,7 @@ def masks_ladder(rows, kind: str = "short") -> pd.DataFrame:
 
 def targets_eighth_try(s: dict) -> pd.DataFrame:
     """Issue #11's encoder targets for the mask encoder (19), from scan.rle_masks."""
-    x = s["mk8_short_x_torch"]
-    ok = s["mk8_n_failed"] == 0 and s["mk8_n_checked"] > 0 and s["mk8_large_ok"]
-    rows = [
-        {"target": f"mask encoder (19, {s['mk8_shape']}), 2^25 runs 1–15, "
-                   "× torch.unique_consecutive",
-         "wanted": "≥ 4",
-         "measured": f"{x:.2f} ({s['mk8_short_x_torch_min']:.2f}–{s['mk8_short_x_torch_max']:.2f})",
-         "met": bool(x >= 4 and ok and s["mk8_short_ok"])},
-        {"target": "19 correct: 0 … 2^25 + 5 on every kind of runs, 2^30 + 1, 2^31 + 5 refused",
-         "wanted": "all", "measured": f"{s['mk8_n_checked']} checks, {s['mk8_n_failed']} failed",
-         "met": bool(ok)},
-        {"target": f"{s['mk8_stress_calls']} back-to-back calls of 19 ({s['mk8_stress_runs']} sizes)",
-         "wanted": "no hang, all right", "measured": f"{s['mk8_stress_wrong']} wrong",
-         "met": bool(s["mk8_stress_ok"])},
-    ]
-    return pd.DataFrame(rows)
+    return _encoder_targets(s, "mk8", "mask encoder", "19")
 
 
 # -- the ninth try: the rounds encoder (20) -----------------------------------------------
@@ -1090,19 +1086,4 @@ def rounds_ladder(rows, kind: str = "short") -> pd.DataFrame:
 
 def targets_ninth_try(s: dict) -> pd.DataFrame:
     """Issue #11's encoder targets for the rounds encoder (20), from scan.rle_rounds."""
-    x = s["rd9_short_x_torch"]
-    ok = s["rd9_n_failed"] == 0 and s["rd9_n_checked"] > 0 and s["rd9_large_ok"]
-    rows = [
-        {"target": f"rounds encoder (20, {s['rd9_shape']}), 2^25 runs 1–15, "
-                   "× torch.unique_consecutive",
-         "wanted": "≥ 4",
-         "measured": f"{x:.2f} ({s['rd9_short_x_torch_min']:.2f}–{s['rd9_short_x_torch_max']:.2f})",
-         "met": bool(x >= 4 and ok and s["rd9_short_ok"])},
-        {"target": "20 correct: 0 … 2^25 + 5 on every kind of runs, 2^30 + 1, 2^31 + 5 refused",
-         "wanted": "all", "measured": f"{s['rd9_n_checked']} checks, {s['rd9_n_failed']} failed",
-         "met": bool(ok)},
-        {"target": f"{s['rd9_stress_calls']} back-to-back calls of 20 ({s['rd9_stress_runs']} sizes)",
-         "wanted": "no hang, all right", "measured": f"{s['rd9_stress_wrong']} wrong",
-         "met": bool(s["rd9_stress_ok"])},
-    ]
-    return pd.DataFrame(rows)
+    return _encoder_targets(s, "rd9", "rounds encoder", "20")

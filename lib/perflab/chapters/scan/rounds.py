@@ -18,9 +18,9 @@ from ...registry import experiment
 from .. import machine
 from . import ops, rle
 from .bulk import one_pass_entry, shape_params
-from .experiments import RLE_KINDS, RLE_SPECS, encode_once, race_encoders, seed
-from .lean import (LEAN_CHECK_SIZES, LEAN_LARGE, lean_name, profile_encoders,
-                   profile_or_bulk_missing, stress)
+from .experiments import RLE_KINDS, RLE_SPECS, race_encoders
+from .lean import (LEAN_CHECK_SIZES, LEAN_LARGE, check_encoder, lean_name,
+                   profile_encoders, profile_or_bulk_missing)
 from .masks import masks_name, masks_params
 
 
@@ -68,13 +68,7 @@ def rle_rounds(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.ROUNDS_SHAPES,
     no words, nobody waits; 3: and no heads counted, the ring alone), 19 and 18 at their
     defaults, the chunked encoder (15), torch.unique_consecutive(return_counts=True), the
     copy of the input and the read ceiling."""
-    for m in check_sizes:
-        for kind in kinds:
-            encode_once(ctx, m, seed(), "rounds", {"n": m, "kind": kind, "part": "check"}, kind)
-    for m in large:
-        encode_once(ctx, m, seed(), "rounds", {"n": m, "kind": "short", "part": "large"})
-    if calls:
-        stress(ctx, "rounds", calls, stress_sizes)
+    check_encoder(ctx, "rounds", kinds, check_sizes, large, calls, stress_sizes)
     entries = {}
     plan = [(sh, 0) for sh in shapes] + [(rle.ROUNDS, d) for d in diags]
     for sh, d in plan:

@@ -114,11 +114,66 @@ def interleaved(calls: dict, prefix: str, *, rounds: int = 9, n_repeat: int = 20
     return {k: {**summarize(times[k]), "round_ms": per_round[k]} for k in names}
 
 
-def ratio(res: dict, slow: str, fast: str) -> dict:
-    """How many times faster `fast` ran than `slow` in an `interleaved` result, round by
-    round: the median of the per-round ratios and their spread (min, max)."""
-    a = np.asarray(res[slow]["round_ms"], dtype=float)
-    b = np.asarray(res[fast]["round_ms"], dtype=float)
+def _queued_ms(fn, ahead, n: int) -> list:
+    """GPU times (ms) of `n` calls of `fn`, each enqueued behind `ahead()` (GPU work that
+    lasts longer than the host takes to enqueue the call): events around each call then
+    time its work on the GPU, and the gaps inside it, without the host's lead."""
+    import cupy as cp
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    out = []
+    for _ in range(n):
+        ahead()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        out.append(cp.cuda.get_elapsed_time(start, stop))
+    return out
+
+
+def call_parts(calls: dict, prefix: str, ahead, *, rounds: int = 5, n_repeat: int = 20,
+               n_warmup: int = 2) -> dict:
+    """Where a call's time goes. Each call of `calls` (name -> fn) is timed three ways in
+    every round, the order rotated from round to round as in `interleaved`:
+      call    events around the call with the GPU idle before it, as `interleaved` times
+              it: the host's time up to the call's first launch counts;
+      host    the host's time in the call (cupyx.profiler.benchmark's CPU times);
+      queued  events around the call enqueued behind `ahead()` (`_queued_ms`): its work on
+              the GPU and the gaps inside it (a wait for the host), the host's lead hidden.
+    Returns name -> {"call_ms", "host_ms", "queued_ms": medians over every timed run,
+    "round_ms", "round_host_ms", "round_queued_ms": each round's median}; `ratio` takes
+    its ratios round by round (key="round_queued_ms" for the queued ones)."""
+    from cupyx.profiler import benchmark as cupy_benchmark
+
+    names = list(calls)
+    runs = {k: {"call": [], "host": [], "queued": []} for k in names}
+    rounds_of = {k: {"round_ms": [], "round_host_ms": [], "round_queued_ms": []} for k in names}
+    for r in range(rounds):
+        shift = r % len(names)
+        for k in names[shift:] + names[:shift]:
+            fn = calls[k]
+            with nvtx_range(f"{prefix}/{k}"):
+                res = cupy_benchmark(fn, (), n_repeat=n_repeat, n_warmup=n_warmup, name=k)
+                q = _queued_ms(fn, ahead, n_repeat)
+            parts = {"call": np.asarray(res.gpu_times).reshape(-1) * 1e3,
+                     "host": np.asarray(res.cpu_times).reshape(-1) * 1e3,
+                     "queued": np.asarray(q, dtype=float)}
+            for part, t in parts.items():
+                if t.size == 0:
+                    raise RuntimeError(f"{prefix}/{k}: no timed runs")
+                runs[k][part].extend(t.tolist())
+                key = "round_ms" if part == "call" else f"round_{part}_ms"
+                rounds_of[k][key].append(float(np.median(t)))
+    return {k: {**{f"{part}_ms": float(np.median(v)) for part, v in runs[k].items()},
+                **rounds_of[k]} for k in names}
+
+
+def ratio(res: dict, slow: str, fast: str, key: str = "round_ms") -> dict:
+    """How many times faster `fast` ran than `slow` in an `interleaved` (or `call_parts`)
+    result, round by round: the median of the per-round ratios and their spread (min,
+    max). `key`: which per-round times (call_parts: "round_queued_ms", "round_host_ms")."""
+    a = np.asarray(res[slow][key], dtype=float)
+    b = np.asarray(res[fast][key], dtype=float)
     if a.size != b.size or a.size == 0:
         raise ValueError(f"{slow!r} and {fast!r} were not timed in the same rounds")
     r = a / b

@@ -1087,3 +1087,87 @@ def rounds_ladder(rows, kind: str = "short") -> pd.DataFrame:
 def targets_ninth_try(s: dict) -> pd.DataFrame:
     """Issue #11's encoder targets for the rounds encoder (20), from scan.rle_rounds."""
     return _encoder_targets(s, "rd9", "rounds encoder", "20")
+
+
+#: scan.call_time's rows on the page: variant -> (short key, label)
+CALL_TIME_NAMED = {"rle rounds": ("enc", "20, as the races call it"),
+                   "rle rounds, prepared launch alone": ("raw", "20, its prepared launch alone"),
+                   "read ceiling": ("read", "read ceiling"),
+                   "copy": ("copy", "copy"),
+                   "torch.unique_consecutive": ("torch", "torch.unique_consecutive"),
+                   "an empty call": ("empty", "an empty call")}
+
+
+def call_time_summary(rows) -> dict:
+    """What a call costs (scan.call_time): each call's time with the GPU idle before it,
+    the host's time in it, its work alone (queued behind spin.cu), and what 4× the torch
+    call asks of an encoder against the least an encoder's call can take: the read
+    ceiling's call and the runs' 8 bytes each at the copy's rate."""
+    out = {}
+    for v, (key, _) in CALL_TIME_NAMED.items():
+        r = _one(rows, variant=v)
+        for m in ("call", "host", "queued", "lead"):
+            out[f"ct_{key}_{m}_us"] = _get(r, f"{m}_ms") * 1e3
+        for m in ("x_torch", "x_torch_min", "x_torch_max", "x_torch_queued"):
+            out[f"ct_{key}_{m}"] = _get(r, m)
+    enc = _one(rows, variant="rle rounds")
+    t = _one(rows, variant="torch.unique_consecutive")
+    n, runs = int(_get(enc, "n", 0)), int(_get(enc, "runs", 0))
+    out["ct_ok"] = bool(enc is not None and enc["correct"] is True)
+    out["ct_torch_ok"] = bool(t is not None and t["correct"] is True)
+    out["ct_n_log2"] = int(round(math.log2(n))) if n else 0
+    out["ct_runs_M"] = runs / 1e6
+    out["ct_torch_kernels_us"] = _get(t, "kernels_ms") * 1e3
+    # the torch call: how much of it the host spends, how much its kernels run
+    out["ct_torch_host_pct"] = 100 * out["ct_torch_host_us"] / out["ct_torch_call_us"]
+    out["ct_torch_kernels_pct"] = 100 * out["ct_torch_kernels_us"] / out["ct_torch_call_us"]
+    # the Python around 20's launch: the race's call against the prepared launch alone
+    out["ct_python_us"] = out["ct_enc_call_us"] - out["ct_raw_call_us"]
+    # the copy's rate with its host part hidden, and the least an encoder's work takes:
+    # the input read (the read ceiling's work) and 8 bytes a run written at that rate
+    copy_rate = 8 * n / (out["ct_copy_queued_us"] * 1e-6)          # bytes a second
+    out["ct_copy_tbs"] = copy_rate / 1e12
+    out["ct_write_us"] = 8 * runs / copy_rate * 1e6
+    out["ct_floor_queued_us"] = out["ct_read_queued_us"] + out["ct_write_us"]
+    # ... and a call of it: that work behind the lead of 20's prepared launch alone, the
+    # leanest launch measured
+    out["ct_floor_call_us"] = out["ct_floor_queued_us"] + out["ct_raw_lead_us"]
+    out["ct_floor_x_torch"] = out["ct_torch_call_us"] / out["ct_floor_call_us"]
+    # 4x the torch call: the call it allows, and the work that leaves behind 20's lead as
+    # the races call it, or behind the prepared launch's
+    out["ct_need_call_us"] = out["ct_torch_call_us"] / 4
+    out["ct_need_queued_us"] = out["ct_need_call_us"] - out["ct_enc_lead_us"]
+    out["ct_need_queued_lean_us"] = out["ct_need_call_us"] - out["ct_raw_lead_us"]
+    out["ct_need_of_floor"] = out["ct_need_queued_us"] / out["ct_floor_queued_us"]
+    out["ct_need_lean_of_floor"] = out["ct_need_queued_lean_us"] / out["ct_floor_queued_us"]
+    out["ct_enc_of_floor"] = out["ct_enc_queued_us"] / out["ct_floor_queued_us"]
+    out["ct_cut_pct"] = 100 * (1 - out["ct_need_queued_us"] / out["ct_enc_queued_us"])
+    return out
+
+
+def call_time_table(rows) -> pd.DataFrame:
+    """One line a call of scan.call_time: its time three ways and its lead (the call's
+    time less its work alone), in the page's order."""
+    out = []
+    for v, (_, label) in CALL_TIME_NAMED.items():
+        r = _one(rows, variant=v)
+        if r is None:
+            continue
+        out.append({"call": label, "call_us": _get(r, "call_ms") * 1e3,
+                    "host_us": _get(r, "host_ms") * 1e3,
+                    "queued_us": _get(r, "queued_ms") * 1e3,
+                    "lead_us": _get(r, "lead_ms") * 1e3,
+                    "x_torch": _get(r, "x_torch")})
+    return pd.DataFrame(out)
+
+
+def targets_call_time(s: dict) -> pd.DataFrame:
+    """Issue #11's encoder target as scan.call_time measured it: 20's call against the
+    torch call in the same rounds."""
+    x = s["ct_enc_x_torch"]
+    return pd.DataFrame([{
+        "target": f"rounds encoder (20), 2^{s['ct_n_log2']} runs 1–15, × torch.unique_consecutive "
+                  "(scan.call_time's rounds)",
+        "wanted": "≥ 4",
+        "measured": f"{x:.2f} ({s['ct_enc_x_torch_min']:.2f}–{s['ct_enc_x_torch_max']:.2f})",
+        "met": bool(x >= 4 and s["ct_ok"] and s["ct_torch_ok"])}])

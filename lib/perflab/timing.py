@@ -114,7 +114,7 @@ def interleaved(calls: dict, prefix: str, *, rounds: int = 9, n_repeat: int = 20
     return {k: {**summarize(times[k]), "round_ms": per_round[k]} for k in names}
 
 
-def _queued_ms(fn, ahead, n: int) -> list:
+def queued_ms(fn, ahead, n: int) -> list:
     """GPU times (ms) of `n` calls of `fn`, each enqueued behind `ahead()` (GPU work that
     lasts longer than the host takes to enqueue the call): events around each call then
     time its work on the GPU, and the gaps inside it, without the host's lead."""
@@ -138,7 +138,7 @@ def call_parts(calls: dict, prefix: str, ahead, *, rounds: int = 5, n_repeat: in
       call    events around the call with the GPU idle before it, as `interleaved` times
               it: the host's time up to the call's first launch counts;
       host    the host's time in the call (cupyx.profiler.benchmark's CPU times);
-      queued  events around the call enqueued behind `ahead()` (`_queued_ms`): its work on
+      queued  events around the call enqueued behind `ahead()` (`queued_ms`): its work on
               the GPU and the gaps inside it (a wait for the host), the host's lead hidden.
     Returns name -> {"call_ms", "host_ms", "queued_ms": medians over every timed run,
     "round_ms", "round_host_ms", "round_queued_ms": each round's median}; `ratio` takes
@@ -154,7 +154,7 @@ def call_parts(calls: dict, prefix: str, ahead, *, rounds: int = 5, n_repeat: in
             fn = calls[k]
             with nvtx_range(f"{prefix}/{k}"):
                 res = cupy_benchmark(fn, (), n_repeat=n_repeat, n_warmup=n_warmup, name=k)
-                q = _queued_ms(fn, ahead, n_repeat)
+                q = queued_ms(fn, ahead, n_repeat)
             parts = {"call": np.asarray(res.gpu_times).reshape(-1) * 1e3,
                      "host": np.asarray(res.cpu_times).reshape(-1) * 1e3,
                      "queued": np.asarray(q, dtype=float)}

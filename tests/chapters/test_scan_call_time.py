@@ -38,7 +38,7 @@ def test_call_parts_times_each_call_three_ways_round_by_round(monkeypatch):
         return [work[order[-1]] * (1 + 0.5 * rnd())] * n
 
     monkeypatch.setattr(cupyx.profiler, "benchmark", fake)
-    monkeypatch.setattr(timing, "_queued_ms", queued)
+    monkeypatch.setattr(timing, "queued_ms", queued)
     aheads = []
     res = timing.call_parts({"a": lambda: None, "b": lambda: None}, "t",
                             lambda: aheads.append(1), rounds=3, n_repeat=4)
@@ -116,7 +116,7 @@ def test_call_time_at_a_small_size(monkeypatch):
     for v in ("rle rounds", "rle rounds, prepared launch alone", "read ceiling", "copy",
               "an empty call"):
         m = {k: d["value"] for k, d in by[v]["metrics"].items()}
-        assert 0 < m["queued_ms"] and 0 < m["host_ms"] < m["call_ms"] + 1, v
+        assert 0 < m["queued_ms"] <= m["call_ms"] + 0.005 and 0 < m["host_ms"], v
         assert len(by[v]["rounds"]["round_ms"]) == exp.small["rounds"]
 
 

@@ -130,3 +130,14 @@ def test_the_spin_holds_the_stream(monkeypatch):
     stop.record()
     stop.synchronize()
     assert cp.cuda.get_elapsed_time(start, stop) >= 0.19
+
+
+def test_the_figure_draws_each_call_and_the_4x_line():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots()
+    report.call_time_figure(ax, _rows())
+    assert [t.get_text() for t in ax.get_yticklabels()][-1] == "floor of an encoder"
+    assert ax.lines[0].get_xdata()[0] == pytest.approx(50)          # 4 x the 200 us call
+    plt.close(fig)

@@ -1172,3 +1172,40 @@ def targets_call_time(s: dict) -> pd.DataFrame:
         "wanted": "≥ 4",
         "measured": f"{x:.2f} ({s['ct_enc_x_torch_min']:.2f}–{s['ct_enc_x_torch_max']:.2f})",
         "met": bool(x >= 4 and s["ct_ok"] and s["ct_torch_ok"])}])
+
+
+def call_time_figure(ax, rows) -> None:
+    """Each call of scan.call_time but the torch call as two bars end to end, its work on
+    the GPU (queued) then its lead; the floor of an encoder (the read ceiling's work, the
+    runs written at the copy's rate, the bare launch's lead); a line at 4x the torch
+    call."""
+    s = call_time_summary(rows)
+    bars = [("20, as the races call it", [("work", s["ct_enc_queued_us"]), ("lead", s["ct_enc_lead_us"])]),
+            ("20, prepared launch alone", [("work", s["ct_raw_queued_us"]), ("lead", s["ct_raw_lead_us"])]),
+            ("copy", [("work", s["ct_copy_queued_us"]), ("lead", s["ct_copy_lead_us"])]),
+            ("read ceiling", [("work", s["ct_read_queued_us"]), ("lead", s["ct_read_lead_us"])]),
+            ("floor of an encoder", [("work", s["ct_read_queued_us"]), ("writes", s["ct_write_us"]),
+                                     ("lead", s["ct_raw_lead_us"])])]
+    colors = {"work": "C0", "writes": "C9", "lead": "0.7"}
+    seen = set()
+    for i, (label, parts) in enumerate(bars):
+        left = 0.0
+        for part, w in parts:
+            name = {"work": "work on the GPU (queued)", "writes": "the runs written at the copy's rate",
+                    "lead": "lead (host and launch)"}[part]
+            ax.barh(i, w, left=left, color=colors[part], height=0.6,
+                    label=None if name in seen else name)
+            seen.add(name)
+            left += w
+        ax.text(left + 1, i, f"{left:.0f} µs", va="center", fontsize=7)
+    need = s["ct_need_call_us"]
+    ax.axvline(need, color="C3", lw=1, ls="--")
+    ax.text(need - 1, -0.55, f"4× the torch call ({s['ct_torch_call_us']:.0f} µs): {need:.0f} µs",
+            color="C3", fontsize=7, va="center", ha="right")
+    ax.set_yticks(range(len(bars)))
+    ax.set_yticklabels([b[0] for b in bars], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_ylim(len(bars) - 0.3, -0.9)
+    ax.set_xlim(0, max(sum(w for _, w in b[1]) for b in bars) * 1.15)
+    ax.set_xlabel(f"time a call, $2^{{{s['ct_n_log2']}}}$ int32 on runs of 1–15 (µs)")
+    ax.legend(fontsize=7, loc="lower right")

@@ -78,6 +78,9 @@ def test_the_floor_and_what_4x_asks_come_from_the_rows():
     assert s["ct_need_queued_us"] == pytest.approx(50 - 9)
     assert s["ct_need_queued_lean_us"] == pytest.approx(50 - 5)
     assert s["ct_python_us"] == pytest.approx(4)
+    over = 69 - s["ct_floor_queued_us"]
+    assert s["ct_enc_over_floor_us"] == pytest.approx(over)
+    assert s["ct_overhead_cut_pct"] == pytest.approx(100 * (1 - (41 - s["ct_floor_queued_us"]) / over))
     assert s["ct_torch_kernels_pct"] == pytest.approx(50)
     t = report.targets_call_time(s)
     assert not t["met"].iloc[0] and t["measured"].iloc[0].startswith("2.56")

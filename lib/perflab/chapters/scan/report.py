@@ -1142,6 +1142,10 @@ def call_time_summary(rows) -> dict:
     out["ct_need_lean_of_floor"] = out["ct_need_queued_lean_us"] / out["ct_floor_queued_us"]
     out["ct_enc_of_floor"] = out["ct_enc_queued_us"] / out["ct_floor_queued_us"]
     out["ct_cut_pct"] = 100 * (1 - out["ct_need_queued_us"] / out["ct_enc_queued_us"])
+    # ... and of what 20's pipeline adds to the floor, the share 4x asks it to shed
+    out["ct_enc_over_floor_us"] = out["ct_enc_queued_us"] - out["ct_floor_queued_us"]
+    out["ct_overhead_cut_pct"] = 100 * (1 - (out["ct_need_queued_us"] - out["ct_floor_queued_us"])
+                                        / (out["ct_enc_queued_us"] - out["ct_floor_queued_us"]))
     return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...correctness import Check
 from ...kernels import KernelSpec, checked, get_kernel, launch
 from ...registry import experiment
 from ...timing import call_parts, ratio
@@ -128,7 +129,6 @@ def call_time(ctx, n=1 << 25, rounds=7, n_repeat=20):
         if v == "rle rounds":
             check = chk
         elif v == "torch.unique_consecutive" and t_ok is not None:
-            from ...correctness import Check
             check = Check(t_ok, 0.0 if t_ok else 1.0, 0.0, 0)
         else:
             check = None

@@ -1201,15 +1201,15 @@ def call_time_figure(ax, rows) -> None:
                     label=None if name in seen else name)
             seen.add(name)
             left += w
-        ax.text(left + 1, i, f"{left:.0f} µs", va="center", fontsize=7)
+        ax.text(left + 1, i, f"{left:.0f} µs", va="center", fontsize=8)
     need = s["ct_need_call_us"]
     ax.axvline(need, color="C3", lw=1, ls="--")
     ax.text(need - 1, -0.55, f"4× the torch call ({s['ct_torch_call_us']:.0f} µs): {need:.0f} µs",
-            color="C3", fontsize=7, va="center", ha="right")
+            color="C3", fontsize=8, va="center", ha="right")
     ax.set_yticks(range(len(bars)))
-    ax.set_yticklabels([b[0] for b in bars], fontsize=8)
+    ax.set_yticklabels([b[0] for b in bars], fontsize=9)
     ax.invert_yaxis()
     ax.set_ylim(len(bars) - 0.3, -0.9)
-    ax.set_xlim(0, max(sum(w for _, w in b[1]) for b in bars) * 1.15)
+    ax.set_xlim(0, max(sum(w for _, w in b[1]) for b in bars) * 1.4)   # (room for the legend)
     ax.set_xlabel(f"time a call, $2^{{{s['ct_n_log2']}}}$ int32 on runs of 1–15 (µs)")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=8, loc="lower right")

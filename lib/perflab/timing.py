@@ -83,7 +83,7 @@ def as_metrics(t: dict) -> dict:
 
 
 def interleaved(calls: dict, prefix: str, *, rounds: int = 9, n_repeat: int = 20,
-                n_warmup: int = 2) -> dict:
+                n_warmup: int = 2, ahead=None) -> dict:
     """Time several calls alternately: `rounds` rounds, in each of which every call runs
     `n_repeat` timed times (after `n_warmup` untimed), the order rotated from round to
     round. `calls` maps a name to (fn, args_sets). The card's clock and power state drift
@@ -91,33 +91,52 @@ def interleaved(calls: dict, prefix: str, *, rounds: int = 9, n_repeat: int = 20
     taken round by round (`ratio`) are fair where two separate timed runs are not.
 
     Returns name -> the `summarize` fields over all timed runs, plus "round_ms": the
-    median of each round (in the order the rounds ran).
+    median of each round (in the order the rounds ran). Each call is timed with events
+    around it and the GPU idle before it, so the host's time up to its first launch
+    counts. With `ahead` (a call that enqueues GPU work lasting longer than the host takes
+    to enqueue any of `calls`), each round also times every call's host part (cupyx's CPU
+    times) and its work alone, enqueued behind `ahead()` (`queued_ms`): "host_ms",
+    "queued_ms" (medians over all runs), "round_host_ms" and "round_queued_ms".
     """
     from cupyx.profiler import benchmark as cupy_benchmark
 
     names = list(calls)
     cycles = {k: itertools.cycle(calls[k][1]) for k in names}
-    times = {k: [] for k in names}
-    per_round = {k: [] for k in names}
+    parts = ("", "host", "queued") if ahead is not None else ("",)
+    times = {k: {p: [] for p in parts} for k in names}
+    per_round = {k: {p: [] for p in parts} for k in names}
     for r in range(rounds):
         shift = r % len(names)
         for k in names[shift:] + names[:shift]:
             fn, cyc = calls[k][0], cycles[k]
+
+            def call():
+                fn(*next(cyc))
             with nvtx_range(f"{prefix}/{k}"):
-                res = cupy_benchmark(lambda: fn(*next(cyc)), (), n_repeat=n_repeat,
-                                     n_warmup=n_warmup, name=k)
-            t = np.asarray(res.gpu_times).reshape(-1) * 1e3
-            if t.size == 0:
-                raise RuntimeError(f"{prefix}/{k}: no timed runs")
-            times[k].extend(t.tolist())
-            per_round[k].append(float(np.median(t)))
-    return {k: {**summarize(times[k]), "round_ms": per_round[k]} for k in names}
+                res = cupy_benchmark(call, (), n_repeat=n_repeat, n_warmup=n_warmup, name=k)
+                got = {"": np.asarray(res.gpu_times).reshape(-1) * 1e3}
+                if ahead is not None:
+                    got["host"] = np.asarray(res.cpu_times).reshape(-1) * 1e3
+                    got["queued"] = np.asarray(queued_ms(call, ahead, n_repeat), dtype=float)
+            for p, t in got.items():
+                if t.size == 0:
+                    raise RuntimeError(f"{prefix}/{k}: no timed runs")
+                times[k][p].extend(t.tolist())
+                per_round[k][p].append(float(np.median(t)))
+    out = {}
+    for k in names:
+        out[k] = {**summarize(times[k][""]), "round_ms": per_round[k][""]}
+        for p in parts[1:]:
+            out[k][f"{p}_ms"] = float(np.median(times[k][p]))
+            out[k][f"round_{p}_ms"] = per_round[k][p]
+    return out
 
 
 def queued_ms(fn, ahead, n: int) -> list:
     """GPU times (ms) of `n` calls of `fn`, each enqueued behind `ahead()` (GPU work that
     lasts longer than the host takes to enqueue the call): events around each call then
-    time its work on the GPU, and the gaps inside it, without the host's lead."""
+    time its work on the GPU, and the gaps inside it, without the host's lead
+    (`interleaved` with `ahead`)."""
     import cupy as cp
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     out = []
@@ -131,47 +150,10 @@ def queued_ms(fn, ahead, n: int) -> list:
     return out
 
 
-def call_parts(calls: dict, prefix: str, ahead, *, rounds: int = 5, n_repeat: int = 20,
-               n_warmup: int = 2) -> dict:
-    """Where a call's time goes. Each call of `calls` (name -> fn) is timed three ways in
-    every round, the order rotated from round to round as in `interleaved`:
-      call    events around the call with the GPU idle before it, as `interleaved` times
-              it: the host's time up to the call's first launch counts;
-      host    the host's time in the call (cupyx.profiler.benchmark's CPU times);
-      queued  events around the call enqueued behind `ahead()` (`queued_ms`): its work on
-              the GPU and the gaps inside it (a wait for the host), the host's lead hidden.
-    Returns name -> {"call_ms", "host_ms", "queued_ms": medians over every timed run,
-    "round_ms", "round_host_ms", "round_queued_ms": each round's median}; `ratio` takes
-    its ratios round by round (key="round_queued_ms" for the queued ones)."""
-    from cupyx.profiler import benchmark as cupy_benchmark
-
-    names = list(calls)
-    runs = {k: {"call": [], "host": [], "queued": []} for k in names}
-    rounds_of = {k: {"round_ms": [], "round_host_ms": [], "round_queued_ms": []} for k in names}
-    for r in range(rounds):
-        shift = r % len(names)
-        for k in names[shift:] + names[:shift]:
-            fn = calls[k]
-            with nvtx_range(f"{prefix}/{k}"):
-                res = cupy_benchmark(fn, (), n_repeat=n_repeat, n_warmup=n_warmup, name=k)
-                q = queued_ms(fn, ahead, n_repeat)
-            parts = {"call": np.asarray(res.gpu_times).reshape(-1) * 1e3,
-                     "host": np.asarray(res.cpu_times).reshape(-1) * 1e3,
-                     "queued": np.asarray(q, dtype=float)}
-            for part, t in parts.items():
-                if t.size == 0:
-                    raise RuntimeError(f"{prefix}/{k}: no timed runs")
-                runs[k][part].extend(t.tolist())
-                key = "round_ms" if part == "call" else f"round_{part}_ms"
-                rounds_of[k][key].append(float(np.median(t)))
-    return {k: {**{f"{part}_ms": float(np.median(v)) for part, v in runs[k].items()},
-                **rounds_of[k]} for k in names}
-
-
 def ratio(res: dict, slow: str, fast: str, key: str = "round_ms") -> dict:
-    """How many times faster `fast` ran than `slow` in an `interleaved` (or `call_parts`)
-    result, round by round: the median of the per-round ratios and their spread (min,
-    max). `key`: which per-round times (call_parts: "round_queued_ms", "round_host_ms")."""
+    """How many times faster `fast` ran than `slow` in an `interleaved` result, round by
+    round: the median of the per-round ratios and their spread (min, max). `key`: which
+    per-round times ("round_queued_ms" or "round_host_ms" of a run with `ahead`)."""
     a = np.asarray(res[slow][key], dtype=float)
     b = np.asarray(res[fast][key], dtype=float)
     if a.size != b.size or a.size == 0:

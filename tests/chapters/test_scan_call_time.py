@@ -1,5 +1,5 @@
 """Chapter 3's "What a call costs" (scan.call_time) without a GPU: the three ways
-timing.call_parts times a call, round by round; the page's numbers from its rows (the
+timing.interleaved times a call with `ahead`, round by round; the page's numbers from its rows (the
 floor, what 4x asks); on a GPU: the experiment at a small size, every call timed and its
 parts in order."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from perflab import registry, timing
 from perflab.chapters.scan import calltime, report
 
 
-def test_call_parts_times_each_call_three_ways_round_by_round(monkeypatch):
+def test_interleaved_with_ahead_times_each_call_three_ways_round_by_round(monkeypatch):
     import cupyx.profiler
 
     order = []
@@ -40,12 +40,12 @@ def test_call_parts_times_each_call_three_ways_round_by_round(monkeypatch):
     monkeypatch.setattr(cupyx.profiler, "benchmark", fake)
     monkeypatch.setattr(timing, "queued_ms", queued)
     aheads = []
-    res = timing.call_parts({"a": lambda: None, "b": lambda: None}, "t",
-                            lambda: aheads.append(1), rounds=3, n_repeat=4)
+    res = timing.interleaved({"a": (lambda: None, [()]), "b": (lambda: None, [()])}, "t",
+                             rounds=3, n_repeat=4, ahead=lambda: aheads.append(1))
     assert order == ["a", "b", "b", "a", "a", "b"] and len(aheads) == 6
     assert res["a"]["round_queued_ms"] == pytest.approx([1.0, 1.5, 2.0])
     assert res["b"]["host_ms"] == pytest.approx(3.0)            # the median round's
-    assert res["b"]["call_ms"] == pytest.approx(6.0)
+    assert res["b"]["median_ms"] == pytest.approx(6.0)
     assert timing.ratio(res, "b", "a", "round_queued_ms")["ratio"] == pytest.approx(2.0)
     assert timing.ratio(res, "b", "a")["ratio"] == pytest.approx(4.0 / 1.5)
     assert timing.ratio(res, "b", "a", "round_host_ms")["ratio"] == pytest.approx(4.0)

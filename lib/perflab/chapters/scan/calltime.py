@@ -4,7 +4,7 @@ the PyTorch call it is measured against (chapter 3, "What a call costs").
   scan.call_time   20 at its default (the call its races time, and its prepared launch
                    alone), the read ceiling, the copy, torch.unique_consecutive and an
                    empty call at 2^25 int32 on runs of 1-15, each timed three ways in the
-                   same rounds (perflab.timing.call_parts): with the GPU idle before the
+                   same rounds (perflab.timing.interleaved with `ahead`): with the GPU idle before the
                    call (as the races time it), the host's time in it, and enqueued behind
                    spin.cu so that only its work on the GPU counts; PyTorch's kernels'
                    own time from its profiler
@@ -16,10 +16,11 @@ import numpy as np
 from ...correctness import Check
 from ...kernels import KernelSpec, checked, get_kernel, launch
 from ...registry import experiment
-from ...timing import call_parts, ratio
+from ...timing import interleaved, ratio
 from .. import machine
 from . import ops, rle
-from .experiments import TORCH_VIEWS, as_torch, check_rle, seed, torch_or_none
+from .experiments import (TORCH_VIEWS, as_torch, check_rle, seed, torch_gpu_events,
+                          torch_or_none)
 
 #: how long the kernel ahead of a queued call spins: far longer than any call's host part
 AHEAD_NS = 300_000
@@ -42,17 +43,10 @@ def ahead(ns: int = AHEAD_NS):
 def torch_kernels_ms(fn, calls: int = 10) -> float | None:
     """The summed duration (ms) of the GPU kernels and copies one call of `fn` runs, as
     PyTorch's profiler records them (the mean of `calls` calls); None where it cannot."""
-    torch = torch_or_none()
-    if torch is None:
+    if torch_or_none() is None:
         return None
     try:
-        from torch.profiler import ProfilerActivity, profile
-        with profile(activities=[ProfilerActivity.CUDA]) as p:
-            for _ in range(calls):
-                fn()
-            torch.cuda.synchronize()
-        us = sum(e.time_range.elapsed_us() for e in p.events()
-                 if str(getattr(e, "device_type", "")).endswith("CUDA"))
+        us = sum(e.time_range.elapsed_us() for e in torch_gpu_events(fn, calls))
         return us / calls / 1e3 if us > 0 else None
     except Exception:             # the profiler is optional
         return None
@@ -80,7 +74,7 @@ def _prepared(enc, x):
 def call_time(ctx, n=1 << 25, rounds=7, n_repeat=20):
     """20 at its default shape on runs of 1-15 at n int32, checked (reference runs and a
     round trip; torch.unique_consecutive against its runs), then timed three ways in the
-    same `rounds` rounds (timing.call_parts: the call with the GPU idle before it, the
+    same `rounds` rounds (timing.interleaved with `ahead`: the call with the GPU idle before it, the
     host's time in it, the call enqueued behind AHEAD_NS of spin.cu) with its prepared
     launch alone, the read ceiling, the copy, torch.unique_consecutive and an empty call;
     the torch call's kernels timed by PyTorch's profiler."""
@@ -118,8 +112,9 @@ def call_time(ctx, n=1 << 25, rounds=7, n_repeat=20):
         wait = ahead()
         for k, fn in calls.items():          # warm-up, and any launch error surfaces here
             checked(fn, f"{k} (warm-up)")
-        res = checked(lambda: call_parts(calls, f"{ctx.exp.chapter}/{ctx.exp.name}", wait,
-                                         rounds=rounds, n_repeat=n_repeat), "call_time")
+        res = checked(lambda: interleaved({k: (fn, [()]) for k, fn in calls.items()},
+                                          f"{ctx.exp.chapter}/{ctx.exp.name}", rounds=rounds,
+                                          n_repeat=n_repeat, ahead=wait), "call_time")
     kernels = {"rle rounds": [rle.rounds_spec(rle.ROUNDS)],
                "rle rounds, prepared launch alone": [rle.rounds_spec(rle.ROUNDS)],
                "read ceiling": [machine.read_spec()]}
@@ -135,8 +130,9 @@ def call_time(ctx, n=1 << 25, rounds=7, n_repeat=20):
         metrics = {"runs": (runs, "1")}
         if v in res:
             t = res[v]
-            metrics.update({k: (t[k], "ms") for k in ("call_ms", "host_ms", "queued_ms")})
-            metrics["lead_ms"] = (t["call_ms"] - t["queued_ms"], "ms")
+            metrics.update({"call_ms": (t["median_ms"], "ms"), "host_ms": (t["host_ms"], "ms"),
+                            "queued_ms": (t["queued_ms"], "ms"),
+                            "lead_ms": (t["median_ms"] - t["queued_ms"], "ms")})
             if "torch.unique_consecutive" in res and v != "torch.unique_consecutive":
                 for key, name in (("round_ms", "x_torch"), ("round_queued_ms", "x_torch_queued")):
                     r = ratio(res, "torch.unique_consecutive", v, key)

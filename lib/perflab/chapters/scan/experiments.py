@@ -126,23 +126,29 @@ def cupy_accelerators() -> str:
     return ",".join(names.get(a, str(a)) for a in acc.get_routine_accelerators()) or "none"
 
 
+def torch_gpu_events(fn, calls: int = 1) -> list:
+    """The GPU-side events (kernels, copies, fills) of `calls` calls of `fn`, as PyTorch's
+    profiler records them; PyTorch must be present."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as p:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    return [e for e in p.events() if str(getattr(e, "device_type", "")).endswith("CUDA")]
+
+
 def gpu_kernels(fn) -> str:
     """The GPU kernels one call of `fn` launches (names, without template arguments), as
     PyTorch's profiler sees them; "" where PyTorch is absent."""
-    torch = torch_or_none()
-    if torch is None:
+    if torch_or_none() is None:
         return ""
     try:
-        from torch.profiler import ProfilerActivity, profile
-        with profile(activities=[ProfilerActivity.CUDA]) as p:
-            fn()
-            torch.cuda.synchronize()
         names = []
-        for e in p.events():
-            if str(getattr(e, "device_type", "")).endswith("CUDA"):
-                short = e.name.split("<")[0].replace("void ", "").strip()
-                if short not in names:
-                    names.append(short)
+        for e in torch_gpu_events(fn):
+            short = e.name.split("<")[0].replace("void ", "").strip()
+            if short not in names:
+                names.append(short)
         return ", ".join(names)
     except Exception as exc:       # the profiler is optional
         return f"(not read: {type(exc).__name__})"

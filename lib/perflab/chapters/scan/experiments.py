@@ -495,7 +495,8 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
              "bulk": lambda: [rle.bulk_spec()],
              "lean": lambda: [rle.lean_spec()],
              "masks": lambda: [rle.masks_spec()],
-             "rounds": lambda: [rle.rounds_spec()]}
+             "rounds": lambda: [rle.rounds_spec()],
+             "reread": lambda: [rle.reread_spec()]}
 
 
 def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
@@ -830,8 +831,9 @@ TARGET_ENCODERS = ("pipelined", "lookahead", "chunked", "bulk")   # 09, 13, 15, 
 
 
 def available(variants) -> tuple:
-    """`variants` less the bulk-copy ones (16 to 20) on a GPU that cannot run them."""
-    return tuple(v for v in variants if v not in ("bulk", "lean", "masks", "rounds")
+    """`variants` less the compute-capability-9.0 ones (16 to 21) on a GPU that cannot run
+    them."""
+    return tuple(v for v in variants if v not in rle.SM90
                  or ops.bulk_missing() is None)
 TARGET_LARGE = ((1 << 30) + 1, (1 << 31) + 5)
 

@@ -57,7 +57,8 @@ def stress(ctx, mode: str, calls: int, sizes) -> None:
     four rotating inputs of each size; each call's count is copied on the GPU and compared
     with its input's at the end, and the last outputs are checked whole."""
     import cupy as cp
-    spec = {"lean": rle.lean_spec, "masks": rle.masks_spec, "rounds": rle.rounds_spec}[mode]()
+    spec = {"lean": rle.lean_spec, "masks": rle.masks_spec, "rounds": rle.rounds_spec,
+            "reread": rle.reread_spec}[mode]()
     for n in sizes:
         s = seed()
         rng = np.random.default_rng(s)
@@ -136,7 +137,7 @@ def profile_or_bulk_missing():
 
 def profile_encoders(ctx, n: int, segments, diags) -> None:
     """Each (variant, shape) of `segments` ("rle bulk" 17, "rle lean" 18, "rle masks" 19,
-    "rle rounds" 20) with each diagnostic of `diags`, once under Nsight Compute (clocks untouched) at n
+    "rle rounds" 20, "rle reread" 21) with each diagnostic of `diags`, once under Nsight Compute (clocks untouched) at n
     int32 on runs of 1-15: a row with the kernel's time, its warp instructions, its issue
     activity and its DRAM bytes against the input's 4n."""
     from ...profile import profile as run_ncu
@@ -152,7 +153,11 @@ def profile_encoders(ctx, n: int, segments, diags) -> None:
                 metrics[f"dram_{k}_over_input"] = (metrics[f"dram_{k}_MB"][0] * 1e6 / (4 * n), "x")
         v, shape, d = seg["variant"], tuple(seg["shape"]), seg["diag"]
         names = rle.BULK_DIAGNOSTICS
-        if v == "rle rounds":
+        if v == "rle reread":
+            from .reread import reread_params
+            spec, params = rle.reread_spec(shape, d), reread_params(shape)
+            names = rle.REREAD_DIAGNOSTICS
+        elif v == "rle rounds":
             from .rounds import rounds_params
             spec, params = rle.rounds_spec(shape, d), rounds_params(shape)
             names = rle.ROUNDS_DIAGNOSTICS

@@ -17,7 +17,9 @@ compute capability 9.0 and later) and "lean" (18_rle_lean.cu: 17 with fewer inst
 a step, several blocks an SM) and "masks" (19_rle_masks.cu: 18 with each head found once,
 left in shared memory as masks, and the sequencer's chain shared by several warps) and
 "rounds" (20_rle_rounds.cu: no chain; the grid in lockstep rounds, one segment a block a
-round, every block reading every block's count).
+round, every block reading every block's count) and "reread" (21_rle_reread.cu: 20's
+rounds with nothing held in shared memory: each segment read from memory to count its
+heads, and again, from L2, to write its runs).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """
@@ -32,7 +34,12 @@ from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state, status_
 
 ENCODERS = ("fused", "unfused")
 #: every encoder `encode` takes
-ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk", "lean", "masks", "rounds")
+ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk", "lean", "masks", "rounds",
+                  "reread")
+#: the encoders that need compute capability 9.0 (17 to 21)
+SM90 = ("bulk", "lean", "masks", "rounds", "reread")
+#: the encoders whose one pass writes values and lengths (4n read, 8 bytes a run written)
+ONE_PASS = ("lookahead", "chunked", "bulk", "lean", "masks", "rounds", "reread")
 #: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
 #: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
 PIPELINED = (256, 16, 2)
@@ -90,6 +97,18 @@ ROUND_CAP = 128             # 20: the heads a piece compacts (a 16-bit index and
 ROUNDS_DIAGNOSTICS = {1: "no runs written", 2: "no words either, nobody waits",
                       3: "no heads counted either: the ring alone"}
 ROUNDS_MAX_SMS = 160        # 20: its poller reads 5 words a lane a round, a block an SM
+#: 21_rle_reread.cu: (counter warps, writer warps, segment KiB, slots of segment starts,
+#: blocks an SM, prefetch: a counter's next pieces in flight while it counts); encode(x,
+#: "reread").
+REREAD = (8, 8, 16, 4, 2, 0)          # the best of the probe's shapes
+#: the shapes scan.rle_reread compares (the default first)
+REREAD_SHAPES = ((8, 8, 16, 4, 2, 0), (8, 8, 32, 4, 1, 1), (8, 8, 32, 4, 1, 0),
+                 (16, 8, 32, 4, 1, 1), (8, 8, 32, 8, 1, 1), (8, 4, 16, 4, 2, 1),
+                 (4, 4, 16, 4, 2, 1))
+REREAD_PIECE = 512          # 21: a piece, 4 chunks of 128 elements
+#: 21's diagnostics (DIAG), each with one more part taken away
+REREAD_DIAGNOSTICS = {1: "no runs written", 2: "no words either, nobody waits",
+                      3: "no heads counted either: the counters' loads alone"}
 MASK_PIECE = 1024           # 19: a scanner's piece (32 mask words)
 MASK_CAP = 256              # 19: staged slots a scanner (a 16-bit index and a value)
 BULK_HALO = 16
@@ -221,6 +240,48 @@ def check_rounds_shape(shape) -> None:
                           "all of them within the SM's 228 KiB (1 KiB of it reserved a block)")
 
 
+def reread_spec(shape=None, diag: int = 0) -> KernelSpec:
+    c, w, kib, sl, mb, pf = shape or REREAD
+    return KernelSpec(f"{CHAPTER}/21_rle_reread.cu", "rle_encode_reread",
+                      template=(c, w, kib * 256, sl, mb, pf, int(diag)))
+
+
+def reread_smem(shape) -> int:
+    """21's dynamic shared memory: each writer's staging area (a piece's heads, a 2-byte
+    index and a 4-byte value each)."""
+    return shape[1] * REREAD_PIECE * 6
+
+
+def reread_threads(shape) -> int:
+    """21's threads: the counters, the writers, the poller."""
+    return (shape[0] + shape[1] + 1) * 32
+
+
+def check_reread_shape(shape) -> None:
+    """ConfigError, naming the rule, for an encoder shape of 21 that cannot be built."""
+    if len(shape) != 6:
+        raise ConfigError(f"re-read encoder shape {shape}: (counters, writers, segment KiB, "
+                          "slots, blocks an SM, prefetch)")
+    c, w, kib, sl, mb, pf = shape
+    pieces = kib * 256 // REREAD_PIECE
+    if kib % 2 or not 1 <= pieces <= 32:
+        raise ConfigError(f"segments of {kib} KiB: whole pieces of {REREAD_PIECE} int32 "
+                          "(2 KiB), 1 to 32 of them")
+    for what, k in (("counters", c), ("writers", w)):
+        if k < 1 or pieces % k or pieces // k > 4:
+            raise ConfigError(f"{k} {what} for {pieces} pieces: the pieces a multiple of the "
+                              f"{what}, at most 4 pieces each")
+    if not 2 <= sl <= 16:
+        raise ConfigError(f"{sl} slots: 2 to 16")
+    if pf not in (0, 1):
+        raise ConfigError(f"prefetch {pf}: 0 or 1")
+    if reread_threads(shape) > 1024:
+        raise ConfigError(f"{reread_threads(shape)} threads a block: at most 1024")
+    if not 1 <= mb <= 8 or mb * (reread_smem(shape) + 1024) > 228 * 1024:
+        raise ConfigError(f"{mb} blocks an SM of {reread_smem(shape)} B of shared memory: 1 "
+                          "to 8 blocks, all of them within the SM's 228 KiB")
+
+
 def check_lean_shape(shape) -> None:
     """ConfigError, naming the rule, for an encoder shape of 18 that cannot be built."""
     if len(shape) != 8:
@@ -340,6 +401,9 @@ class Encoder:
             return self.values, self.lengths, self.count
         if variant == "rounds":
             self._rounds(x)
+            return self.values, self.lengths, self.count
+        if variant == "reread":
+            self._reread(x)
             return self.values, self.lengths, self.count
         if variant == "pipelined":
             self._pipelined(x)
@@ -469,6 +533,22 @@ class Encoder:
                                       cooperative=True)
         self._launch_one_pass(self._rd, x)
 
+    def _reread(self, x, shape=None, diag: int = 0) -> None:
+        """21: as _rounds, each segment read twice. `shape`: REREAD by default, fixed at
+        the first call (and `diag`, a diagnostic that is not an encoder)."""
+        if getattr(self, "_rr", None) is None:
+            from ...device import current
+            shape = tuple(shape or REREAD)
+            check_reread_shape(shape)
+            if current().sms > ROUNDS_MAX_SMS:
+                raise ConfigError(f"{current().sms} SMs: the re-read encoder's poller reads "
+                                  f"the words of at most {ROUNDS_MAX_SMS} SMs' blocks a round")
+            self._rr = self._one_pass(reread_spec(shape, diag), reread_smem(shape), shape,
+                                      shape[4], "the re-read encoder (21)",
+                                      threads=reread_threads(shape), tile=shape[2] * 256,
+                                      cooperative=True)
+        self._launch_one_pass(self._rr, x)
+
     @staticmethod
     def _one_pass(spec, smem: int, shape, blocks: int, what: str, threads=None,
                   tile=None, cooperative: bool = False) -> tuple:
@@ -518,7 +598,7 @@ def traffic_bytes(variant: str, n: int, runs: int) -> int:
     lengths = 4 * runs + 4 * runs                # starts read, lengths written
     if variant == "fused":
         return 4 * n + out + lengths
-    if variant in ("lookahead", "chunked", "bulk", "lean", "masks", "rounds"):  # values, lengths in the pass
+    if variant in ONE_PASS:                      # values, lengths in the pass
         return 4 * n + 8 * runs
     # flags: read x, write flags; scan: read and write; scatter: read x, flags, positions
     return (4 * n + 4 * n) + (8 * n) + 12 * n + out + lengths

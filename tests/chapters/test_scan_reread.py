@@ -1,0 +1,131 @@
+"""Chapter 3's re-read encoder (21: 20's rounds with nothing held in shared memory, each
+segment read once to count its heads and again, from L2, to write its runs) without a
+GPU: its shape rules, its compile (no spills, its registers within the SM for its
+blocks), the experiments that sweep and profile it; on a GPU: its round trips at edge
+sizes on every kind of runs, every swept shape, back-to-back calls."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perflab import registry
+from perflab.chapters.scan import experiments as ex
+from perflab.chapters.scan import ops, rle
+from perflab.chapters.scan import reread as rr
+from perflab.errors import ConfigError
+
+
+@pytest.mark.parametrize("shape,why", [
+    ((8, 8, 32, 4, 1), "prefetch"),
+    ((8, 8, 3, 4, 1, 1), "whole pieces of 512"),
+    ((8, 8, 66, 4, 1, 1), "1 to 32 of them"),
+    ((3, 8, 32, 4, 1, 1), "a multiple of the counters"),
+    ((2, 8, 32, 4, 1, 1), "at most 4 pieces each"),
+    ((8, 5, 32, 4, 1, 1), "a multiple of the writers"),
+    ((8, 2, 32, 4, 1, 1), "at most 4 pieces each"),
+    ((8, 8, 32, 1, 1, 1), "2 to 16"),
+    ((8, 8, 32, 17, 1, 1), "2 to 16"),
+    ((8, 8, 32, 4, 1, 2), "0 or 1"),
+    ((16, 16, 32, 4, 1, 0), "at most 1024"),
+    ((8, 8, 32, 4, 9, 1), "1 to 8 blocks"),
+])
+def test_bad_reread_shapes_are_refused_with_the_rule(shape, why):
+    with pytest.raises(ConfigError, match=why):
+        rle.check_reread_shape(shape)
+
+
+def test_every_swept_reread_shape_is_valid_and_the_default_is_first():
+    for sh in rle.REREAD_SHAPES:
+        rle.check_reread_shape(sh)
+        assert rr.reread_reason(sh) is None
+    assert rle.REREAD_SHAPES[0] == rle.REREAD
+    assert len(set(rle.REREAD_SHAPES)) == len(rle.REREAD_SHAPES)
+    assert rr.reread_reason((3, 8, 32, 4, 1, 1)) is not None
+
+
+def test_shared_memory_is_the_writers_staging_alone():
+    # a writer stages a piece's heads: 512 of them at most, a 2-byte index and a 4-byte value
+    assert rle.reread_smem((8, 8, 32, 4, 1, 1)) == 8 * 512 * 6
+    assert rle.reread_smem((4, 4, 16, 4, 2, 1)) == 4 * 512 * 6
+    assert rle.reread_threads((8, 8, 32, 4, 1, 1)) == (8 + 8 + 1) * 32
+
+
+def test_reread_kernels_compile_without_spills_and_fit_their_blocks():
+    from perflab import compile_report as cr
+    specs = [rle.reread_spec(sh) for sh in rle.REREAD_SHAPES] + [
+        rle.reread_spec(rle.REREAD, d) for d in rle.REREAD_DIAGNOSTICS]
+    shapes = list(rle.REREAD_SHAPES) + [rle.REREAD] * len(rle.REREAD_DIAGNOSTICS)
+    df = cr.report(specs, ("sm_90",))
+    assert len(df) == len(specs)
+    assert (df["spill_store_bytes"] == 0).all() and (df["spill_load_bytes"] == 0).all()
+    for sh, (_, r) in zip(shapes, df.iterrows()):
+        assert r["registers"] * rle.reread_threads(sh) * sh[4] <= 65536, sh
+
+
+def test_the_reread_encoder_is_an_encoder_of_its_own_file():
+    assert "reread" in rle.ALL and "reread" in rle.SM90 and "reread" in rle.ONE_PASS
+    assert [s.file for s in ex.RLE_SPECS["reread"]()] == ["03-scan/21_rle_reread.cu"]
+    assert rle.traffic_bytes("reread", 1000, 10) == 4 * 1000 + 8 * 10
+    assert rle.reread_spec().template == (8, 8, 16 * 256, 4, 2, 0, 0)
+    assert rle.reread_spec(rle.REREAD, 3).template[-1] == 3
+
+
+def test_reread_names_say_warps_segments_slots_blocks_and_prefetch():
+    assert rr.reread_name(rle.REREAD) == "rle reread 8+8 warps, 16 KiB, 4 slots, 2 a SM"
+    assert rr.reread_name((8, 8, 32, 4, 1, 1)) == ("rle reread 8+8 warps, 32 KiB, 4 slots, 1 a SM, "
+                                                   "prefetch")
+    assert rr.reread_params(rle.REREAD)["prefetch"] == 0
+
+
+def test_the_reread_experiments_sweep_and_profile_21():
+    e = registry.get("scan.rle_reread")
+    assert e.sweep and e.requires is ops.bulk_missing
+    files = {s.file for s in e.kernels()}
+    assert {"03-scan/21_rle_reread.cu", "03-scan/20_rle_rounds.cu",
+            "00-machine/read.cu"} <= files
+    p = registry.get("scan.reread_profile")
+    assert [s.template[-1] for s in p.kernels()] == list(rr.REREAD_PROFILE_DIAGS)
+    assert {s.file for s in p.kernels()} == {"03-scan/21_rle_reread.cu"}
+
+
+# -- on a GPU -----------------------------------------------------------------------------
+@pytest.fixture
+def live(monkeypatch):
+    monkeypatch.setenv("PERFLAB_MODE", "live")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 2, 31, 511, 513, 4097, 132 * 8192 - 1, 132 * 8192 * 3 + 1,
+                               1000003])
+@pytest.mark.parametrize("kind", ["equal", "distinct", "short", "long", "mixed"])
+def test_reread_encoder_round_trips(live, n, kind):
+    enc = rle.Encoder(n)
+    x = rle.make_runs(n, kind, np.random.default_rng(n))
+    chk, runs = ex.check_rle(x, *enc.encode(x, "reread"))
+    assert chk.correct
+    if kind == "equal":
+        assert runs == 1
+    if kind == "distinct":
+        assert runs == n
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", rle.REREAD_SHAPES)
+@pytest.mark.parametrize("kind", ["short", "distinct"])
+def test_every_reread_shape_round_trips(live, shape, kind):
+    n = 1000003
+    enc = rle.Encoder(n)
+    x = rle.make_runs(n, kind, np.random.default_rng(4))
+    enc._reread(x, shape)
+    assert ex.check_rle(x, enc.values, enc.lengths, enc.count)[0].correct
+
+
+@pytest.mark.gpu
+def test_back_to_back_reread_encodes(live):
+    xs = [rle.make_runs(1000003, k, np.random.default_rng(9))
+          for k in ("short", "long", "mixed", "distinct")]
+    encs = [rle.Encoder(x.size) for x in xs]
+    for k in range(100):
+        encs[k % 4].encode(xs[k % 4], "reread", check=False)
+    for x, e in zip(xs, encs):
+        assert ex.check_rle(x, e.values, e.lengths, e.count)[0].correct

@@ -25,6 +25,8 @@
 // DIAG, each taking one more part away: 1: no runs written (the words and the waits
 // only); 2: and no words, nobody waits (the counting alone); 3: and no heads counted (the
 // counters' loads alone).
+// The counters' and the poller's roles are functions here (count_rounds, poll_rounds), so
+// that 22 takes them as they are.
 // Dynamic shared memory (reread_smem in rle.py): WRITERS * 512 * 6 staging bytes;
 // (COUNTERS + WRITERS + 1) * 32 threads.
 #include "20_rle_rounds.cu"
@@ -69,6 +71,218 @@ __device__ __forceinline__ void piece_heads(const Elems<4> (&x)[4], int before, 
     }
 }
 
+// What a block's roles share, a slot a round in flight: the counters' arrivals, the
+// segment's start, the writers' drain; each piece's pair, the segment's sums; and (22) the
+// head masks, one 32-bit word for 32 elements.
+template <int SLOTS, int PIECES, int SEG>
+struct RoundsShared {
+    unsigned long long counted[SLOTS], started[SLOTS], drained[SLOTS];
+    unsigned long long pair[SLOTS][PIECES];  // each piece's (heads, last head + 1)
+    unsigned long long start[SLOTS];         // the segment's start: (runs, last head + 1) before it
+    unsigned done[SLOTS];                    // counters done with the slot's segments, ever
+    unsigned heads[SLOTS], last[SLOTS];      // the segment's heads, last head + 1 (shared sums)
+    unsigned mask[SLOTS][SEG / 32];
+};
+
+// A piece's head masks (m: piece_heads's) as words, bit e of word w for element 32 w + e:
+// chunk j's word 4 j + l / 8 is the nibbles of lanes 8 (l / 8) ... + 7, gathered by
+// shuffles; lane 8 q stores it.
+__device__ __forceinline__ void store_masks(unsigned* words, const unsigned (&m)[4], int lane) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        unsigned v = m[j] << (4 * (lane & 7));
+        v |= __shfl_xor_sync(FULL_MASK, v, 1);
+        v |= __shfl_xor_sync(FULL_MASK, v, 2);
+        v |= __shfl_xor_sync(FULL_MASK, v, 4);
+        if ((lane & 7) == 0) words[4 * j + (lane >> 3)] = v;
+    }
+}
+
+// The shared state made ready (thread 0), before the block's barrier: `arrivals` on each
+// slot's counted barrier (one a counter warp, four with masks), `writers` on its drain.
+template <int SLOTS, int PIECES, int SEG>
+__device__ __forceinline__ void rounds_init(RoundsShared<SLOTS, PIECES, SEG>& sh, int arrivals,
+                                            int writers) {
+    for (int c = 0; c < SLOTS; ++c) {
+        mbar_init(&sh.counted[c], arrivals);
+        mbar_init(&sh.started[c], 1);
+        mbar_init(&sh.drained[c], writers);
+        sh.done[c] = sh.heads[c] = sh.last[c] = 0;
+    }
+    fence_mbar_init();
+}
+
+// A counter (warp `warp` of COUNTERS): pieces warp, warp + COUNTERS, ... of each of the
+// block's segments, their heads counted from registers into the slot's pair of each piece
+// and the shared sums; the last counter done with a segment publishes its word. MASKS:
+// also each piece's head masks in the slot (22).
+template <int COUNTERS, int SEG, int SLOTS, int PF, int DIAG, bool MASKS, int PIECES>
+__device__ __forceinline__ void count_rounds(RoundsShared<SLOTS, PIECES, SEG>& sh,
+                                             const int* __restrict__ in, long long n,
+                                             int* count, unsigned long long* words,
+                                             unsigned epoch, unsigned G, unsigned b,
+                                             unsigned rounds, int lane, int warp) {
+    using P = unsigned long long;
+    constexpr int SUB = REREAD_PIECE, PPC = PIECES / COUNTERS;
+    Elems<4> x[PPC][4];
+    int before[PPC];
+    auto load = [&](unsigned p, Elems<4> (&y)[PPC][4], int (&bef)[PPC]) {
+#pragma unroll
+        for (int k = 0; k < PPC; ++k) {
+            const long long base = ((long long)p * G + b) * SEG + (warp + k * COUNTERS) * SUB;
+            if (base + SUB <= n) load_piece<false, false>(in, base, n, lane, y[k], bef[k]);
+            else load_piece<true, false>(in, base, n, lane, y[k], bef[k]);
+        }
+    };
+    unsigned sink = 0;                   // (a diagnostic's results, kept alive)
+    if (PF && rounds) load(0, x, before);
+    for (unsigned p = 0; p < rounds; ++p) {
+        const int c = p % SLOTS;
+        const long long t = (long long)p * G + b;
+        Elems<4> nx[PPC][4];
+        int nbef[PPC];
+        if (!PF) load(p, x, before);
+        else if (p + 1 < rounds) load(p + 1, nx, nbef);
+        if (DIAG < 2 && p >= SLOTS) mbar_wait_parity(&sh.drained[c], (p / SLOTS - 1) & 1);
+        unsigned seg_heads = 0, seg_hi = 0;      // this counter's part of the segment
+#pragma unroll
+        for (int k = 0; k < PPC; ++k) {
+            const int piece = warp + k * COUNTERS;
+            const long long base = t * SEG + piece * SUB;
+            unsigned c_heads = 0, hi = 0;
+            if (DIAG < 3) {
+                unsigned m[4];
+                if (base == 0 || base + SUB > n) piece_heads<true>(x[k], before[k], base, n, lane, m);
+                else piece_heads<false>(x[k], before[k], base, n, lane, m);
+                if (MASKS) store_masks(sh.mask[c] + piece * (SUB / 32), m, lane);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    c_heads += __popc(m[j]);
+                    if (m[j]) hi = (unsigned)(base + 128 * j + 4 * lane) + 32u - __clz(m[j]);
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j)      // (the loads kept, their values unused)
+                    sink ^= (unsigned)(x[k][j].v[0] ^ x[k][j].v[1] ^ x[k][j].v[2] ^
+                                       x[k][j].v[3] ^ before[k]);
+            }
+            const P pair = warp_runs(((P)c_heads << 32) | hi);
+            seg_heads += (unsigned)(pair >> 32);
+            seg_hi = max(seg_hi, (unsigned)pair);
+            if (DIAG >= 2) sink ^= seg_heads ^ seg_hi;
+            else if (lane == 0) sh.pair[c][piece] = pair;
+        }
+        if (PF) {
+#pragma unroll
+            for (int k = 0; k < PPC; ++k) {
+                before[k] = nbef[k];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) x[k][j] = nx[k][j];
+            }
+        }
+        if (DIAG >= 2) continue;
+        // The last counter done with this segment publishes its word: the segment's
+        // heads and last head gathered by shared atomics, taken (and cleared for the
+        // slot's next segment) by the last one.
+        unsigned last = 0;
+        // (with MASKS, lanes 8, 16 and 24 stored mask words too: each arrives after its
+        // own stores, COUNTERS x 4 arrivals in all)
+        if (MASKS && lane != 0 && (lane & 7) == 0) mbar_arrive(&sh.counted[c]);
+        if (lane == 0) {
+            atomicAdd(&sh.heads[c], seg_heads);
+            atomicMax(&sh.last[c], seg_hi);
+            __threadfence_block();
+            last = atomicAdd(&sh.done[c], 1u) == (p / SLOTS) * COUNTERS + COUNTERS - 1;
+            __threadfence_block();
+            mbar_arrive(&sh.counted[c]);
+            if (last) {
+                const unsigned all = atomicExch(&sh.heads[c], 0u);
+                const unsigned last1 = atomicExch(&sh.last[c], 0u);
+                const unsigned rel = last1 ? (unsigned)(last1 - t * SEG) : 0u;
+                st_relaxed_u64(words + t, round_word(epoch, all, rel));
+            }
+        }
+    }
+    if (DIAG >= 2 && n < 0) *count = (int)sink;   // (never: keeps a diagnostic's work)
+}
+
+// 20's poller: the words of rounds r .. r + K - 1 a round trip (lane l: blocks l, l + 32,
+// ... of each); the rounds from r on whose G words are all in are handed to the writers,
+// in order; block 0's writes the last run's length and the count.
+template <int SEG, int SLOTS, int MINB, int DIAG, int PIECES>
+__device__ __forceinline__ void poll_rounds(RoundsShared<SLOTS, PIECES, SEG>& sh,
+                                            const unsigned long long* words, unsigned num_segs,
+                                            unsigned epoch, int* lengths, int* count,
+                                            long long n, unsigned G, unsigned b,
+                                            unsigned rounds, int lane) {
+    using P = unsigned long long;
+    // V words a lane a round (up to 160 x MINB blocks), K rounds a round trip.
+    constexpr int V = 5 * MINB, K = V >= 15 ? 1 : 15 / V;
+    const Runs op;
+    P running = 0;
+    for (unsigned r = 0; r < rounds;) {
+        unsigned c_all[K], h_all[K], c_bef[K], h_bef[K], miss = 0;
+        P w[K][V];
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+#pragma unroll
+            for (int v = 0; v < V; ++v) {
+                const unsigned blk = lane + 32u * v;
+                const long long t = (long long)(r + k) * G + blk;
+                w[k][v] = r + k < rounds && blk < G && t < num_segs ? ld_relaxed_u64(words + t) : 0ull;
+            }
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            c_all[k] = h_all[k] = c_bef[k] = h_bef[k] = 0;
+#pragma unroll
+            for (int v = 0; v < V; ++v) {
+                const unsigned blk = lane + 32u * v;
+                const long long t = (long long)(r + k) * G + blk;
+                if (r + k >= rounds || blk >= G || t >= num_segs) continue;
+                if ((unsigned)(w[k][v] >> 34) != epoch) {
+                    miss |= 1u << k;
+                    continue;
+                }
+                const unsigned heads = (unsigned)(w[k][v] >> 17) & 0x1ffffu;
+                const unsigned rel = (unsigned)w[k][v] & 0x1ffffu;
+                const unsigned h = rel ? (unsigned)(t * SEG) + rel : 0u;
+                c_all[k] += heads;
+                h_all[k] = max(h_all[k], h);
+                if (blk < b) {
+                    c_bef[k] += heads;
+                    h_bef[k] = max(h_bef[k], h);
+                }
+            }
+        }
+        miss = __reduce_or_sync(FULL_MASK, miss);
+        const unsigned done = min(miss ? __ffs(miss) - 1 : (unsigned)K, rounds - r);
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            if (k < (int)done) {
+                const P before = ((P)__reduce_add_sync(FULL_MASK, c_bef[k]) << 32) |
+                                 __reduce_max_sync(FULL_MASK, h_bef[k]);
+                const P all = ((P)__reduce_add_sync(FULL_MASK, c_all[k]) << 32) |
+                              __reduce_max_sync(FULL_MASK, h_all[k]);
+                if (lane == 0) {
+                    const unsigned q = r + k;
+                    const int c = q % SLOTS;
+                    if (q >= SLOTS) mbar_wait_parity(&sh.drained[c], (q / SLOTS - 1) & 1);
+                    sh.start[c] = op(running, before);
+                    mbar_arrive(&sh.started[c]);
+                }
+                running = op(running, all);
+            }
+        }
+        r += done;
+    }
+    // Block 0 saw every round: the last run's length and the count.
+    if (b == 0 && lane == 0) {
+        const unsigned runs = (unsigned)(running >> 32), h = (unsigned)running;
+        if (DIAG == 0) lengths[runs - 1] = (int)(n - (h - 1));
+        *count = (int)runs;
+    }
+}
+
 template <int COUNTERS, int WRITERS, int SEG, int SLOTS, int MINB, int PF, int DIAG>
 __global__ void __launch_bounds__((COUNTERS + WRITERS + 1) * 32, MINB)
 rle_encode_reread(const int* __restrict__ in, int* __restrict__ values,
@@ -80,183 +294,28 @@ rle_encode_reread(const int* __restrict__ in, int* __restrict__ values,
     using P = unsigned long long;
     constexpr int SUB = REREAD_PIECE, PIECES = SEG / SUB;
     constexpr int PPC = PIECES / COUNTERS, PPW = PIECES / WRITERS;
-    // The poller: V words a lane a round (up to 160 x MINB blocks), K rounds a round trip.
-    constexpr int V = 5 * MINB, K = V >= 15 ? 1 : 15 / V;
     constexpr int POLLER = COUNTERS + WRITERS;
     static_assert(SEG % SUB == 0 && PIECES <= 32, "whole pieces of 512 elements, at most 32");
     static_assert(PIECES % COUNTERS == 0 && PPC <= 4, "1 to 4 pieces a counter a segment");
     static_assert(PIECES % WRITERS == 0 && PPW <= 4, "1 to 4 pieces a writer a segment");
     static_assert(SLOTS >= 2 && SLOTS <= 16, "2 to 16 slots");
     extern __shared__ __align__(16) unsigned char staging[];
-    __shared__ P counted[SLOTS], started[SLOTS], drained[SLOTS];
-    __shared__ P s_pair[SLOTS][PIECES];     // each piece's (heads, last head + 1)
-    __shared__ P s_start[SLOTS];            // the segment's start: (runs, last head + 1) before it
-    __shared__ unsigned s_done[SLOTS];      // counters done with the slot's segments, ever
-    __shared__ unsigned s_heads[SLOTS], s_last[SLOTS];   // the segment's heads, last head + 1
+    __shared__ RoundsShared<SLOTS, PIECES, SEG> sh;
 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const unsigned G = gridDim.x, b = blockIdx.x;
     const unsigned rounds = (num_segs - b + G - 1) / G;      // this block's segments
     const Runs op;
-    if (threadIdx.x == 0) {
-        for (int c = 0; c < SLOTS; ++c) {
-            mbar_init(&counted[c], COUNTERS);
-            mbar_init(&started[c], 1);
-            mbar_init(&drained[c], WRITERS);
-            s_done[c] = s_heads[c] = s_last[c] = 0;
-        }
-        fence_mbar_init();
-    }
+    if (threadIdx.x == 0) rounds_init(sh, COUNTERS, WRITERS);
     __syncthreads();
-
     if (warp < COUNTERS) {
-        // A counter: pieces warp, warp + COUNTERS, ... of each of the block's segments.
-        Elems<4> x[PPC][4];
-        int before[PPC];
-        auto load = [&](unsigned p, Elems<4> (&y)[PPC][4], int (&bef)[PPC]) {
-#pragma unroll
-            for (int k = 0; k < PPC; ++k) {
-                const long long base = ((long long)p * G + b) * SEG + (warp + k * COUNTERS) * SUB;
-                if (base + SUB <= n) load_piece<false, false>(in, base, n, lane, y[k], bef[k]);
-                else load_piece<true, false>(in, base, n, lane, y[k], bef[k]);
-            }
-        };
-        unsigned sink = 0;                   // (a diagnostic's results, kept alive)
-        if (PF && rounds) load(0, x, before);
-        for (unsigned p = 0; p < rounds; ++p) {
-            const int c = p % SLOTS;
-            const long long t = (long long)p * G + b;
-            Elems<4> nx[PPC][4];
-            int nbef[PPC];
-            if (!PF) load(p, x, before);
-            else if (p + 1 < rounds) load(p + 1, nx, nbef);
-            if (DIAG < 2 && p >= SLOTS) mbar_wait_parity(&drained[c], (p / SLOTS - 1) & 1);
-            unsigned seg_heads = 0, seg_hi = 0;      // this counter's part of the segment
-#pragma unroll
-            for (int k = 0; k < PPC; ++k) {
-                const int piece = warp + k * COUNTERS;
-                const long long base = t * SEG + piece * SUB;
-                unsigned c_heads = 0, hi = 0;
-                if (DIAG < 3) {
-                    unsigned m[4];
-                    if (base == 0 || base + SUB > n) piece_heads<true>(x[k], before[k], base, n, lane, m);
-                    else piece_heads<false>(x[k], before[k], base, n, lane, m);
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) {
-                        c_heads += __popc(m[j]);
-                        if (m[j]) hi = (unsigned)(base + 128 * j + 4 * lane) + 32u - __clz(m[j]);
-                    }
-                } else {
-#pragma unroll
-                    for (int j = 0; j < 4; ++j)      // (the loads kept, their values unused)
-                        sink ^= (unsigned)(x[k][j].v[0] ^ x[k][j].v[1] ^ x[k][j].v[2] ^
-                                           x[k][j].v[3] ^ before[k]);
-                }
-                const P pair = warp_runs(((P)c_heads << 32) | hi);
-                seg_heads += (unsigned)(pair >> 32);
-                seg_hi = max(seg_hi, (unsigned)pair);
-                if (DIAG >= 2) sink ^= seg_heads ^ seg_hi;
-                else if (lane == 0) s_pair[c][piece] = pair;
-            }
-            if (PF) {
-#pragma unroll
-                for (int k = 0; k < PPC; ++k) {
-                    before[k] = nbef[k];
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) x[k][j] = nx[k][j];
-                }
-            }
-            if (DIAG >= 2) continue;
-            // The last counter done with this segment publishes its word: the segment's
-            // heads and last head gathered by shared atomics, taken (and cleared for the
-            // slot's next segment) by the last one.
-            unsigned last = 0;
-            if (lane == 0) {
-                atomicAdd(&s_heads[c], seg_heads);
-                atomicMax(&s_last[c], seg_hi);
-                __threadfence_block();
-                last = atomicAdd(&s_done[c], 1u) == (p / SLOTS) * COUNTERS + COUNTERS - 1;
-                __threadfence_block();
-                mbar_arrive(&counted[c]);
-                if (last) {
-                    const unsigned all = atomicExch(&s_heads[c], 0u);
-                    const unsigned last1 = atomicExch(&s_last[c], 0u);
-                    const unsigned rel = last1 ? (unsigned)(last1 - t * SEG) : 0u;
-                    st_relaxed_u64(words + t, round_word(epoch, all, rel));
-                }
-            }
-        }
-        if (DIAG >= 2 && n < 0) *count = (int)sink;   // (never: keeps a diagnostic's work)
+        count_rounds<COUNTERS, SEG, SLOTS, PF, DIAG, false>(sh, in, n, count, words, epoch, G,
+                                                            b, rounds, lane, warp);
         return;
     }
-
     if (warp == POLLER) {
-        // 20's poller: the words of rounds r .. r + K - 1 a round trip (lane l: blocks l,
-        // l + 32, ... of each); the rounds from r on whose G words are all in are handed
-        // to the writers, in order.
-        if (DIAG >= 2) return;
-        P running = 0;
-        for (unsigned r = 0; r < rounds;) {
-            unsigned c_all[K], h_all[K], c_bef[K], h_bef[K], miss = 0;
-            P w[K][V];
-#pragma unroll
-            for (int k = 0; k < K; ++k)
-#pragma unroll
-                for (int v = 0; v < V; ++v) {
-                    const unsigned blk = lane + 32u * v;
-                    const long long t = (long long)(r + k) * G + blk;
-                    w[k][v] = r + k < rounds && blk < G && t < num_segs ? ld_relaxed_u64(words + t) : 0ull;
-                }
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                c_all[k] = h_all[k] = c_bef[k] = h_bef[k] = 0;
-#pragma unroll
-                for (int v = 0; v < V; ++v) {
-                    const unsigned blk = lane + 32u * v;
-                    const long long t = (long long)(r + k) * G + blk;
-                    if (r + k >= rounds || blk >= G || t >= num_segs) continue;
-                    if ((unsigned)(w[k][v] >> 34) != epoch) {
-                        miss |= 1u << k;
-                        continue;
-                    }
-                    const unsigned heads = (unsigned)(w[k][v] >> 17) & 0x1ffffu;
-                    const unsigned rel = (unsigned)w[k][v] & 0x1ffffu;
-                    const unsigned h = rel ? (unsigned)(t * SEG) + rel : 0u;
-                    c_all[k] += heads;
-                    h_all[k] = max(h_all[k], h);
-                    if (blk < b) {
-                        c_bef[k] += heads;
-                        h_bef[k] = max(h_bef[k], h);
-                    }
-                }
-            }
-            miss = __reduce_or_sync(FULL_MASK, miss);
-            const unsigned done = min(miss ? __ffs(miss) - 1 : (unsigned)K, rounds - r);
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                if (k < (int)done) {
-                    const P before = ((P)__reduce_add_sync(FULL_MASK, c_bef[k]) << 32) |
-                                     __reduce_max_sync(FULL_MASK, h_bef[k]);
-                    const P all = ((P)__reduce_add_sync(FULL_MASK, c_all[k]) << 32) |
-                                  __reduce_max_sync(FULL_MASK, h_all[k]);
-                    if (lane == 0) {
-                        const unsigned q = r + k;
-                        const int c = q % SLOTS;
-                        if (q >= SLOTS) mbar_wait_parity(&drained[c], (q / SLOTS - 1) & 1);
-                        s_start[c] = op(running, before);
-                        mbar_arrive(&started[c]);
-                    }
-                    running = op(running, all);
-                }
-            }
-            r += done;
-        }
-        // Block 0 saw every round: the last run's length and the count.
-        if (b == 0 && lane == 0) {
-            const unsigned runs = (unsigned)(running >> 32), h = (unsigned)running;
-            if (DIAG == 0) lengths[runs - 1] = (int)(n - (h - 1));
-            *count = (int)runs;
-        }
+        if (DIAG < 2) poll_rounds<SEG, SLOTS, MINB, DIAG>(sh, words, num_segs, epoch, lengths,
+                                                          count, n, G, b, rounds, lane);
         return;
     }
 
@@ -268,7 +327,7 @@ rle_encode_reread(const int* __restrict__ in, int* __restrict__ values,
     for (unsigned p = 0; p < rounds; ++p) {
         const int c = p % SLOTS;
         const long long t = (long long)p * G + b;
-        mbar_wait_parity(&counted[c], (p / SLOTS) & 1);
+        mbar_wait_parity(&sh.counted[c], (p / SLOTS) & 1);
         Elems<4> x[PPW][4];
         int before[PPW];
         if (DIAG == 0) {
@@ -279,12 +338,12 @@ rle_encode_reread(const int* __restrict__ in, int* __restrict__ values,
                 else load_piece<true, true>(in, base, n, lane, x[k], before[k]);
             }
         }
-        mbar_wait_parity(&started[c], (p / SLOTS) & 1);
+        mbar_wait_parity(&sh.started[c], (p / SLOTS) & 1);
         if (DIAG == 0) {
-            const P pc = lane < PIECES ? s_pair[c][lane] : P(0);
+            const P pc = lane < PIECES ? sh.pair[c][lane] : P(0);
             const P inc = warp_inclusive_scan_op(pc, lane, op);
             const P up = __shfl_up_sync(FULL_MASK, inc, 1);
-            const P ex = op(s_start[c], lane == 0 ? P(0) : up);    // each piece's start
+            const P ex = op(sh.start[c], lane == 0 ? P(0) : up);    // each piece's start
 #pragma unroll
             for (int k = 0; k < PPW; ++k) {
                 const int piece = wr + k * WRITERS;
@@ -326,7 +385,7 @@ rle_encode_reread(const int* __restrict__ in, int* __restrict__ values,
             }
         }
         __syncwarp();
-        if (lane == 0) mbar_arrive(&drained[c]);
+        if (lane == 0) mbar_arrive(&sh.drained[c]);
     }
 #endif
 }

@@ -2,7 +2,9 @@
 segment read once to count its heads and again, from L2, to write its runs) without a
 GPU: its shape rules, its compile (no spills, its registers within the SM for its
 blocks), the experiments that sweep and profile it; on a GPU: its round trips at edge
-sizes on every kind of runs, every swept shape, back-to-back calls."""
+sizes on every kind of runs, every swept shape, back-to-back calls. The same for the
+mask-walk encoder (22: 21's counters leaving the heads as masks, the writers walking the
+bits)."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +19,8 @@ from perflab.errors import ConfigError
 
 @pytest.mark.parametrize("shape,why", [
     ((8, 8, 32, 4, 1), "prefetch"),
-    ((8, 8, 3, 4, 1, 1), "whole pieces of 512"),
-    ((8, 8, 66, 4, 1, 1), "1 to 32 of them"),
+    ((8, 8, 3, 4, 1, 1), "whole units of 512"),
+    ((8, 8, 66, 4, 1, 1), "1 to 32 pieces"),
     ((3, 8, 32, 4, 1, 1), "a multiple of the counters"),
     ((2, 8, 32, 4, 1, 1), "at most 4 pieces each"),
     ((8, 5, 32, 4, 1, 1), "a multiple of the writers"),
@@ -127,5 +129,87 @@ def test_back_to_back_reread_encodes(live):
     encs = [rle.Encoder(x.size) for x in xs]
     for k in range(100):
         encs[k % 4].encode(xs[k % 4], "reread", check=False)
+    for x, e in zip(xs, encs):
+        assert ex.check_rle(x, e.values, e.lengths, e.count)[0].correct
+
+
+# -- 22: the mask-walk encoder ------------------------------------------------------------
+@pytest.mark.parametrize("shape,why", [
+    ((8, 4, 16, 4, 2), "prefetch"),
+    ((8, 4, 2, 4, 2, 0), "whole units of 1024"),
+    ((8, 3, 16, 4, 2, 0), "a multiple of the writers"),
+    ((8, 1, 32, 4, 1, 0), "at most 4 units each"),
+    ((3, 4, 16, 4, 2, 0), "a multiple of the counters"),
+    ((8, 8, 32, 4, 5, 0), "within the SM's 228 KiB"),
+])
+def test_bad_walk_shapes_are_refused_with_the_rule(shape, why):
+    with pytest.raises(ConfigError, match=why):
+        rle.check_walk_shape(shape)
+
+
+def test_every_swept_walk_shape_is_valid_and_its_staging_is_a_unit_a_writer():
+    for sh in rle.WALK_SHAPES:
+        rle.check_walk_shape(sh)
+        assert rr.reread_reason(sh, "walk") is None
+    assert rle.WALK_SHAPES[0] == rle.WALK and len(set(rle.WALK_SHAPES)) == len(rle.WALK_SHAPES)
+    assert rle.reread_smem(rle.WALK, rle.WALK_UNIT) == rle.WALK[1] * 1024 * 6
+    assert rr.reread_name(rle.WALK, "walk") == "rle walk 8+4 warps, 16 KiB, 4 slots, 2 a SM"
+
+
+def test_walk_kernels_compile_without_spills_and_fit_their_blocks():
+    from perflab import compile_report as cr
+    specs = [rle.walk_spec(sh) for sh in rle.WALK_SHAPES] + [
+        rle.walk_spec(rle.WALK, d) for d in rle.REREAD_DIAGNOSTICS]
+    shapes = list(rle.WALK_SHAPES) + [rle.WALK] * len(rle.REREAD_DIAGNOSTICS)
+    df = cr.report(specs, ("sm_90",))
+    assert len(df) == len(specs)
+    assert (df["spill_store_bytes"] == 0).all() and (df["spill_load_bytes"] == 0).all()
+    for sh, (_, r) in zip(shapes, df.iterrows()):
+        assert r["registers"] * rle.reread_threads(sh) * sh[4] <= 65536, sh
+
+
+def test_the_walk_encoder_and_its_experiments():
+    assert "walk" in rle.ALL and "walk" in rle.SM90 and "walk" in rle.ONE_PASS
+    assert [s.file for s in ex.RLE_SPECS["walk"]()] == ["03-scan/22_rle_walk.cu"]
+    assert rle.walk_spec().template == (8, 4, 16 * 256, 4, 2, 0, 0)
+    e = registry.get("scan.rle_walk")
+    assert e.sweep and e.requires is ops.bulk_missing
+    assert {"03-scan/22_rle_walk.cu", "03-scan/21_rle_reread.cu",
+            "03-scan/20_rle_rounds.cu"} <= {s.file for s in e.kernels()}
+    p = registry.get("scan.walk_profile")
+    assert {s.file for s in p.kernels()} == {"03-scan/22_rle_walk.cu"}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 2, 31, 1023, 1025, 4097, 264 * 4096 - 1, 264 * 4096 * 3 + 1,
+                               1000003])
+@pytest.mark.parametrize("kind", ["equal", "distinct", "short", "long", "mixed"])
+def test_walk_encoder_round_trips(live, n, kind):
+    enc = rle.Encoder(n)
+    x = rle.make_runs(n, kind, np.random.default_rng(n))
+    chk, runs = ex.check_rle(x, *enc.encode(x, "walk"))
+    assert chk.correct
+    if kind == "distinct":
+        assert runs == n
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", rle.WALK_SHAPES)
+@pytest.mark.parametrize("kind", ["short", "distinct"])
+def test_every_walk_shape_round_trips(live, shape, kind):
+    n = 1000003
+    enc = rle.Encoder(n)
+    x = rle.make_runs(n, kind, np.random.default_rng(5))
+    enc._walk(x, shape)
+    assert ex.check_rle(x, enc.values, enc.lengths, enc.count)[0].correct
+
+
+@pytest.mark.gpu
+def test_back_to_back_walk_encodes(live):
+    xs = [rle.make_runs(1000003, k, np.random.default_rng(9))
+          for k in ("short", "long", "mixed", "distinct")]
+    encs = [rle.Encoder(x.size) for x in xs]
+    for k in range(100):
+        encs[k % 4].encode(xs[k % 4], "walk", check=False)
     for x, e in zip(xs, encs):
         assert ex.check_rle(x, e.values, e.lengths, e.count)[0].correct

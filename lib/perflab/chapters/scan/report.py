@@ -911,19 +911,21 @@ def lean_ladder(rows, kind: str = "short") -> pd.DataFrame:
 
 
 #: the rung of each one-pass encoder's profiled rows
-RUNGS = {"rle bulk": "17", "rle lean": "18", "rle masks": "19", "rle rounds": "20"}
+RUNGS = {"rle bulk": "17", "rle lean": "18", "rle masks": "19", "rle rounds": "20",
+         "rle reread": "21"}
 
 
 def lean_profile_table(prof) -> pd.DataFrame:
-    """17 and 18 (or 18 and 19, or 20) and their diagnostics under the profiler: the
+    """17 and 18 (or 18 and 19, or 20, or 21) and their diagnostics under the profiler: the
     kernel's time, the warp instructions it executed (millions), and how often its
     schedulers issued one."""
     from . import rle as rle_mod
     out = []
     for _, r in prof.iterrows():
         d = int(r["diagnostic"])
-        names = (rle_mod.ROUNDS_DIAGNOSTICS if r["variant"] == "rle rounds"
-                 else rle_mod.BULK_DIAGNOSTICS)
+        names = {"rle rounds": rle_mod.ROUNDS_DIAGNOSTICS,
+                 "rle reread": rle_mod.REREAD_DIAGNOSTICS}.get(r["variant"],
+                                                             rle_mod.BULK_DIAGNOSTICS)
         out.append({"kernel": RUNGS[r["variant"]],
                     "step": "the encoder" if d == 0 else f"diagnostic {d}: {names[d]}",
                     "us": _get(r, "duration_us"), "inst_M": _get(r, "inst_executed") / 1e6,
@@ -1087,6 +1089,64 @@ def rounds_ladder(rows, kind: str = "short") -> pd.DataFrame:
 def targets_ninth_try(s: dict) -> pd.DataFrame:
     """Issue #11's encoder targets for the rounds encoder (20), from scan.rle_rounds."""
     return _encoder_targets(s, "rd9", "rounds encoder", "20")
+
+
+# -- the tenth try: the re-read encoder (21) ----------------------------------------------
+def reread_summary(rows, prof=None) -> dict:
+    """The tenth try (21: 20's rounds with nothing held in shared memory, each segment
+    counted from registers and read again from L2 to be written), from scan.rle_reread
+    (checks, back-to-back calls, and the race of 21's shapes and diagnostics with 20, 15
+    and torch at 2^25) and, when recorded, scan.reread_profile."""
+    from . import reread as reread_mod, rle as rle_mod, rounds as rounds_mod
+    out = _encoder_checks(rows, "rr10")
+    default = reread_mod.reread_name(rle_mod.REREAD)
+    out["rr10_shape"] = default.replace("rle reread ", "")
+    named = [("", default), ("_rounds", rounds_mod.rounds_name(rle_mod.ROUNDS)),
+             ("_ch", "chunked"), ("_torch", "torch.unique_consecutive"), ("_copy", "copy"),
+             ("_read", "read ceiling")]
+    named += [(f"_diag{d}", f"{default} diagnostic {d}") for d in rle_mod.REREAD_DIAGNOSTICS]
+    out.update(_race_keys(rows, "rr10", named, default))
+    out["rr10_over_rounds"] = out["rr10_short_rounds_us"] / out["rr10_short_us"]
+    c, w, kib, sl, mb = rle_mod.REREAD[:5]
+    out["rr10_counters"], out["rr10_writers"], out["rr10_seg_kib"] = c, w, kib
+    out["rr10_blocks"], out["rr10_slots"] = mb, sl
+    out["rr10_staging_kib"] = rle_mod.reread_smem(rle_mod.REREAD) / 1024
+    d = {i: out[f"rr10_short_diag{i}_us"] for i in rle_mod.REREAD_DIAGNOSTICS}
+    out["rr10_cost_writers_us"] = out["rr10_short_us"] - d[1]
+    out["rr10_cost_waits_us"] = d[1] - d[2]
+    out["rr10_cost_counters_us"] = d[2] - d[3]
+    out["rr10_loads_over_read_us"] = d[3] - out["rr10_short_read_us"]
+    out["rr10_bound_x_torch"] = out["rr10_short_torch_us"] / d[2]
+    out.update(_best_worst(rows, "rr10", "rle reread"))
+    if prof is not None and len(prof):
+        from .reread import REREAD_PROFILE_DIAGS
+        out.update(_profile_keys(prof, "rr10", (("reread", "rle reread"),), REREAD_PROFILE_DIAGS))
+        i = {d: out["rr10_reread_inst_M" + ("" if d == 0 else f"_d{d}")]
+             for d in REREAD_PROFILE_DIAGS}
+        t = {d: out["rr10_reread_prof_us" + ("" if d == 0 else f"_d{d}")]
+             for d in REREAD_PROFILE_DIAGS}
+        out["rr10_inst_writers_M"] = i[0] - i[1]
+        out["rr10_inst_waits_M"] = i[1] - i[2]
+        out["rr10_inst_counters_M"] = i[2] - i[3]
+        out["rr10_prof_counting_us"] = t[2] - t[3]
+        r = _one(prof, variant="rle reread", diagnostic=0)
+        out["rr10_dram_read_x"] = _get(r, "dram_read_over_input")
+        out["rr10_l2_hit_pct"] = _get(r, "l2_hit_pct")
+    return out
+
+
+def reread_ladder(rows, kind: str = "short") -> pd.DataFrame:
+    """21 at its default and its diagnostics, 20 at its default, the read ceiling and the
+    copy, on one kind of runs (one run's rounds)."""
+    from . import reread as reread_mod, rle as rle_mod, rounds as rounds_mod
+    return _ladder(rows, kind, reread_mod.reread_name(rle_mod.REREAD), "21",
+                   [("20, the encoder", rounds_mod.rounds_name(rle_mod.ROUNDS),
+                     "(20 at its default, for comparison)")], rle_mod.REREAD_DIAGNOSTICS)
+
+
+def targets_tenth_try(s: dict) -> pd.DataFrame:
+    """Issue #11's encoder targets for the re-read encoder (21), from scan.rle_reread."""
+    return _encoder_targets(s, "rr10", "re-read encoder", "21")
 
 
 #: scan.call_time's rows on the page: variant -> (short key, label)

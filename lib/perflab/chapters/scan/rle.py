@@ -19,7 +19,8 @@ left in shared memory as masks, and the sequencer's chain shared by several warp
 "rounds" (20_rle_rounds.cu: no chain; the grid in lockstep rounds, one segment a block a
 round, every block reading every block's count) and "reread" (21_rle_reread.cu: 20's
 rounds with nothing held in shared memory: each segment read from memory to count its
-heads, and again, from L2, to write its runs).
+heads, and again, from L2, to write its runs) and "walk" (22_rle_walk.cu: 21's counters
+leave the heads as masks, and the writers walk the bits).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """
@@ -35,11 +36,11 @@ from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state, status_
 ENCODERS = ("fused", "unfused")
 #: every encoder `encode` takes
 ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk", "lean", "masks", "rounds",
-                  "reread")
+                  "reread", "walk")
 #: the encoders that need compute capability 9.0 (17 to 21)
-SM90 = ("bulk", "lean", "masks", "rounds", "reread")
+SM90 = ("bulk", "lean", "masks", "rounds", "reread", "walk")
 #: the encoders whose one pass writes values and lengths (4n read, 8 bytes a run written)
-ONE_PASS = ("lookahead", "chunked", "bulk", "lean", "masks", "rounds", "reread")
+ONE_PASS = ("lookahead", "chunked", "bulk", "lean", "masks", "rounds", "reread", "walk")
 #: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
 #: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
 PIPELINED = (256, 16, 2)
@@ -109,6 +110,14 @@ REREAD_PIECE = 512          # 21: a piece, 4 chunks of 128 elements
 #: 21's diagnostics (DIAG), each with one more part taken away
 REREAD_DIAGNOSTICS = {1: "no runs written", 2: "no words either, nobody waits",
                       3: "no heads counted either: the counters' loads alone"}
+#: 22_rle_walk.cu: 21's shape (counters, writers, segment KiB, slots, blocks an SM,
+#: prefetch); a writer takes units of 1024 elements; encode(x, "walk").
+WALK = (8, 4, 16, 4, 2, 0)
+#: the shapes scan.rle_walk compares (the default first)
+WALK_SHAPES = ((8, 4, 16, 4, 2, 0), (8, 4, 16, 4, 2, 1), (8, 2, 16, 4, 2, 0),
+               (4, 4, 16, 4, 2, 1), (8, 8, 32, 4, 1, 1), (16, 8, 32, 4, 1, 1),
+               (8, 4, 16, 8, 2, 0))
+WALK_UNIT = 1024            # 22: a writer's unit (32 mask words)
 MASK_PIECE = 1024           # 19: a scanner's piece (32 mask words)
 MASK_CAP = 256              # 19: staged slots a scanner (a 16-bit index and a value)
 BULK_HALO = 16
@@ -246,40 +255,54 @@ def reread_spec(shape=None, diag: int = 0) -> KernelSpec:
                       template=(c, w, kib * 256, sl, mb, pf, int(diag)))
 
 
-def reread_smem(shape) -> int:
-    """21's dynamic shared memory: each writer's staging area (a piece's heads, a 2-byte
-    index and a 4-byte value each)."""
-    return shape[1] * REREAD_PIECE * 6
+def reread_smem(shape, unit: int = REREAD_PIECE) -> int:
+    """21's (22's, with unit=WALK_UNIT) dynamic shared memory: each writer's staging area
+    (a piece's or unit's heads, a 2-byte index and a 4-byte value each)."""
+    return shape[1] * unit * 6
 
 
 def reread_threads(shape) -> int:
-    """21's threads: the counters, the writers, the poller."""
+    """21's and 22's threads: the counters, the writers, the poller."""
     return (shape[0] + shape[1] + 1) * 32
 
 
-def check_reread_shape(shape) -> None:
-    """ConfigError, naming the rule, for an encoder shape of 21 that cannot be built."""
+def check_reread_shape(shape, unit: int = REREAD_PIECE, what: str = "re-read") -> None:
+    """ConfigError, naming the rule, for an encoder shape of 21 (or of 22: unit=WALK_UNIT,
+    the writers' unit) that cannot be built."""
     if len(shape) != 6:
-        raise ConfigError(f"re-read encoder shape {shape}: (counters, writers, segment KiB, "
+        raise ConfigError(f"{what} encoder shape {shape}: (counters, writers, segment KiB, "
                           "slots, blocks an SM, prefetch)")
     c, w, kib, sl, mb, pf = shape
-    pieces = kib * 256 // REREAD_PIECE
-    if kib % 2 or not 1 <= pieces <= 32:
-        raise ConfigError(f"segments of {kib} KiB: whole pieces of {REREAD_PIECE} int32 "
-                          "(2 KiB), 1 to 32 of them")
-    for what, k in (("counters", c), ("writers", w)):
-        if k < 1 or pieces % k or pieces // k > 4:
-            raise ConfigError(f"{k} {what} for {pieces} pieces: the pieces a multiple of the "
-                              f"{what}, at most 4 pieces each")
+    pieces, units = kib * 256 // REREAD_PIECE, kib * 256 // unit
+    if kib * 256 % unit or not 1 <= pieces <= 32:
+        raise ConfigError(f"segments of {kib} KiB: whole units of {unit} int32 "
+                          f"({unit // 256} KiB), 1 to 32 pieces of {REREAD_PIECE}")
+    wname = "pieces" if unit == REREAD_PIECE else "units"
+    for role, k, m, name in (("counters", c, pieces, "pieces"), ("writers", w, units, wname)):
+        if k < 1 or m % k or m // k > 4:
+            raise ConfigError(f"{k} {role} for {m} {name}: the {name} a multiple of the "
+                              f"{role}, at most 4 {name} each")
     if not 2 <= sl <= 16:
         raise ConfigError(f"{sl} slots: 2 to 16")
     if pf not in (0, 1):
         raise ConfigError(f"prefetch {pf}: 0 or 1")
     if reread_threads(shape) > 1024:
         raise ConfigError(f"{reread_threads(shape)} threads a block: at most 1024")
-    if not 1 <= mb <= 8 or mb * (reread_smem(shape) + 1024) > 228 * 1024:
-        raise ConfigError(f"{mb} blocks an SM of {reread_smem(shape)} B of shared memory: 1 "
+    smem = reread_smem(shape, unit)
+    if not 1 <= mb <= 8 or mb * (smem + 1024) > 228 * 1024:
+        raise ConfigError(f"{mb} blocks an SM of {smem} B of shared memory: 1 "
                           "to 8 blocks, all of them within the SM's 228 KiB")
+
+
+def walk_spec(shape=None, diag: int = 0) -> KernelSpec:
+    c, w, kib, sl, mb, pf = shape or WALK
+    return KernelSpec(f"{CHAPTER}/22_rle_walk.cu", "rle_encode_walk",
+                      template=(c, w, kib * 256, sl, mb, pf, int(diag)))
+
+
+def check_walk_shape(shape) -> None:
+    """ConfigError, naming the rule, for an encoder shape of 22 that cannot be built."""
+    check_reread_shape(shape, WALK_UNIT, "mask-walk")
 
 
 def check_lean_shape(shape) -> None:
@@ -404,6 +427,9 @@ class Encoder:
             return self.values, self.lengths, self.count
         if variant == "reread":
             self._reread(x)
+            return self.values, self.lengths, self.count
+        if variant == "walk":
+            self._walk(x)
             return self.values, self.lengths, self.count
         if variant == "pipelined":
             self._pipelined(x)
@@ -537,17 +563,31 @@ class Encoder:
         """21: as _rounds, each segment read twice. `shape`: REREAD by default, fixed at
         the first call (and `diag`, a diagnostic that is not an encoder)."""
         if getattr(self, "_rr", None) is None:
-            from ...device import current
             shape = tuple(shape or REREAD)
             check_reread_shape(shape)
-            if current().sms > ROUNDS_MAX_SMS:
-                raise ConfigError(f"{current().sms} SMs: the re-read encoder's poller reads "
-                                  f"the words of at most {ROUNDS_MAX_SMS} SMs' blocks a round")
-            self._rr = self._one_pass(reread_spec(shape, diag), reread_smem(shape), shape,
-                                      shape[4], "the re-read encoder (21)",
-                                      threads=reread_threads(shape), tile=shape[2] * 256,
-                                      cooperative=True)
+            self._rr = self._rounds_pass(reread_spec(shape, diag), reread_smem(shape), shape,
+                                         "the re-read encoder (21)")
         self._launch_one_pass(self._rr, x)
+
+    def _walk(self, x, shape=None, diag: int = 0) -> None:
+        """22: as _reread, the heads left as masks for the writers. `shape`: WALK by
+        default, fixed at the first call (and `diag`, a diagnostic that is not an
+        encoder)."""
+        if getattr(self, "_wk", None) is None:
+            shape = tuple(shape or WALK)
+            check_walk_shape(shape)
+            self._wk = self._rounds_pass(walk_spec(shape, diag), reread_smem(shape, WALK_UNIT),
+                                         shape, "the mask-walk encoder (22)")
+        self._launch_one_pass(self._wk, x)
+
+    def _rounds_pass(self, spec, smem: int, shape, what: str) -> tuple:
+        """The prepared cooperative launch of 21 or 22 (shape[4] blocks an SM)."""
+        from ...device import current
+        if current().sms > ROUNDS_MAX_SMS:
+            raise ConfigError(f"{current().sms} SMs: {what}'s poller reads the words of at "
+                              f"most {ROUNDS_MAX_SMS} SMs' blocks a round")
+        return self._one_pass(spec, smem, shape, shape[4], what, threads=reread_threads(shape),
+                              tile=shape[2] * 256, cooperative=True)
 
     @staticmethod
     def _one_pass(spec, smem: int, shape, blocks: int, what: str, threads=None,

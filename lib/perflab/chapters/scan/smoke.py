@@ -14,10 +14,10 @@ import numpy as np
 
 def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
     """Every kernel, or with only="pipelined", "staged", "lookahead", "chunked", "bulk",
-    "lean", "masks", "rounds" or "reread" (argument or $SCAN_SMOKE_ONLY) that scan alone (08
-    with its encoder 09, 10, 12 with 13, 14 with 15, 16 with 17 to 21; "lean", "masks",
-    "rounds", "reread": the encoder 18, 19, 20 or 21 alone; 16 to 21 where the GPU can run
-    them)."""
+    "lean", "masks", "rounds", "reread" or "walk" (argument or $SCAN_SMOKE_ONLY) that scan
+    alone (08 with its encoder 09, 10, 12 with 13, 14 with 15, 16 with 17 to 22; "lean",
+    "masks", "rounds", "reread", "walk": the encoder 18 to 22 alone; 16 to 22 where the GPU
+    can run them)."""
     import os
 
     import cupy as cp

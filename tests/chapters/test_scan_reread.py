@@ -8,6 +8,7 @@ bits)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from perflab import registry
@@ -213,3 +214,67 @@ def test_back_to_back_walk_encodes(live):
         encs[k % 4].encode(xs[k % 4], "walk", check=False)
     for x, e in zip(xs, encs):
         assert ex.check_rle(x, e.values, e.lengths, e.count)[0].correct
+
+
+# -- the page's numbers, from rows like the recorded ones --------------------------------
+def _walk_rows(x22=3.0, failed=False):
+    from perflab.chapters.scan import rounds as rd
+    name = rr.reread_name(rle.WALK, "walk")
+    t = 0.28
+    rows = []
+    for kind in ("short", "long", "mixed", "equal", "distinct"):
+        for v, x in ((name, x22), (rr.reread_name(rle.REREAD), 2.5),
+                     (rd.rounds_name(rle.ROUNDS), 3.2)):
+            rows.append({"variant": v, "part": "race", "kind": kind, "diagnostic": 0,
+                         "n": 1 << 25, "median_ms": t / x, "x_torch": x, "x_torch_min": x - 0.1,
+                         "x_torch_max": x + 0.1, "correct": v != name or not failed})
+        rows += [{"variant": "torch.unique_consecutive", "kind": kind, "median_ms": t,
+                  "correct": True},
+                 {"variant": "read ceiling", "kind": kind, "median_ms": 0.045, "x_torch": t / 0.045},
+                 {"variant": "copy", "kind": kind, "median_ms": 0.075}]
+    for dg, ms in ((1, 0.072), (2, 0.060), (3, 0.052)):
+        rows.append({"variant": f"{name} diagnostic {dg}", "part": "race", "kind": "short",
+                     "diagnostic": dg, "median_ms": ms, "x_torch": t / ms, "correct": None})
+    rows += [{"variant": "rle walk", "part": "check", "n": n, "kind": "short", "correct": True}
+             for n in (0, 1, 31)]
+    rows += [{"variant": "rle walk", "part": "large", "n": (1 << 30) + 1, "kind": "short",
+              "correct": True},
+             {"variant": "rle walk", "part": "large", "n": (1 << 31) + 5, "kind": "short",
+              "correct": None, "invalid": "n=2147483653: run positions and lengths are int32"},
+             {"variant": "rle walk", "part": "stress", "n": 1000003, "calls": 1000,
+              "wrong_calls": 0, "correct": True}]
+    return pd.DataFrame(rows)
+
+
+def _walk_profile():
+    return pd.DataFrame([{"variant": "rle walk", "diagnostic": d, "duration_us": 68 - 8 * d,
+                          "inst_executed": (37e6, 21e6, 13e6, 3e6)[d],
+                          "issue_active_pct": 50.0, "dram_read_over_input": 1.03}
+                         for d in rr.REREAD_PROFILE_DIAGS])
+
+
+def test_the_eleventh_try_summary_comes_from_its_rows():
+    from perflab.chapters.scan import report
+    s = report.walk_summary(_walk_rows(), _walk_profile())
+    assert s["wk11_short_x_torch"] == pytest.approx(3.0)
+    assert s["wk11_over_rounds"] == pytest.approx(3.0 / 3.2)
+    assert s["wk11_short_reread_x_torch"] == pytest.approx(2.5)
+    assert s["wk11_cost_writers_us"] == pytest.approx(280 / 3 - 72)
+    assert s["wk11_cost_waits_us"] == pytest.approx(12) and s["wk11_cost_counters_us"] == pytest.approx(8)
+    assert s["wk11_loads_over_read_us"] == pytest.approx(52 - 45)
+    assert s["wk11_need_us"] == pytest.approx(70)
+    assert s["wk11_inst_writers_M"] == pytest.approx(16) and s["wk11_inst_counters_M"] == pytest.approx(10)
+    assert s["wk11_mask_bytes"] == rle.WALK[2] * 1024 // 32
+    assert s["wk11_n_failed"] == 0 and s["wk11_stress_ok"]
+    lad = report.walk_ladder(_walk_rows())
+    assert list(lad["step"])[:4] == ["22, the encoder", "diagnostic 1", "diagnostic 2",
+                                     "diagnostic 3"]
+    assert {"21, the encoder", "20, the encoder"} <= set(lad["step"])
+
+
+def test_the_eleventh_try_targets_follow_the_rows():
+    from perflab.chapters.scan import report
+    assert report.targets_eleventh_try(report.walk_summary(_walk_rows(4.2)))["met"].iloc[0]
+    assert not report.targets_eleventh_try(report.walk_summary(_walk_rows(3.0)))["met"].iloc[0]
+    assert not report.targets_eleventh_try(
+        report.walk_summary(_walk_rows(4.2, failed=True)))["met"].iloc[0]

@@ -912,7 +912,7 @@ def lean_ladder(rows, kind: str = "short") -> pd.DataFrame:
 
 #: the rung of each one-pass encoder's profiled rows
 RUNGS = {"rle bulk": "17", "rle lean": "18", "rle masks": "19", "rle rounds": "20",
-         "rle reread": "21"}
+         "rle reread": "21", "rle walk": "22"}
 
 
 def lean_profile_table(prof) -> pd.DataFrame:
@@ -924,7 +924,8 @@ def lean_profile_table(prof) -> pd.DataFrame:
     for _, r in prof.iterrows():
         d = int(r["diagnostic"])
         names = {"rle rounds": rle_mod.ROUNDS_DIAGNOSTICS,
-                 "rle reread": rle_mod.REREAD_DIAGNOSTICS}.get(r["variant"],
+                 "rle reread": rle_mod.REREAD_DIAGNOSTICS,
+                 "rle walk": rle_mod.REREAD_DIAGNOSTICS}.get(r["variant"],
                                                              rle_mod.BULK_DIAGNOSTICS)
         out.append({"kernel": RUNGS[r["variant"]],
                     "step": "the encoder" if d == 0 else f"diagnostic {d}: {names[d]}",
@@ -1092,47 +1093,58 @@ def targets_ninth_try(s: dict) -> pd.DataFrame:
 
 
 # -- the tenth try: the re-read encoder (21) ----------------------------------------------
-def reread_summary(rows, prof=None) -> dict:
+def reread_summary(rows, prof=None, mode: str = "reread", key: str = "rr10") -> dict:
     """The tenth try (21: 20's rounds with nothing held in shared memory, each segment
     counted from registers and read again from L2 to be written), from scan.rle_reread
     (checks, back-to-back calls, and the race of 21's shapes and diagnostics with 20, 15
-    and torch at 2^25) and, when recorded, scan.reread_profile."""
+    and torch at 2^25) and, when recorded, scan.reread_profile; or, with mode="walk" and
+    key="wk11", the eleventh (22, the heads left as masks), from scan.rle_walk (which also
+    races 21) and scan.walk_profile."""
     from . import reread as reread_mod, rle as rle_mod, rounds as rounds_mod
-    out = _encoder_checks(rows, "rr10")
-    default = reread_mod.reread_name(rle_mod.REREAD)
-    out["rr10_shape"] = default.replace("rle reread ", "")
+    out = _encoder_checks(rows, key)
+    shape = rle_mod.REREAD if mode == "reread" else rle_mod.WALK
+    prefix = reread_mod.MODES[mode][0]
+    default = reread_mod.reread_name(shape, mode)
+    out[f"{key}_shape"] = default.replace(prefix + " ", "")
     named = [("", default), ("_rounds", rounds_mod.rounds_name(rle_mod.ROUNDS)),
              ("_ch", "chunked"), ("_torch", "torch.unique_consecutive"), ("_copy", "copy"),
              ("_read", "read ceiling")]
+    if mode == "walk":
+        named.append(("_reread", reread_mod.reread_name(rle_mod.REREAD)))
     named += [(f"_diag{d}", f"{default} diagnostic {d}") for d in rle_mod.REREAD_DIAGNOSTICS]
-    out.update(_race_keys(rows, "rr10", named, default))
-    out["rr10_over_rounds"] = out["rr10_short_rounds_us"] / out["rr10_short_us"]
-    c, w, kib, sl, mb = rle_mod.REREAD[:5]
-    out["rr10_counters"], out["rr10_writers"], out["rr10_seg_kib"] = c, w, kib
-    out["rr10_blocks"], out["rr10_slots"] = mb, sl
-    out["rr10_staging_kib"] = rle_mod.reread_smem(rle_mod.REREAD) / 1024
-    d = {i: out[f"rr10_short_diag{i}_us"] for i in rle_mod.REREAD_DIAGNOSTICS}
-    out["rr10_cost_writers_us"] = out["rr10_short_us"] - d[1]
-    out["rr10_cost_waits_us"] = d[1] - d[2]
-    out["rr10_cost_counters_us"] = d[2] - d[3]
-    out["rr10_loads_over_read_us"] = d[3] - out["rr10_short_read_us"]
-    out["rr10_bound_x_torch"] = out["rr10_short_torch_us"] / d[2]
-    out.update(_best_worst(rows, "rr10", "rle reread"))
+    out.update(_race_keys(rows, key, named, default))
+    out[f"{key}_over_rounds"] = out[f"{key}_short_rounds_us"] / out[f"{key}_short_us"]
+    c, w, kib, sl, mb = shape[:5]
+    out[f"{key}_counters"], out[f"{key}_writers"], out[f"{key}_seg_kib"] = c, w, kib
+    out[f"{key}_blocks"], out[f"{key}_slots"] = mb, sl
+    out[f"{key}_mask_bytes"] = kib * 1024 // 32        # one bit an element
+    unit = rle_mod.REREAD_PIECE if mode == "reread" else rle_mod.WALK_UNIT
+    out[f"{key}_staging_kib"] = rle_mod.reread_smem(shape, unit) / 1024
+    d = {i: out[f"{key}_short_diag{i}_us"] for i in rle_mod.REREAD_DIAGNOSTICS}
+    out[f"{key}_cost_writers_us"] = out[f"{key}_short_us"] - d[1]
+    out[f"{key}_cost_waits_us"] = d[1] - d[2]
+    out[f"{key}_cost_counters_us"] = d[2] - d[3]
+    out[f"{key}_loads_over_read_us"] = d[3] - out[f"{key}_short_read_us"]
+    out[f"{key}_bound_x_torch"] = out[f"{key}_short_torch_us"] / d[2]
+    out[f"{key}_need_us"] = out[f"{key}_short_torch_us"] / 4
+    out.update(_best_worst(rows, key, prefix))
     if prof is not None and len(prof):
         from .reread import REREAD_PROFILE_DIAGS
-        out.update(_profile_keys(prof, "rr10", (("reread", "rle reread"),), REREAD_PROFILE_DIAGS))
-        i = {d: out["rr10_reread_inst_M" + ("" if d == 0 else f"_d{d}")]
+        out.update(_profile_keys(prof, key, (("enc", prefix),), REREAD_PROFILE_DIAGS))
+        i = {d: out[f"{key}_enc_inst_M" + ("" if d == 0 else f"_d{d}")]
              for d in REREAD_PROFILE_DIAGS}
-        t = {d: out["rr10_reread_prof_us" + ("" if d == 0 else f"_d{d}")]
-             for d in REREAD_PROFILE_DIAGS}
-        out["rr10_inst_writers_M"] = i[0] - i[1]
-        out["rr10_inst_waits_M"] = i[1] - i[2]
-        out["rr10_inst_counters_M"] = i[2] - i[3]
-        out["rr10_prof_counting_us"] = t[2] - t[3]
-        r = _one(prof, variant="rle reread", diagnostic=0)
-        out["rr10_dram_read_x"] = _get(r, "dram_read_over_input")
-        out["rr10_l2_hit_pct"] = _get(r, "l2_hit_pct")
+        out[f"{key}_inst_writers_M"] = i[0] - i[1]
+        out[f"{key}_inst_waits_M"] = i[1] - i[2]
+        out[f"{key}_inst_counters_M"] = i[2] - i[3]
+        r = _one(prof, variant=prefix, diagnostic=0)
+        out[f"{key}_dram_read_x"] = _get(r, "dram_read_over_input")
     return out
+
+
+def walk_summary(rows, prof=None) -> dict:
+    """The eleventh try (22), from scan.rle_walk and scan.walk_profile (reread_summary's
+    keys, prefix wk11)."""
+    return reread_summary(rows, prof, "walk", "wk11")
 
 
 def reread_ladder(rows, kind: str = "short") -> pd.DataFrame:
@@ -1147,6 +1159,22 @@ def reread_ladder(rows, kind: str = "short") -> pd.DataFrame:
 def targets_tenth_try(s: dict) -> pd.DataFrame:
     """Issue #11's encoder targets for the re-read encoder (21), from scan.rle_reread."""
     return _encoder_targets(s, "rr10", "re-read encoder", "21")
+
+
+def walk_ladder(rows, kind: str = "short") -> pd.DataFrame:
+    """22 at its default and its diagnostics, 21 and 20 at their defaults, the read
+    ceiling and the copy, on one kind of runs (one run's rounds)."""
+    from . import reread as reread_mod, rle as rle_mod, rounds as rounds_mod
+    return _ladder(rows, kind, reread_mod.reread_name(rle_mod.WALK, "walk"), "22",
+                   [("21, the encoder", reread_mod.reread_name(rle_mod.REREAD),
+                     "(21 at its default, for comparison)"),
+                    ("20, the encoder", rounds_mod.rounds_name(rle_mod.ROUNDS),
+                     "(20 at its default, for comparison)")], rle_mod.REREAD_DIAGNOSTICS)
+
+
+def targets_eleventh_try(s: dict) -> pd.DataFrame:
+    """Issue #11's encoder targets for the mask-walk encoder (22), from scan.rle_walk."""
+    return _encoder_targets(s, "wk11", "mask-walk encoder", "22")
 
 
 #: scan.call_time's rows on the page: variant -> (short key, label)

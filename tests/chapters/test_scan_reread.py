@@ -53,11 +53,13 @@ def test_shared_memory_is_the_writers_staging_alone():
     assert rle.reread_threads((8, 8, 32, 4, 1, 1)) == (8 + 8 + 1) * 32
 
 
-def test_reread_kernels_compile_without_spills_and_fit_their_blocks():
+@pytest.mark.parametrize("spec,default,shapes", [
+    (rle.reread_spec, rle.REREAD, rle.REREAD_SHAPES), (rle.walk_spec, rle.WALK, rle.WALK_SHAPES)],
+    ids=["21", "22"])
+def test_the_kernels_compile_without_spills_and_fit_their_blocks(spec, default, shapes):
     from perflab import compile_report as cr
-    specs = [rle.reread_spec(sh) for sh in rle.REREAD_SHAPES] + [
-        rle.reread_spec(rle.REREAD, d) for d in rle.REREAD_DIAGNOSTICS]
-    shapes = list(rle.REREAD_SHAPES) + [rle.REREAD] * len(rle.REREAD_DIAGNOSTICS)
+    specs = [spec(sh) for sh in shapes] + [spec(default, d) for d in rle.REREAD_DIAGNOSTICS]
+    shapes = list(shapes) + [default] * len(rle.REREAD_DIAGNOSTICS)
     df = cr.report(specs, ("sm_90",))
     assert len(df) == len(specs)
     assert (df["spill_store_bytes"] == 0).all() and (df["spill_load_bytes"] == 0).all()
@@ -91,49 +93,6 @@ def test_the_reread_experiments_sweep_and_profile_21():
     assert {s.file for s in p.kernels()} == {"03-scan/21_rle_reread.cu"}
 
 
-# -- on a GPU -----------------------------------------------------------------------------
-@pytest.fixture
-def live(monkeypatch):
-    monkeypatch.setenv("PERFLAB_MODE", "live")
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("n", [1, 2, 31, 511, 513, 4097, 132 * 8192 - 1, 132 * 8192 * 3 + 1,
-                               1000003])
-@pytest.mark.parametrize("kind", ["equal", "distinct", "short", "long", "mixed"])
-def test_reread_encoder_round_trips(live, n, kind):
-    enc = rle.Encoder(n)
-    x = rle.make_runs(n, kind, np.random.default_rng(n))
-    chk, runs = ex.check_rle(x, *enc.encode(x, "reread"))
-    assert chk.correct
-    if kind == "equal":
-        assert runs == 1
-    if kind == "distinct":
-        assert runs == n
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("shape", rle.REREAD_SHAPES)
-@pytest.mark.parametrize("kind", ["short", "distinct"])
-def test_every_reread_shape_round_trips(live, shape, kind):
-    n = 1000003
-    enc = rle.Encoder(n)
-    x = rle.make_runs(n, kind, np.random.default_rng(4))
-    enc._reread(x, shape)
-    assert ex.check_rle(x, enc.values, enc.lengths, enc.count)[0].correct
-
-
-@pytest.mark.gpu
-def test_back_to_back_reread_encodes(live):
-    xs = [rle.make_runs(1000003, k, np.random.default_rng(9))
-          for k in ("short", "long", "mixed", "distinct")]
-    encs = [rle.Encoder(x.size) for x in xs]
-    for k in range(100):
-        encs[k % 4].encode(xs[k % 4], "reread", check=False)
-    for x, e in zip(xs, encs):
-        assert ex.check_rle(x, e.values, e.lengths, e.count)[0].correct
-
-
 # -- 22: the mask-walk encoder ------------------------------------------------------------
 @pytest.mark.parametrize("shape,why", [
     ((8, 4, 16, 4, 2), "prefetch"),
@@ -157,18 +116,6 @@ def test_every_swept_walk_shape_is_valid_and_its_staging_is_a_unit_a_writer():
     assert rr.reread_name(rle.WALK, "walk") == "rle walk 8+4 warps, 16 KiB, 4 slots, 2 a SM"
 
 
-def test_walk_kernels_compile_without_spills_and_fit_their_blocks():
-    from perflab import compile_report as cr
-    specs = [rle.walk_spec(sh) for sh in rle.WALK_SHAPES] + [
-        rle.walk_spec(rle.WALK, d) for d in rle.REREAD_DIAGNOSTICS]
-    shapes = list(rle.WALK_SHAPES) + [rle.WALK] * len(rle.REREAD_DIAGNOSTICS)
-    df = cr.report(specs, ("sm_90",))
-    assert len(df) == len(specs)
-    assert (df["spill_store_bytes"] == 0).all() and (df["spill_load_bytes"] == 0).all()
-    for sh, (_, r) in zip(shapes, df.iterrows()):
-        assert r["registers"] * rle.reread_threads(sh) * sh[4] <= 65536, sh
-
-
 def test_the_walk_encoder_and_its_experiments():
     assert "walk" in rle.ALL and "walk" in rle.SM90 and "walk" in rle.ONE_PASS
     assert [s.file for s in ex.RLE_SPECS["walk"]()] == ["03-scan/22_rle_walk.cu"]
@@ -179,41 +126,6 @@ def test_the_walk_encoder_and_its_experiments():
             "03-scan/20_rle_rounds.cu"} <= {s.file for s in e.kernels()}
     p = registry.get("scan.walk_profile")
     assert {s.file for s in p.kernels()} == {"03-scan/22_rle_walk.cu"}
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("n", [1, 2, 31, 1023, 1025, 4097, 264 * 4096 - 1, 264 * 4096 * 3 + 1,
-                               1000003])
-@pytest.mark.parametrize("kind", ["equal", "distinct", "short", "long", "mixed"])
-def test_walk_encoder_round_trips(live, n, kind):
-    enc = rle.Encoder(n)
-    x = rle.make_runs(n, kind, np.random.default_rng(n))
-    chk, runs = ex.check_rle(x, *enc.encode(x, "walk"))
-    assert chk.correct
-    if kind == "distinct":
-        assert runs == n
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("shape", rle.WALK_SHAPES)
-@pytest.mark.parametrize("kind", ["short", "distinct"])
-def test_every_walk_shape_round_trips(live, shape, kind):
-    n = 1000003
-    enc = rle.Encoder(n)
-    x = rle.make_runs(n, kind, np.random.default_rng(5))
-    enc._walk(x, shape)
-    assert ex.check_rle(x, enc.values, enc.lengths, enc.count)[0].correct
-
-
-@pytest.mark.gpu
-def test_back_to_back_walk_encodes(live):
-    xs = [rle.make_runs(1000003, k, np.random.default_rng(9))
-          for k in ("short", "long", "mixed", "distinct")]
-    encs = [rle.Encoder(x.size) for x in xs]
-    for k in range(100):
-        encs[k % 4].encode(xs[k % 4], "walk", check=False)
-    for x, e in zip(xs, encs):
-        assert ex.check_rle(x, e.values, e.lengths, e.count)[0].correct
 
 
 # -- the page's numbers, from rows like the recorded ones --------------------------------
@@ -278,3 +190,49 @@ def test_the_eleventh_try_targets_follow_the_rows():
     assert not report.targets_eleventh_try(report.walk_summary(_walk_rows(3.0)))["met"].iloc[0]
     assert not report.targets_eleventh_try(
         report.walk_summary(_walk_rows(4.2, failed=True)))["met"].iloc[0]
+
+
+# -- on a GPU -----------------------------------------------------------------------------
+@pytest.fixture
+def live(monkeypatch):
+    monkeypatch.setenv("PERFLAB_MODE", "live")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["reread", "walk"])
+@pytest.mark.parametrize("n", [1, 2, 31, 511, 513, 1023, 1025, 4097, 132 * 8192 - 1,
+                               132 * 8192 * 3 + 1, 264 * 4096 - 1, 264 * 4096 * 3 + 1, 1000003])
+@pytest.mark.parametrize("kind", ["equal", "distinct", "short", "long", "mixed"])
+def test_the_encoders_round_trip(live, mode, n, kind):
+    enc = rle.Encoder(n)
+    x = rle.make_runs(n, kind, np.random.default_rng(n))
+    chk, runs = ex.check_rle(x, *enc.encode(x, mode))
+    assert chk.correct
+    if kind == "equal":
+        assert runs == 1
+    if kind == "distinct":
+        assert runs == n
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode,shape", [("reread", sh) for sh in rle.REREAD_SHAPES]
+                         + [("walk", sh) for sh in rle.WALK_SHAPES])
+@pytest.mark.parametrize("kind", ["short", "distinct"])
+def test_every_swept_shape_round_trips(live, mode, shape, kind):
+    n = 1000003
+    enc = rle.Encoder(n)
+    x = rle.make_runs(n, kind, np.random.default_rng(4))
+    getattr(enc, rr.MODES[mode][3])(x, shape)
+    assert ex.check_rle(x, enc.values, enc.lengths, enc.count)[0].correct
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["reread", "walk"])
+def test_back_to_back_encodes(live, mode):
+    xs = [rle.make_runs(1000003, k, np.random.default_rng(9))
+          for k in ("short", "long", "mixed", "distinct")]
+    encs = [rle.Encoder(x.size) for x in xs]
+    for k in range(100):
+        encs[k % 4].encode(xs[k % 4], mode, check=False)
+    for x, e in zip(xs, encs):
+        assert ex.check_rle(x, e.values, e.lengths, e.count)[0].correct

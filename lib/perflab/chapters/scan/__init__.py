@@ -13,7 +13,7 @@ the later tries' lookback, pipeline, staged, targets, chunked, rle_chunked,
 chunked_profile), bulk (the sixth try's bulk, rle_bulk, bulk_profile), lean (the seventh try's rle_lean,
 lean_profile), masks (the eighth try's rle_masks, masks_profile), rounds (the ninth
 try's rle_rounds, rounds_profile), reread (the tenth and eleventh tries' rle_reread, reread_profile, rle_walk,
-walk_profile),
+walk_profile), ballot (the twelfth try's rle_ballot, ballot_profile),
 calltime (call_time: what a call costs), report (the page's numbers, tables and figures), explorer (block size ×
 ITEMS_PER_THREAD), profiling (the ncu child). Kernels: kernels/03-scan/; tests:
 tests/chapters/test_scan.py, test_scan_lookahead.py, test_scan_chunked.py and
@@ -31,4 +31,5 @@ from . import masks  # noqa: E402,F401  (registers scan.rle_masks, scan.masks_pr
 from . import rounds  # noqa: E402,F401  (registers scan.rle_rounds, scan.rounds_profile)
 from . import reread  # noqa: E402,F401  (registers scan.rle_reread, scan.reread_profile,
 #                                   scan.rle_walk, scan.walk_profile)
+from . import ballot  # noqa: E402,F401  (registers scan.rle_ballot, scan.ballot_profile)
 from . import calltime  # noqa: E402,F401  (registers scan.call_time)

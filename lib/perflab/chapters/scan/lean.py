@@ -58,7 +58,7 @@ def stress(ctx, mode: str, calls: int, sizes) -> None:
     with its input's at the end, and the last outputs are checked whole."""
     import cupy as cp
     spec = {"lean": rle.lean_spec, "masks": rle.masks_spec, "rounds": rle.rounds_spec,
-            "reread": rle.reread_spec, "walk": rle.walk_spec}[mode]()
+            "reread": rle.reread_spec, "walk": rle.walk_spec, "ballot": rle.ballot_spec}[mode]()
     for n in sizes:
         s = seed()
         rng = np.random.default_rng(s)
@@ -137,7 +137,8 @@ def profile_or_bulk_missing():
 
 def profile_encoders(ctx, n: int, segments, diags) -> None:
     """Each (variant, shape) of `segments` ("rle bulk" 17, "rle lean" 18, "rle masks" 19,
-    "rle rounds" 20, "rle reread" 21, "rle walk" 22) with each diagnostic of `diags`, once under Nsight Compute (clocks untouched) at n
+    "rle rounds" 20, "rle reread" 21, "rle walk" 22, "rle ballot" 23) with each diagnostic
+    of `diags`, once under Nsight Compute (clocks untouched) at n
     int32 on runs of 1-15: a row with the kernel's time, its warp instructions, its issue
     activity and its DRAM bytes against the input's 4n."""
     from ...profile import profile as run_ncu
@@ -153,7 +154,11 @@ def profile_encoders(ctx, n: int, segments, diags) -> None:
                 metrics[f"dram_{k}_over_input"] = (metrics[f"dram_{k}_MB"][0] * 1e6 / (4 * n), "x")
         v, shape, d = seg["variant"], tuple(seg["shape"]), seg["diag"]
         names = rle.BULK_DIAGNOSTICS
-        if v in ("rle reread", "rle walk"):
+        if v == "rle ballot":
+            from .ballot import ballot_params
+            spec, params = rle.ballot_spec(shape, d), ballot_params(shape)
+            names = rle.BALLOT_DIAGNOSTICS
+        elif v in ("rle reread", "rle walk"):
             from .reread import reread_params
             spec = (rle.reread_spec if v == "rle reread" else rle.walk_spec)(shape, d)
             params, names = reread_params(shape), rle.REREAD_DIAGNOSTICS

@@ -6,7 +6,8 @@ from __future__ import annotations
 def prepare(segments: list[dict]) -> list:
     """One callable per segment {"variant", "n"} (and for the encoders "shape", "diag"):
     int32 inputs made from the host (for "rle bulk" (17), "rle lean" (18), "rle masks"
-    (19), "rle rounds" (20), "rle reread" (21) and "rle walk" (22), runs of 1-15), every kernel compiled (the encoder run
+    (19), "rle rounds" (20), "rle reread" (21), "rle walk" (22) and "rle ballot" (23),
+    runs of 1-15), every kernel compiled (the encoder run
     once), nothing launched after."""
     import cupy as cp
     import numpy as np
@@ -20,13 +21,13 @@ def prepare(segments: list[dict]) -> list:
         x = cp.asarray(rng.integers(-1000, 1001, n).astype(np.int32))
         out = cp.empty_like(x)
         if seg["variant"] in ("rle bulk", "rle lean", "rle masks", "rle rounds",
-                              "rle reread", "rle walk"):  # 17-22
+                              "rle reread", "rle walk", "rle ballot"):  # 17-23
             from . import rle
             x = rle.make_runs(n, "short", rng)
             enc = rle.Encoder(n)
             run = {"rle bulk": enc._bulk, "rle lean": enc._lean, "rle masks": enc._masks,
                    "rle rounds": enc._rounds, "rle reread": enc._reread,
-                   "rle walk": enc._walk}[seg["variant"]]
+                   "rle walk": enc._walk, "rle ballot": enc._ballot}[seg["variant"]]
             shape = tuple(seg["shape"]) if seg.get("shape") else None
             run(x, shape, seg.get("diag", 0))
             fn = (lambda x=x, run=run: run(x))

@@ -20,7 +20,9 @@ left in shared memory as masks, and the sequencer's chain shared by several warp
 round, every block reading every block's count) and "reread" (21_rle_reread.cu: 20's
 rounds with nothing held in shared memory: each segment read from memory to count its
 heads, and again, from L2, to write its runs) and "walk" (22_rle_walk.cu: 21's counters
-leave the heads as masks, and the writers walk the bits).
+leave the heads as masks, and the writers walk the bits) and "ballot" (23_rle_ballot.cu:
+one pass, each warp's heads found by ballots and staged in shared memory at once, large
+tiles and a look-back on (heads, last head); compute capability 8.0 and later).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """
@@ -36,11 +38,12 @@ from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state, status_
 ENCODERS = ("fused", "unfused")
 #: every encoder `encode` takes
 ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk", "lean", "masks", "rounds",
-                  "reread", "walk")
+                  "reread", "walk", "ballot")
 #: the encoders that need compute capability 9.0 (17 to 21)
 SM90 = ("bulk", "lean", "masks", "rounds", "reread", "walk")
 #: the encoders whose one pass writes values and lengths (4n read, 8 bytes a run written)
-ONE_PASS = ("lookahead", "chunked", "bulk", "lean", "masks", "rounds", "reread", "walk")
+ONE_PASS = ("lookahead", "chunked", "bulk", "lean", "masks", "rounds", "reread", "walk",
+            "ballot")
 #: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
 #: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
 PIPELINED = (256, 16, 2)
@@ -117,6 +120,17 @@ WALK = (8, 4, 16, 4, 2, 0)
 WALK_SHAPES = ((8, 4, 16, 4, 2, 0), (8, 4, 16, 4, 2, 1), (8, 2, 16, 4, 2, 0),
                (4, 4, 16, 4, 2, 1), (8, 8, 32, 4, 1, 1), (16, 8, 32, 4, 1, 1),
                (8, 4, 16, 8, 2, 0))
+#: 23_rle_ballot.cu: (warps a block, elements a warp's piece, chunks of 32 in flight a
+#: lane, heads a warp stages, blocks an SM); a tile is warps * piece elements; encode(x,
+#: "ballot").
+BALLOT = (16, 2048, 16, 512, 2)
+#: the shapes scan.rle_ballot compares (the default first)
+BALLOT_SHAPES = ((16, 2048, 16, 512, 2), (16, 1024, 16, 512, 2), (8, 4096, 16, 1024, 4),
+                 (32, 1024, 8, 256, 2), (16, 1024, 8, 256, 4), (32, 1024, 16, 1024, 1),
+                 (16, 4096, 16, 512, 2))
+#: 23's diagnostics (DIAG)
+BALLOT_DIAGNOSTICS = {1: "no look-back (every tile's prefix taken as empty)",
+                      2: "no runs written", 3: "neither look-back nor runs written"}
 WALK_UNIT = 1024            # 22: a writer's unit (32 mask words)
 MASK_PIECE = 1024           # 19: a scanner's piece (32 mask words)
 MASK_CAP = 256              # 19: staged slots a scanner (a 16-bit index and a value)
@@ -305,6 +319,38 @@ def check_walk_shape(shape) -> None:
     check_reread_shape(shape, WALK_UNIT, "mask-walk")
 
 
+def ballot_spec(shape=None, diag: int = 0) -> KernelSpec:
+    w, piece, batch, cap, mb = shape or BALLOT
+    return KernelSpec(f"{CHAPTER}/23_rle_ballot.cu", "rle_encode_ballot",
+                      template=(w, piece, batch, cap, mb, int(diag)))
+
+
+def ballot_smem(shape) -> int:
+    """23's dynamic shared memory: each warp's staged heads, a 4-byte value and a 4-byte
+    index each."""
+    return shape[0] * shape[3] * 8
+
+
+def check_ballot_shape(shape) -> None:
+    """ConfigError, naming the rule, for a shape of 23 that cannot be built."""
+    if len(shape) != 5:
+        raise ConfigError(f"ballot encoder shape {shape}: (warps, piece, chunks in flight, "
+                          "staged heads a warp, blocks an SM)")
+    w, piece, batch, cap, mb = shape
+    if not 1 <= w <= 32:
+        raise ConfigError(f"{w} warps a block: 1 to 32")
+    if batch < 1 or piece % (32 * batch) or not 32 <= piece <= 65536:
+        raise ConfigError(f"pieces of {piece} elements: whole batches of {batch} chunks of "
+                          "32, at most 65536 (16-bit indices)")
+    if cap % 32 or not 32 <= cap <= piece:
+        raise ConfigError(f"{cap} staged heads: a multiple of 32, from 32 to the piece "
+                          f"({piece})")
+    smem = ballot_smem(shape)
+    if not 1 <= mb <= 32 or mb * (smem + 1024) > 228 * 1024 or mb * w > 64:
+        raise ConfigError(f"{mb} blocks an SM of {w} warps and {smem} B of shared memory: "
+                          "at most 64 warps and 228 KiB an SM")
+
+
 def check_lean_shape(shape) -> None:
     """ConfigError, naming the rule, for an encoder shape of 18 that cannot be built."""
     if len(shape) != 8:
@@ -430,6 +476,9 @@ class Encoder:
             return self.values, self.lengths, self.count
         if variant == "walk":
             self._walk(x)
+            return self.values, self.lengths, self.count
+        if variant == "ballot":
+            self._ballot(x)
             return self.values, self.lengths, self.count
         if variant == "pipelined":
             self._pipelined(x)
@@ -579,6 +628,30 @@ class Encoder:
             self._wk = self._rounds_pass(walk_spec(shape, diag), reread_smem(shape, WALK_UNIT),
                                          shape, "the mask-walk encoder (22)")
         self._launch_one_pass(self._wk, x)
+
+    def _ballot(self, x, shape=None, diag: int = 0) -> None:
+        """23: one launch, a block a tile, tickets from the counter. `shape`: BALLOT by
+        default, fixed at the first call (and `diag`, a diagnostic that is not an
+        encoder)."""
+        if getattr(self, "_bl", None) is None:
+            from ...device import current
+            from ...kernels import PreparedLaunch, blocks_per_sm
+            shape = tuple(shape or BALLOT)
+            check_ballot_shape(shape)
+            k = get_kernel(ballot_spec(shape, diag))
+            smem, threads, tile = ballot_smem(shape), shape[0] * 32, shape[0] * shape[1]
+            fit = blocks_per_sm(k, threads, smem)
+            if fit < shape[4]:
+                raise ConfigError(f"the ballot encoder (23), shape {shape}: {fit} of its "
+                                  f"{shape[4]} blocks an SM fit ({k.num_regs} registers a "
+                                  f"thread, {smem} B of shared memory)")
+            self._bl = (PreparedLaunch(k, max(1, -(-self.n // tile)), threads, "ppppqpIppI",
+                                       smem), tile)
+        run, tile = self._bl
+        n = x.size
+        tiles = -(-n // tile)
+        counter, lo, hi, epoch = state().split_args(tiles)
+        run(tiles, x, self.values, self.lengths, self.count, n, counter, tiles, lo, hi, epoch)
 
     def _rounds_pass(self, spec, smem: int, shape, what: str) -> tuple:
         """The prepared cooperative launch of 21 or 22 (shape[4] blocks an SM)."""

@@ -1,0 +1,245 @@
+// Run-length encoding in one pass, the heads found by warp ballots and compacted at once.
+//
+// Every encoder from 13 to 22 kept a tile's data (in registers, in a shared-memory stage or
+// in L2 for a second read) until the tile's place among the runs was known, and every one
+// paid for that wait with its data held or read again. Here a tile holds only what it will
+// write: its runs.
+//   - Each warp takes a PIECE of consecutive elements, 32 at a time, lane l element l (one
+//     coalesced 4-byte load a lane, BATCH chunks in flight). A head is an element that
+//     differs from the one before it: the one before comes from the lane before (one
+//     shuffle), at lane 0 from the chunk before. One ballot gives the chunk's 32 head
+//     flags; a head's rank among the warp's heads is the warp's count so far plus the
+//     popcount of the flags below its lane. Each head stores its value and its index in the
+//     piece at that rank in shared memory, at once: about a dozen warp
+//     instructions for 32 elements, and the chunk's registers are free again.
+//   - The tile (WARPS pieces) publishes its AGGREGATE, the pair (heads, last head + 1),
+//     and warp 0 looks back (Merrill & Garland's decoupled look-back, as 03's, on the pair:
+//     counts add, last heads take the maximum) to its exclusive prefix, then publishes the
+//     PREFIX. Tiles are large (WARPS * PIECE elements, tens of thousands), so a look-back
+//     rarely walks past the 32 nearest tiles; tickets come from the atomic counter, so a
+//     tile only ever waits on tiles that are running.
+//   - Every warp then copies its staged runs out: run r's value at r, and run r - 1's
+//     length (this head's index minus the one before). The last tile writes the last run's
+//     length and the number of runs.
+// A piece with more than CAP heads stages the first CAP; after the prefix it walks the
+// rest of its piece again (from L2) and writes those runs itself. DRAM reads 4n, writes
+// 8 bytes a run. Any GPU with warp reductions (compute capability 8.0 and later).
+// DIAG (not encoders: they time parts): 1: no look-back (every tile's prefix taken as
+// empty); 2: no runs written; 3: neither.
+// Dynamic shared memory (ballot_smem in rle.py): WARPS * CAP * 8 bytes.
+#include "lookback.cuh"
+
+// The pair of a tile (or of everything before it) in two tagged words, each a 64-bit
+// store: (tag << 32 | heads) and (tag << 32 | last head + 1, 0 for none). A reader takes
+// them only when both carry the same tag of this call.
+struct PairStatus {
+    unsigned long long* lo;
+    unsigned long long* hi;
+    unsigned epoch;
+
+    __device__ __forceinline__ void publish(long long t, unsigned state, unsigned heads,
+                                            unsigned last1) const {
+        const unsigned long long top = (unsigned long long)((epoch << 2) | state) << 32;
+        st_relaxed_u64(lo + t, top | heads);
+        st_relaxed_u64(hi + t, top | last1);
+    }
+    // Wait until tile t has published this call; its state, heads and last head + 1.
+    __device__ __forceinline__ unsigned wait(long long t, unsigned& heads,
+                                             unsigned& last1) const {
+        int spins = 0;
+        while (true) {
+            const unsigned long long a = ld_relaxed_u64(lo + t), b = ld_relaxed_u64(hi + t);
+            const unsigned ta = (unsigned)(a >> 32), tb = (unsigned)(b >> 32);
+            if (ta == tb && (ta >> 2) == epoch && (ta & 3u) != ST_INVALID) {
+                heads = (unsigned)a;
+                last1 = (unsigned)b;
+                return ta & 3u;
+            }
+            if (++spins > 4) __nanosleep(64);
+        }
+    }
+};
+
+// The exclusive pair of tile `tile` (> 0), called by one whole warp: lane l reads
+// predecessor tile - 1 - l - 32k; lanes up to the nearest PREFIX contribute.
+__device__ __forceinline__ void look_back_pair(const PairStatus& st, long long tile, int lane,
+                                               unsigned& heads, unsigned& last1) {
+    heads = 0;
+    last1 = 0;
+    long long window = tile - 1;
+    while (true) {
+        const long long pred = window - lane;
+        unsigned h = 0, l1 = 0, state = ST_PREFIX;            // before tile 0: nothing
+        if (pred >= 0) state = st.wait(pred, h, l1);
+        const unsigned prefixes = __ballot_sync(FULL_MASK, state == ST_PREFIX);
+        const int nearest = prefixes ? __ffs(prefixes) - 1 : 31;
+        const bool take = lane <= nearest;
+        heads += __reduce_add_sync(FULL_MASK, take ? h : 0u);
+        last1 = max(last1, __reduce_max_sync(FULL_MASK, take ? l1 : 0u));
+        if (prefixes) return;
+        window -= 32;
+    }
+}
+
+// One staged head: its value and its index in the piece, one 8-byte shared store.
+__device__ __forceinline__ void stage_head(unsigned addr, bool on, int v, int at) {
+    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %0, 0;\n\t"
+                 "@p st.shared.v2.b32 [%1], {%2, %3};\n\t}"
+                 :: "r"((int)on), "r"(addr), "r"(v), "r"(at) : "memory");
+}
+
+// A warp's walk over its piece (FULL: the whole piece lies inside [0, n)): heads found by
+// ballots, ranked, the first CAP staged at `stage` (a shared address, 8 bytes a head).
+// Returns the piece's head count. `carry` (lane 0): the element before the piece.
+template <int PIECE, int BATCH, int CAP, bool FULL>
+__device__ __forceinline__ unsigned walk_piece(const int* __restrict__ in, long long pbase,
+                                               long long n, int lane, int carry,
+                                               unsigned stage) {
+    const unsigned below = (1u << lane) - 1u, end = stage + 8u * CAP;
+    const int* p = in + pbase + lane;
+    unsigned slot = stage;                             // 8 bytes a head staged so far
+#pragma unroll 1
+    for (int c0 = 0; c0 < PIECE / 32; c0 += BATCH) {
+        int v[BATCH];
+#pragma unroll
+        for (int j = 0; j < BATCH; ++j)
+            v[j] = (FULL || pbase + (c0 + j) * 32 + lane < n) ? __ldg(p + (c0 + j) * 32) : 0;
+#pragma unroll
+        for (int j = 0; j < BATCH; ++j) {
+            const int s = __shfl_sync(FULL_MASK, v[j], (lane + 31) & 31);
+            const int prev = lane ? s : carry;
+            carry = s;                                 // lane 0: this chunk's last element
+            const int at = (c0 + j) * 32 + lane;
+            const bool head = v[j] != prev && (FULL || pbase + at < n);
+            const unsigned flags = __ballot_sync(FULL_MASK, head);
+            const unsigned mine = slot + 8u * __popc(flags & below);
+            stage_head(mine, head && mine < end, v[j], at);
+            slot += 8u * __popc(flags);
+        }
+    }
+    return (slot - stage) / 8u;
+}
+
+// The index in the piece of its last head, or -1: a walk back from its end (for a piece
+// with more heads than it staged).
+__device__ __forceinline__ int last_head(const int* __restrict__ in, long long pbase,
+                                         int chunks, long long n, int lane) {
+    for (int c = chunks - 1; c >= 0; --c) {
+        const long long i = pbase + (long long)c * 32 + lane;
+        const bool head = i < n && (i == 0 || __ldg(in + i) != __ldg(in + i - 1));
+        const unsigned flags = __ballot_sync(FULL_MASK, head);
+        if (flags) return c * 32 + 31 - __clz(flags);
+    }
+    return -1;
+}
+
+template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int DIAG>
+__global__ void __launch_bounds__(WARPS * 32, MINB)
+rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
+                  int* __restrict__ lengths, int* __restrict__ count, long long n,
+                  unsigned* counter, unsigned num_tiles, unsigned long long* lo,
+                  unsigned long long* hi, unsigned epoch) {
+    static_assert(PIECE % (32 * BATCH) == 0 && PIECE <= 65536, "whole batches, 16-bit indices");
+    static_assert(CAP >= 32 && CAP <= PIECE && CAP % 32 == 0, "32 to PIECE staged heads");
+    static_assert(WARPS >= 1 && WARPS <= 32, "1 to 32 warps");
+    constexpr long long TILE = (long long)WARPS * PIECE;
+    extern __shared__ __align__(16) unsigned char staging[];
+    __shared__ unsigned s_tile;
+    __shared__ unsigned s_heads[WARPS];
+    __shared__ int s_last[WARPS];                      // last head's index in the tile, or -1
+    __shared__ unsigned s_ex_heads, s_ex_last1;        // the tile's exclusive pair
+
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int2* s_run = reinterpret_cast<const int2*>(staging) + warp * CAP;  // (value, index)
+    const long long tile = take_ticket(counter, num_tiles, &s_tile);
+    const long long tbase = tile * TILE, pbase = tbase + (long long)warp * PIECE;
+    const PairStatus st{lo, hi, epoch};
+
+    // Find, rank and stage the piece's heads.
+    int carry = 0;
+    if (lane == 0 && pbase > 0 && pbase <= n) carry = __ldg(in + pbase - 1);
+    if (lane == 0 && pbase == 0) carry = ~__ldg(in);   // element 0 is always a head
+    const unsigned stage = (unsigned)__cvta_generic_to_shared(s_run);
+    const unsigned heads = pbase + PIECE <= n      // (the last tile's pieces a chunk at a time)
+        ? walk_piece<PIECE, BATCH, CAP, true>(in, pbase, n, lane, carry, stage)
+        : walk_piece<PIECE, 1, CAP, false>(in, pbase, n, lane, carry, stage);
+    __syncwarp();
+    const int last = heads == 0 ? -1
+                   : heads <= CAP ? s_run[heads - 1].y
+                   : last_head(in, pbase, PIECE / 32, n, lane);
+    if (lane == 0) {
+        s_heads[warp] = heads;
+        s_last[warp] = last < 0 ? -1 : warp * PIECE + last;
+    }
+    __syncthreads();
+
+    // The tile's pair, its look-back, its prefix.
+    if (warp == 0) {
+        const unsigned h = lane < WARPS ? s_heads[lane] : 0u;
+        const int l = lane < WARPS ? s_last[lane] : -1;
+        const unsigned agg_heads = __reduce_add_sync(FULL_MASK, h);
+        const int agg_l = __reduce_max_sync(FULL_MASK, l);
+        const unsigned agg_last1 = agg_l < 0 ? 0u : (unsigned)(tbase + agg_l) + 1u;
+        unsigned ex_heads = 0, ex_last1 = 0;
+        if (tile > 0 && DIAG != 1 && DIAG != 3) {
+            if (lane == 0) st.publish(tile, ST_AGGREGATE, agg_heads, agg_last1);
+            look_back_pair(st, tile, lane, ex_heads, ex_last1);
+        }
+        const unsigned in_heads = ex_heads + agg_heads, in_last1 = max(ex_last1, agg_last1);
+        if (lane == 0) {
+            st.publish(tile, ST_PREFIX, in_heads, in_last1);
+            s_ex_heads = ex_heads;
+            s_ex_last1 = ex_last1;
+            if (tile == num_tiles - 1) {               // the last run and the count
+                *count = (int)in_heads;
+                if (DIAG < 2 && in_heads > 0)
+                    lengths[in_heads - 1] = (int)(n - (long long)(in_last1 - 1));
+            }
+        }
+    }
+    __syncthreads();
+    if (DIAG >= 2) return;
+
+    // This warp's first rank and the head before its piece (absolute index + 1).
+    const unsigned before = lane < warp ? s_heads[lane] : 0u;
+    const int before_l = lane < warp ? s_last[lane] : -1;
+    const unsigned g = s_ex_heads + __reduce_add_sync(FULL_MASK, before);
+    const int bl = __reduce_max_sync(FULL_MASK, before_l);
+    const unsigned prev1 = bl < 0 ? s_ex_last1 : (unsigned)(tbase + bl) + 1u;
+
+    // Copy out the staged runs: value of run g + i, length of run g + i - 1.
+    const unsigned staged = min(heads, (unsigned)CAP);
+    for (unsigned i = lane; i < staged; i += 32) {
+        const int2 run = s_run[i];
+        values[g + i] = run.x;
+        const long long before_at = i ? pbase + s_run[i - 1].y : (long long)prev1 - 1;
+        if (g + i > 0) lengths[g + i - 1] = (int)(pbase + run.y - before_at);
+    }
+    if (heads <= CAP) return;
+    // More heads than staged: walk the piece again from the chunk of the last staged head,
+    // writing the runs from rank CAP on. That chunk's heads before the staged one are
+    // skipped by giving the walk a start rank below CAP.
+    const int at0 = s_run[CAP - 1].y;
+    const int c0 = at0 / 32, lane0 = at0 % 32;
+    int last_at = at0;                                 // uniform: the last head seen
+    const bool full = pbase + PIECE <= n;
+    unsigned cnt = 0;
+#pragma unroll 1
+    for (int c = c0; c < PIECE / 32; ++c) {
+        const long long i = pbase + (long long)c * 32 + lane;
+        const int v = (full || i < n) ? __ldg(in + i) : 0;
+        const int pv = __ldg(in + (i > 0 ? i - 1 : 0));
+        const bool head = (i == 0 || v != pv) && (full || i < n);
+        const unsigned flags = __ballot_sync(FULL_MASK, head);
+        if (c == c0) cnt = CAP - 1 - __popc(flags & ((1u << lane0) - 1u));
+        const unsigned below = flags & ((1u << lane) - 1u);
+        const unsigned r = cnt + __popc(below);
+        if (head && r >= CAP) {
+            values[g + r] = v;
+            const int p = below ? c * 32 + 31 - __clz(below) : last_at;
+            lengths[g + r - 1] = c * 32 + lane - p;
+        }
+        cnt += __popc(flags);
+        if (flags) last_at = c * 32 + 31 - __clz(flags);
+    }
+}

@@ -125,8 +125,8 @@ WALK_SHAPES = ((8, 4, 16, 4, 2, 0), (8, 4, 16, 4, 2, 1), (8, 2, 16, 4, 2, 0),
 #: "ballot").
 BALLOT = (16, 2048, 16, 512, 2)
 #: the shapes scan.rle_ballot compares (the default first)
-BALLOT_SHAPES = ((16, 2048, 16, 512, 2), (16, 1024, 16, 512, 2), (8, 4096, 16, 1024, 4),
-                 (32, 1024, 8, 256, 2), (16, 1024, 8, 256, 4), (32, 1024, 16, 1024, 1),
+BALLOT_SHAPES = ((16, 2048, 16, 512, 2), (16, 1024, 16, 512, 2), (8, 4096, 16, 512, 4),
+                 (32, 1024, 8, 256, 2), (16, 1024, 8, 256, 4), (32, 1024, 16, 512, 1),
                  (16, 4096, 16, 512, 2))
 #: 23's diagnostics (DIAG)
 BALLOT_DIAGNOSTICS = {1: "no look-back (every tile's prefix taken as empty)",

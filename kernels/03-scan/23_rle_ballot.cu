@@ -10,23 +10,29 @@
 //     shuffle), at lane 0 from the chunk before. One ballot gives the chunk's 32 head
 //     flags; a head's rank among the warp's heads is the warp's count so far plus the
 //     popcount of the flags below its lane. Each head stores its value and its index in the
-//     piece at that rank in shared memory, at once: about a dozen warp
+//     piece at that rank in shared memory, at once: about fifteen warp
 //     instructions for 32 elements, and the chunk's registers are free again.
-//   - The tile (WARPS pieces) publishes its AGGREGATE, the pair (heads, last head + 1),
-//     and warp 0 looks back (Merrill & Garland's decoupled look-back, as 03's, on the pair:
-//     counts add, last heads take the maximum) to its exclusive prefix, then publishes the
-//     PREFIX. Tiles are large (WARPS * PIECE elements, tens of thousands), so a look-back
-//     rarely walks past the 32 nearest tiles; tickets come from the atomic counter, so a
-//     tile only ever waits on tiles that are running.
-//   - Every warp then copies its staged runs out: run r's value at r, and run r - 1's
-//     length (this head's index minus the one before). The last tile writes the last run's
-//     length and the number of runs.
-// A piece with more than CAP heads stages the first CAP; after the prefix it walks the
-// rest of its piece again (from L2) and writes those runs itself. DRAM reads 4n, writes
-// 8 bytes a run. Any GPU with warp reductions (compute capability 8.0 and later).
-// DIAG (not encoders: they time parts): 1: no look-back (every tile's prefix taken as
-// empty); 2: no runs written; 3: neither.
-// Dynamic shared memory (ballot_smem in rle.py): WARPS * CAP * 8 bytes.
+//   - A tile is WARPS pieces, tens of thousands of elements, so that a look-back rarely
+//     walks past the 32 nearest tiles. Its pair, (heads, last head + 1), is its AGGREGATE;
+//     Merrill & Garland's decoupled look-back (as 03's, on the pair: counts add, last heads
+//     take the maximum) gives its exclusive prefix, then its PREFIX is published.
+//   - Blocks are persistent, and nothing waits for a look-back but the look-back: one more
+//     warp of the block (the LOOK-BACK warp) publishes tile t_i's aggregate, looks back and
+//     takes the tickets, while the WALKER warps walk their pieces of t_{i+1} into the other
+//     of two stages. At the block barrier after that walk each walker copies out its piece
+//     of t_i: run r's value at r, run r - 1's length (its head's index minus the one
+//     before). The last tile's look-back writes the last run's length and the run count.
+//   - Tickets come from the atomic counter, two ahead: a tile only ever waits on tiles of
+//     smaller tickets, all taken by running blocks, and the smallest tile without a prefix
+//     always finds every predecessor's (so every wait ends, whether or not every block of
+//     the grid is resident).
+// A piece with more than CAP heads stages the first CAP; at its copy-out it walks the rest
+// of its piece again (from L2) and writes those runs itself. DRAM reads 4n, writes 8 bytes
+// a run. Any GPU with warp reductions (compute capability 8.0 and later).
+// DIAG (not encoders: they time parts): 1: no look-back (each tile's runs put at a place
+// of its own, not its prefix); 2: no runs written; 3: neither.
+// Dynamic shared memory (ballot_smem in rle.py): 2 * WARPS * CAP * 8 bytes;
+// (WARPS + 1) * 32 threads.
 #include "lookback.cuh"
 
 // The pair of a tile (or of everything before it) in two tagged words, each a 64-bit
@@ -133,98 +139,29 @@ __device__ __forceinline__ int last_head(const int* __restrict__ in, long long p
     return -1;
 }
 
-template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int DIAG>
-__global__ void __launch_bounds__(WARPS * 32, MINB)
-rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
-                  int* __restrict__ lengths, int* __restrict__ count, long long n,
-                  unsigned* counter, unsigned num_tiles, unsigned long long* lo,
-                  unsigned long long* hi, unsigned epoch) {
-    static_assert(PIECE % (32 * BATCH) == 0 && PIECE <= 65536, "whole batches, 16-bit indices");
-    static_assert(CAP >= 32 && CAP <= PIECE && CAP % 32 == 0, "32 to PIECE staged heads");
-    static_assert(WARPS >= 1 && WARPS <= 32, "1 to 32 warps");
-    constexpr long long TILE = (long long)WARPS * PIECE;
-    extern __shared__ __align__(16) unsigned char staging[];
-    __shared__ unsigned s_tile;
-    __shared__ unsigned s_heads[WARPS];
-    __shared__ int s_last[WARPS];                      // last head's index in the tile, or -1
-    __shared__ unsigned s_ex_heads, s_ex_last1;        // the tile's exclusive pair
-
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int2* s_run = reinterpret_cast<const int2*>(staging) + warp * CAP;  // (value, index)
-    const long long tile = take_ticket(counter, num_tiles, &s_tile);
-    const long long tbase = tile * TILE, pbase = tbase + (long long)warp * PIECE;
-    const PairStatus st{lo, hi, epoch};
-
-    // Find, rank and stage the piece's heads.
-    int carry = 0;
-    if (lane == 0 && pbase > 0 && pbase <= n) carry = __ldg(in + pbase - 1);
-    if (lane == 0 && pbase == 0) carry = ~__ldg(in);   // element 0 is always a head
-    const unsigned stage = (unsigned)__cvta_generic_to_shared(s_run);
-    const unsigned heads = pbase + PIECE <= n      // (the last tile's pieces a chunk at a time)
-        ? walk_piece<PIECE, BATCH, CAP, true>(in, pbase, n, lane, carry, stage)
-        : walk_piece<PIECE, 1, CAP, false>(in, pbase, n, lane, carry, stage);
-    __syncwarp();
-    const int last = heads == 0 ? -1
-                   : heads <= CAP ? s_run[heads - 1].y
-                   : last_head(in, pbase, PIECE / 32, n, lane);
-    if (lane == 0) {
-        s_heads[warp] = heads;
-        s_last[warp] = last < 0 ? -1 : warp * PIECE + last;
-    }
-    __syncthreads();
-
-    // The tile's pair, its look-back, its prefix.
-    if (warp == 0) {
-        const unsigned h = lane < WARPS ? s_heads[lane] : 0u;
-        const int l = lane < WARPS ? s_last[lane] : -1;
-        const unsigned agg_heads = __reduce_add_sync(FULL_MASK, h);
-        const int agg_l = __reduce_max_sync(FULL_MASK, l);
-        const unsigned agg_last1 = agg_l < 0 ? 0u : (unsigned)(tbase + agg_l) + 1u;
-        unsigned ex_heads = 0, ex_last1 = 0;
-        if (tile > 0 && DIAG != 1 && DIAG != 3) {
-            if (lane == 0) st.publish(tile, ST_AGGREGATE, agg_heads, agg_last1);
-            look_back_pair(st, tile, lane, ex_heads, ex_last1);
-        }
-        const unsigned in_heads = ex_heads + agg_heads, in_last1 = max(ex_last1, agg_last1);
-        if (lane == 0) {
-            st.publish(tile, ST_PREFIX, in_heads, in_last1);
-            s_ex_heads = ex_heads;
-            s_ex_last1 = ex_last1;
-            if (tile == num_tiles - 1) {               // the last run and the count
-                *count = (int)in_heads;
-                if (DIAG < 2 && in_heads > 0)
-                    lengths[in_heads - 1] = (int)(n - (long long)(in_last1 - 1));
-            }
-        }
-    }
-    __syncthreads();
-    if (DIAG >= 2) return;
-
-    // This warp's first rank and the head before its piece (absolute index + 1).
-    const unsigned before = lane < warp ? s_heads[lane] : 0u;
-    const int before_l = lane < warp ? s_last[lane] : -1;
-    const unsigned g = s_ex_heads + __reduce_add_sync(FULL_MASK, before);
-    const int bl = __reduce_max_sync(FULL_MASK, before_l);
-    const unsigned prev1 = bl < 0 ? s_ex_last1 : (unsigned)(tbase + bl) + 1u;
-
-    // Copy out the staged runs: value of run g + i, length of run g + i - 1.
+// Copy out a piece's runs once its tile's prefix is known: `g` the rank of its first head,
+// `prev1` the index + 1 of the head before it (0 for none), `heads` its head count, the
+// first min(heads, CAP) staged at `run`. Then, for a piece with more heads than staged, a
+// walk over the rest of the piece (from L2), writing runs CAP and on itself.
+template <int PIECE, int CAP>
+__device__ __forceinline__ void write_piece(const int* __restrict__ in,
+                                            int* __restrict__ values, int* __restrict__ lengths,
+                                            const int2* run, long long pbase, long long n,
+                                            unsigned heads, unsigned g, unsigned prev1, int lane) {
     const unsigned staged = min(heads, (unsigned)CAP);
     for (unsigned i = lane; i < staged; i += 32) {
-        const int2 run = s_run[i];
-        values[g + i] = run.x;
-        const long long before_at = i ? pbase + s_run[i - 1].y : (long long)prev1 - 1;
-        if (g + i > 0) lengths[g + i - 1] = (int)(pbase + run.y - before_at);
+        const int2 r = run[i];
+        values[g + i] = r.x;
+        const long long before_at = i ? pbase + run[i - 1].y : (long long)prev1 - 1;
+        if (g + i > 0) lengths[g + i - 1] = (int)(pbase + r.y - before_at);
     }
     if (heads <= CAP) return;
-    // More heads than staged: walk the piece again from the chunk of the last staged head,
-    // writing the runs from rank CAP on. That chunk's heads before the staged one are
-    // skipped by giving the walk a start rank below CAP.
-    const int at0 = s_run[CAP - 1].y;
+    // From the chunk of the last staged head, whose heads before it get ranks below CAP.
+    const int at0 = run[CAP - 1].y;
     const int c0 = at0 / 32, lane0 = at0 % 32;
     int last_at = at0;                                 // uniform: the last head seen
     const bool full = pbase + PIECE <= n;
     unsigned cnt = 0;
-#pragma unroll 1
     for (int c = c0; c < PIECE / 32; ++c) {
         const long long i = pbase + (long long)c * 32 + lane;
         const int v = (full || i < n) ? __ldg(in + i) : 0;
@@ -241,5 +178,115 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
         }
         cnt += __popc(flags);
         if (flags) last_at = c * 32 + 31 - __clz(flags);
+    }
+}
+
+template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int DIAG>
+__global__ void __launch_bounds__((WARPS + 1) * 32, MINB)
+rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
+                  int* __restrict__ lengths, int* __restrict__ count, long long n,
+                  unsigned* counter, unsigned num_tiles, unsigned long long* lo,
+                  unsigned long long* hi, unsigned epoch) {
+    static_assert(PIECE % (32 * BATCH) == 0 && PIECE <= 65536, "whole batches, at most 65536");
+    static_assert(CAP >= 32 && CAP <= PIECE && CAP % 32 == 0, "32 to PIECE staged heads");
+    static_assert(WARPS >= 1 && WARPS <= 31, "1 to 31 walker warps");
+    constexpr long long TILE = (long long)WARPS * PIECE;
+    constexpr unsigned NO_TILE = 0xffffffffu;
+    extern __shared__ __align__(16) unsigned char staging[];     // [2][WARPS][CAP] int2
+    __shared__ unsigned s_tile[2];                     // tickets by iteration parity
+    __shared__ unsigned s_heads[2][WARPS];             // each piece's heads
+    __shared__ int s_last[2][WARPS];                   // its last head's index in the tile, or -1
+    __shared__ unsigned s_ex[2][2];                    // the tile's exclusive pair
+
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const PairStatus st{lo, hi, epoch};
+    if (threadIdx.x == WARPS * 32) s_tile[0] = next_ticket(counter, num_tiles);
+    __syncthreads();
+
+    if (warp == WARPS) {                               // the look-back warp
+        if (lane == 0) s_tile[1] = s_tile[0] < num_tiles ? next_ticket(counter, num_tiles)
+                                                         : NO_TILE;
+        for (int i = 0;; ++i) {
+            __syncthreads();                           // (A) tile t's pieces are walked
+            const unsigned t = s_tile[i & 1], t1 = s_tile[(i + 1) & 1];
+            if (t >= num_tiles) return;
+            __syncwarp();
+            if (lane == 0) s_tile[i & 1] = t1 < num_tiles ? next_ticket(counter, num_tiles)
+                                                          : NO_TILE;
+            const unsigned h = lane < WARPS ? s_heads[i & 1][lane] : 0u;
+            const int l = lane < WARPS ? s_last[i & 1][lane] : -1;
+            const unsigned agg_heads = __reduce_add_sync(FULL_MASK, h);
+            const int agg_l = __reduce_max_sync(FULL_MASK, l);
+            const long long tbase = (long long)t * TILE;
+            const unsigned agg_last1 = agg_l < 0 ? 0u : (unsigned)(tbase + agg_l) + 1u;
+            unsigned ex_heads = 0, ex_last1 = 0;
+            if (DIAG == 1 || DIAG == 3) {
+                ex_heads = (unsigned)(tbase / 8);      // not the prefix: distinct places only
+            } else if (t > 0) {
+                if (lane == 0) st.publish(t, ST_AGGREGATE, agg_heads, agg_last1);
+                look_back_pair(st, t, lane, ex_heads, ex_last1);
+            }
+            const unsigned in_heads = ex_heads + agg_heads, in_last1 = max(ex_last1, agg_last1);
+            if (lane == 0) {
+                st.publish(t, ST_PREFIX, in_heads, in_last1);
+                s_ex[i & 1][0] = ex_heads;
+                s_ex[i & 1][1] = ex_last1;
+                if (t == num_tiles - 1) {              // the last run and the count
+                    *count = (int)in_heads;
+                    if (DIAG < 2 && in_heads > 0)
+                        lengths[in_heads - 1] = (int)(n - (long long)(in_last1 - 1));
+                }
+            }
+        }
+    }
+
+    // A walker warp: walk its piece of tile t_i into stage i % 2, meet the others at (A),
+    // then copy out its piece of t_{i-1}, whose prefix the look-back warp found meanwhile.
+    const int2* runs = reinterpret_cast<const int2*>(staging);
+    unsigned t = s_tile[0];
+    unsigned held_t = 0, held_g = 0, held_heads = 0;   // this piece of t_{i-1}: its tile,
+    int held_bl = -1;                                  // place and heads, the head before it
+    for (int i = 0;; ++i) {
+        const long long tbase = (long long)t * TILE, pbase = tbase + (long long)warp * PIECE;
+        const int2* run = runs + ((i & 1) * WARPS + warp) * CAP;
+        unsigned heads = 0;
+        if (t < num_tiles) {
+            int carry = 0;
+            if (lane == 0 && pbase > 0 && pbase <= n) carry = __ldg(in + pbase - 1);
+            if (lane == 0 && pbase == 0) carry = ~__ldg(in);   // element 0 is always a head
+            const unsigned stage = (unsigned)__cvta_generic_to_shared(run);
+            heads = pbase + PIECE <= n     // (the last tile's pieces a chunk at a time)
+                ? walk_piece<PIECE, BATCH, CAP, true>(in, pbase, n, lane, carry, stage)
+                : walk_piece<PIECE, 1, CAP, false>(in, pbase, n, lane, carry, stage);
+            __syncwarp();
+            const int last = heads == 0 ? -1
+                           : heads <= CAP ? run[heads - 1].y
+                           : last_head(in, pbase, PIECE / 32, n, lane);
+            if (lane == 0) {
+                s_heads[i & 1][warp] = heads;
+                s_last[i & 1][warp] = last < 0 ? -1 : warp * PIECE + last;
+            }
+        }
+        __syncthreads();                               // (A)
+        unsigned g_in = 0;
+        int bl = -1;
+        if (t < num_tiles) {                           // this piece's place in t_i
+            g_in = __reduce_add_sync(FULL_MASK, lane < warp ? s_heads[i & 1][lane] : 0u);
+            bl = __reduce_max_sync(FULL_MASK, lane < warp ? s_last[i & 1][lane] : -1);
+        }
+        if (i > 0 && DIAG < 2) {                       // copy out t_{i-1}
+            const long long held_tbase = (long long)held_t * TILE;
+            const unsigned g = s_ex[(i - 1) & 1][0] + held_g;
+            const unsigned prev1 = held_bl < 0 ? s_ex[(i - 1) & 1][1]
+                                               : (unsigned)(held_tbase + held_bl) + 1u;
+            write_piece<PIECE, CAP>(in, values, lengths,
+                                    runs + (((i - 1) & 1) * WARPS + warp) * CAP,
+                                    held_tbase + (long long)warp * PIECE, n, held_heads, g,
+                                    prev1, lane);
+            __syncwarp();
+        }
+        if (t >= num_tiles) return;
+        held_t = t, held_g = g_in, held_bl = bl, held_heads = heads;
+        t = s_tile[(i + 1) & 1];
     }
 }

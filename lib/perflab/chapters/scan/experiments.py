@@ -497,7 +497,8 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
              "masks": lambda: [rle.masks_spec()],
              "rounds": lambda: [rle.rounds_spec()],
              "reread": lambda: [rle.reread_spec()],
-             "walk": lambda: [rle.walk_spec()]}
+             "walk": lambda: [rle.walk_spec()],
+             "ballot": lambda: [rle.ballot_spec()]}
 
 
 def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):

@@ -120,14 +120,14 @@ WALK = (8, 4, 16, 4, 2, 0)
 WALK_SHAPES = ((8, 4, 16, 4, 2, 0), (8, 4, 16, 4, 2, 1), (8, 2, 16, 4, 2, 0),
                (4, 4, 16, 4, 2, 1), (8, 8, 32, 4, 1, 1), (16, 8, 32, 4, 1, 1),
                (8, 4, 16, 8, 2, 0))
-#: 23_rle_ballot.cu: (warps a block, elements a warp's piece, chunks of 32 in flight a
-#: lane, heads a warp stages, blocks an SM); a tile is warps * piece elements; encode(x,
-#: "ballot").
-BALLOT = (16, 2048, 16, 512, 2)
+#: 23_rle_ballot.cu: (walker warps a block, elements a walker's piece, chunks of 32 in
+#: flight a lane, heads a walker stages, blocks an SM); a tile is walkers * piece
+#: elements; encode(x, "ballot").
+BALLOT = (16, 2048, 16, 384, 2)
 #: the shapes scan.rle_ballot compares (the default first)
-BALLOT_SHAPES = ((16, 2048, 16, 512, 2), (16, 1024, 16, 512, 2), (8, 4096, 16, 512, 4),
-                 (32, 1024, 8, 256, 2), (16, 1024, 8, 256, 4), (32, 1024, 16, 512, 1),
-                 (16, 4096, 16, 512, 2))
+BALLOT_SHAPES = ((16, 2048, 16, 384, 2), (16, 1024, 16, 256, 2), (8, 2048, 16, 384, 3),
+                 (8, 2048, 16, 384, 4), (16, 2048, 8, 384, 2), (12, 2048, 16, 512, 2),
+                 (16, 4096, 16, 640, 1))
 #: 23's diagnostics (DIAG)
 BALLOT_DIAGNOSTICS = {1: "no look-back (every tile's prefix taken as empty)",
                       2: "no runs written", 3: "neither look-back nor runs written"}
@@ -326,9 +326,9 @@ def ballot_spec(shape=None, diag: int = 0) -> KernelSpec:
 
 
 def ballot_smem(shape) -> int:
-    """23's dynamic shared memory: each warp's staged heads, a 4-byte value and a 4-byte
-    index each."""
-    return shape[0] * shape[3] * 8
+    """23's dynamic shared memory: two stages of each walker's staged heads, a 4-byte
+    value and a 4-byte index each."""
+    return 2 * shape[0] * shape[3] * 8
 
 
 def check_ballot_shape(shape) -> None:
@@ -337,8 +337,8 @@ def check_ballot_shape(shape) -> None:
         raise ConfigError(f"ballot encoder shape {shape}: (warps, piece, chunks in flight, "
                           "staged heads a warp, blocks an SM)")
     w, piece, batch, cap, mb = shape
-    if not 1 <= w <= 32:
-        raise ConfigError(f"{w} warps a block: 1 to 32")
+    if not 1 <= w <= 31:
+        raise ConfigError(f"{w} walker warps a block: 1 to 31 (and the look-back warp)")
     if batch < 1 or piece % (32 * batch) or not 32 <= piece <= 65536:
         raise ConfigError(f"pieces of {piece} elements: whole batches of {batch} chunks of "
                           "32, at most 65536 (16-bit indices)")
@@ -346,9 +346,9 @@ def check_ballot_shape(shape) -> None:
         raise ConfigError(f"{cap} staged heads: a multiple of 32, from 32 to the piece "
                           f"({piece})")
     smem = ballot_smem(shape)
-    if not 1 <= mb <= 32 or mb * (smem + 1024) > 228 * 1024 or mb * w > 64:
-        raise ConfigError(f"{mb} blocks an SM of {w} warps and {smem} B of shared memory: "
-                          "at most 64 warps and 228 KiB an SM")
+    if not 1 <= mb <= 32 or mb * (smem + 1024) > 228 * 1024 or mb * (w + 1) > 64:
+        raise ConfigError(f"{mb} blocks an SM of {w + 1} warps and {smem} B of shared "
+                          "memory: at most 64 warps and 228 KiB an SM")
 
 
 def check_lean_shape(shape) -> None:
@@ -630,28 +630,29 @@ class Encoder:
         self._launch_one_pass(self._wk, x)
 
     def _ballot(self, x, shape=None, diag: int = 0) -> None:
-        """23: one launch, a block a tile, tickets from the counter. `shape`: BALLOT by
-        default, fixed at the first call (and `diag`, a diagnostic that is not an
-        encoder)."""
+        """23: one launch of persistent blocks (shape[4] an SM), tiles by ticket. `shape`:
+        BALLOT by default, fixed at the first call (and `diag`, a diagnostic that is not
+        an encoder)."""
         if getattr(self, "_bl", None) is None:
             from ...device import current
             from ...kernels import PreparedLaunch, blocks_per_sm
             shape = tuple(shape or BALLOT)
             check_ballot_shape(shape)
             k = get_kernel(ballot_spec(shape, diag))
-            smem, threads, tile = ballot_smem(shape), shape[0] * 32, shape[0] * shape[1]
+            smem, threads, tile = ballot_smem(shape), (shape[0] + 1) * 32, shape[0] * shape[1]
             fit = blocks_per_sm(k, threads, smem)
             if fit < shape[4]:
                 raise ConfigError(f"the ballot encoder (23), shape {shape}: {fit} of its "
                                   f"{shape[4]} blocks an SM fit ({k.num_regs} registers a "
                                   f"thread, {smem} B of shared memory)")
-            self._bl = (PreparedLaunch(k, max(1, -(-self.n // tile)), threads, "ppppqpIppI",
+            self._bl = (PreparedLaunch(k, current().sms * shape[4], threads, "ppppqpIppI",
                                        smem), tile)
         run, tile = self._bl
         n = x.size
         tiles = -(-n // tile)
         counter, lo, hi, epoch = state().split_args(tiles)
-        run(tiles, x, self.values, self.lengths, self.count, n, counter, tiles, lo, hi, epoch)
+        run(min(tiles, run.grid), x, self.values, self.lengths, self.count, n, counter, tiles,
+            lo, hi, epoch)
 
     def _rounds_pass(self, spec, smem: int, shape, what: str) -> tuple:
         """The prepared cooperative launch of 21 or 22 (shape[4] blocks an SM)."""

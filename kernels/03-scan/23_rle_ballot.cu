@@ -15,7 +15,8 @@
 //   - A tile is WARPS pieces, tens of thousands of elements, so that a look-back rarely
 //     walks past the 32 nearest tiles. Its pair, (heads, last head + 1), is its AGGREGATE;
 //     Merrill & Garland's decoupled look-back (as 03's, on the pair: counts add, last heads
-//     take the maximum) gives its exclusive prefix, then its PREFIX is published.
+//     take the maximum) gives its exclusive prefix, then its PREFIX is published; a lane
+//     reads WIDTH predecessors a round trip.
 //   - Blocks are persistent, and nothing waits for a look-back but the look-back: one more
 //     warp of the block (the LOOK-BACK warp) publishes tile t_i's aggregate, looks back and
 //     takes the tickets, while the WALKER warps walk their pieces of t_{i+1} into the other
@@ -66,24 +67,57 @@ struct PairStatus {
     }
 };
 
-// The exclusive pair of tile `tile` (> 0), called by one whole warp: lane l reads
-// predecessor tile - 1 - l - 32k; lanes up to the nearest PREFIX contribute.
+// The exclusive pair of tile `tile` (> 0), called by one whole warp: lane l reads the
+// WIDTH predecessors tile - 1 - l * WIDTH - k (k < WIDTH, nearest first), so a round trip
+// covers 32 * WIDTH tiles; what lies up to the nearest PREFIX contributes. (Blocks walk at
+// one pace, so a tile's nearest PREFIX is about a grid back: hundreds of tiles.)
+template <int WIDTH>
 __device__ __forceinline__ void look_back_pair(const PairStatus& st, long long tile, int lane,
                                                unsigned& heads, unsigned& last1) {
     heads = 0;
     last1 = 0;
     long long window = tile - 1;
     while (true) {
-        const long long pred = window - lane;
-        unsigned h = 0, l1 = 0, state = ST_PREFIX;            // before tile 0: nothing
-        if (pred >= 0) state = st.wait(pred, h, l1);
-        const unsigned prefixes = __ballot_sync(FULL_MASK, state == ST_PREFIX);
+        unsigned long long a[WIDTH], b[WIDTH];
+        const long long first = window - lane * WIDTH;          // this lane's nearest
+#pragma unroll
+        for (int k = 0; k < WIDTH; ++k) {              // every load in flight at once
+            a[k] = b[k] = 0;
+            if (first - k >= 0) { a[k] = ld_relaxed_u64(st.lo + first - k);
+                                  b[k] = ld_relaxed_u64(st.hi + first - k); }
+        }
+        const unsigned want = st.epoch;
+        for (int spins = 0;; ++spins) {                // poll the words not yet published
+            bool all = true;
+#pragma unroll
+            for (int k = 0; k < WIDTH; ++k) {
+                const unsigned ta = (unsigned)(a[k] >> 32), tb = (unsigned)(b[k] >> 32);
+                if (first - k >= 0 && !(ta == tb && (ta >> 2) == want && (ta & 3u) != ST_INVALID)) {
+                    all = false;
+                    a[k] = ld_relaxed_u64(st.lo + first - k);
+                    b[k] = ld_relaxed_u64(st.hi + first - k);
+                }
+            }
+            if (all) break;
+            if (spins > 4) __nanosleep(64);
+        }
+        unsigned h = 0, l1 = 0;
+        bool found = false;
+#pragma unroll
+        for (int k = 0; k < WIDTH; ++k) {
+            if (found) continue;
+            const bool prefix = first - k < 0 || ((unsigned)(a[k] >> 32) & 3u) == ST_PREFIX;
+            h += (unsigned)a[k];                       // (0 before tile 0: nothing)
+            l1 = max(l1, (unsigned)b[k]);
+            found = prefix;
+        }
+        const unsigned prefixes = __ballot_sync(FULL_MASK, found);
         const int nearest = prefixes ? __ffs(prefixes) - 1 : 31;
         const bool take = lane <= nearest;
         heads += __reduce_add_sync(FULL_MASK, take ? h : 0u);
         last1 = max(last1, __reduce_max_sync(FULL_MASK, take ? l1 : 0u));
         if (prefixes) return;
-        window -= 32;
+        window -= 32 * WIDTH;
     }
 }
 
@@ -181,7 +215,7 @@ __device__ __forceinline__ void write_piece(const int* __restrict__ in,
     }
 }
 
-template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int DIAG>
+template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int WIDTH, int DIAG>
 __global__ void __launch_bounds__((WARPS + 1) * 32, MINB)
 rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
                   int* __restrict__ lengths, int* __restrict__ count, long long n,
@@ -190,6 +224,7 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
     static_assert(PIECE % (32 * BATCH) == 0 && PIECE <= 65536, "whole batches, at most 65536");
     static_assert(CAP >= 32 && CAP <= PIECE && CAP % 32 == 0, "32 to PIECE staged heads");
     static_assert(WARPS >= 1 && WARPS <= 31, "1 to 31 walker warps");
+    static_assert(WIDTH >= 1 && WIDTH <= 8, "1 to 8 predecessors a lane a round trip");
     constexpr long long TILE = (long long)WARPS * PIECE;
     constexpr unsigned NO_TILE = 0xffffffffu;
     extern __shared__ __align__(16) unsigned char staging[];     // [2][WARPS][CAP] int2
@@ -224,7 +259,7 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
                 ex_heads = (unsigned)(tbase / 8);      // not the prefix: distinct places only
             } else if (t > 0) {
                 if (lane == 0) st.publish(t, ST_AGGREGATE, agg_heads, agg_last1);
-                look_back_pair(st, t, lane, ex_heads, ex_last1);
+                look_back_pair<WIDTH>(st, t, lane, ex_heads, ex_last1);
             }
             const unsigned in_heads = ex_heads + agg_heads, in_last1 = max(ex_last1, agg_last1);
             if (lane == 0) {

@@ -28,14 +28,15 @@ BALLOT_PROFILE_DIAGS = (0, 1, 2, 3)
 
 
 def ballot_params(shape) -> dict:
-    w, piece, batch, cap, mb = shape
+    w, piece, batch, cap, mb, width = shape
     return {"warps": w, "piece": piece, "batch": batch, "cap": cap, "blocks_per_sm": mb,
-            "tile": w * piece}
+            "width": width, "tile": w * piece}
 
 
 def ballot_name(shape) -> str:
-    w, piece, batch, cap, mb = shape
-    return f"rle ballot {w} warps x {piece}, {batch} in flight, {cap} staged, {mb} a SM"
+    w, piece, batch, cap, mb, width = shape
+    return (f"rle ballot {w}+1 warps x {piece}, {batch} in flight, {cap} staged, {mb} a SM, "
+            f"width {width}")
 
 
 def ballot_reason(shape) -> str | None:

@@ -121,13 +121,14 @@ WALK_SHAPES = ((8, 4, 16, 4, 2, 0), (8, 4, 16, 4, 2, 1), (8, 2, 16, 4, 2, 0),
                (4, 4, 16, 4, 2, 1), (8, 8, 32, 4, 1, 1), (16, 8, 32, 4, 1, 1),
                (8, 4, 16, 8, 2, 0))
 #: 23_rle_ballot.cu: (walker warps a block, elements a walker's piece, chunks of 32 in
-#: flight a lane, heads a walker stages, blocks an SM); a tile is walkers * piece
-#: elements; encode(x, "ballot").
-BALLOT = (16, 2048, 16, 384, 2)
+#: flight a lane, heads a walker stages, blocks an SM, predecessors a look-back lane reads
+#: a round trip); a tile is walkers * piece elements; encode(x, "ballot").
+BALLOT = (16, 2048, 16, 384, 2, 8)
 #: the shapes scan.rle_ballot compares (the default first)
-BALLOT_SHAPES = ((16, 2048, 16, 384, 2), (16, 1024, 16, 256, 2), (8, 2048, 16, 384, 3),
-                 (8, 2048, 16, 384, 4), (16, 2048, 8, 384, 2), (12, 2048, 16, 512, 2),
-                 (16, 4096, 16, 640, 1))
+BALLOT_SHAPES = ((16, 2048, 16, 384, 2, 8), (16, 2048, 16, 384, 2, 1),
+                 (16, 2048, 16, 384, 2, 4), (16, 2048, 16, 384, 2, 2),
+                 (8, 2048, 16, 384, 4, 8), (8, 2048, 16, 384, 4, 4),
+                 (16, 1024, 16, 256, 2, 8), (16, 4096, 16, 640, 1, 4))
 #: 23's diagnostics (DIAG)
 BALLOT_DIAGNOSTICS = {1: "no look-back (every tile's prefix taken as empty)",
                       2: "no runs written", 3: "neither look-back nor runs written"}
@@ -320,9 +321,9 @@ def check_walk_shape(shape) -> None:
 
 
 def ballot_spec(shape=None, diag: int = 0) -> KernelSpec:
-    w, piece, batch, cap, mb = shape or BALLOT
+    w, piece, batch, cap, mb, width = shape or BALLOT
     return KernelSpec(f"{CHAPTER}/23_rle_ballot.cu", "rle_encode_ballot",
-                      template=(w, piece, batch, cap, mb, int(diag)))
+                      template=(w, piece, batch, cap, mb, width, int(diag)))
 
 
 def ballot_smem(shape) -> int:
@@ -333,10 +334,12 @@ def ballot_smem(shape) -> int:
 
 def check_ballot_shape(shape) -> None:
     """ConfigError, naming the rule, for a shape of 23 that cannot be built."""
-    if len(shape) != 5:
-        raise ConfigError(f"ballot encoder shape {shape}: (warps, piece, chunks in flight, "
-                          "staged heads a warp, blocks an SM)")
-    w, piece, batch, cap, mb = shape
+    if len(shape) != 6:
+        raise ConfigError(f"ballot encoder shape {shape}: (walker warps, piece, chunks in "
+                          "flight, staged heads a walker, blocks an SM, look-back width)")
+    w, piece, batch, cap, mb, width = shape
+    if width not in (1, 2, 4, 8):
+        raise ConfigError(f"look-back width {width}: 1, 2, 4 or 8 predecessors a lane")
     if not 1 <= w <= 31:
         raise ConfigError(f"{w} walker warps a block: 1 to 31 (and the look-back warp)")
     if batch < 1 or piece % (32 * batch) or not 32 <= piece <= 65536:

@@ -32,8 +32,11 @@
 // a run. Any GPU with warp reductions (compute capability 8.0 and later).
 // DIAG (not encoders: they time parts): 1: no look-back (each tile's runs put at a place
 // of its own, not its prefix); 2: no runs written; 3: neither.
+// SEQ > 0: instead of look-backs, a SEQUENCER warp (in the block that took ticket 0; one
+// more warp in every block) scans the aggregates in ticket order and writes each tile's
+// exclusive prefix; the look-back warp waits on its own tile's words.
 // Dynamic shared memory (ballot_smem in rle.py): 2 * WARPS * CAP * 8 bytes;
-// (WARPS + 1) * 32 threads.
+// (WARPS + 1 + (SEQ > 0)) * 32 threads.
 #include "lookback.cuh"
 
 // The pair of a tile (or of everything before it) in two tagged words, each a 64-bit
@@ -67,10 +70,39 @@ struct PairStatus {
     }
 };
 
+// The words of tiles first + STEP * k (k < K) that lie in [0, limit), all loads in flight
+// at once, polled until each carries this call's tag (the others read as zero).
+template <int K, int STEP>
+__device__ __forceinline__ void load_published(const PairStatus& st, long long first,
+                                               long long limit, unsigned long long (&a)[K],
+                                               unsigned long long (&b)[K]) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const long long t = first + STEP * k;
+        a[k] = b[k] = 0;
+        if (t >= 0 && t < limit) { a[k] = ld_relaxed_u64(st.lo + t); b[k] = ld_relaxed_u64(st.hi + t); }
+    }
+    for (int spins = 0;; ++spins) {
+        bool all = true;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const long long t = first + STEP * k;
+            const unsigned ta = (unsigned)(a[k] >> 32), tb = (unsigned)(b[k] >> 32);
+            if (t >= 0 && t < limit
+                && !(ta == tb && (ta >> 2) == st.epoch && (ta & 3u) != ST_INVALID)) {
+                all = false;
+                a[k] = ld_relaxed_u64(st.lo + t);
+                b[k] = ld_relaxed_u64(st.hi + t);
+            }
+        }
+        if (all) return;
+        if (spins > 4) __nanosleep(64);
+    }
+}
+
 // The exclusive pair of tile `tile` (> 0), called by one whole warp: lane l reads the
 // WIDTH predecessors tile - 1 - l * WIDTH - k (k < WIDTH, nearest first), so a round trip
-// covers 32 * WIDTH tiles; what lies up to the nearest PREFIX contributes. (Blocks walk at
-// one pace, so a tile's nearest PREFIX is about a grid back: hundreds of tiles.)
+// covers 32 * WIDTH tiles; what lies up to the nearest PREFIX contributes.
 template <int WIDTH>
 __device__ __forceinline__ void look_back_pair(const PairStatus& st, long long tile, int lane,
                                                unsigned& heads, unsigned& last1) {
@@ -80,27 +112,7 @@ __device__ __forceinline__ void look_back_pair(const PairStatus& st, long long t
     while (true) {
         unsigned long long a[WIDTH], b[WIDTH];
         const long long first = window - lane * WIDTH;          // this lane's nearest
-#pragma unroll
-        for (int k = 0; k < WIDTH; ++k) {              // every load in flight at once
-            a[k] = b[k] = 0;
-            if (first - k >= 0) { a[k] = ld_relaxed_u64(st.lo + first - k);
-                                  b[k] = ld_relaxed_u64(st.hi + first - k); }
-        }
-        const unsigned want = st.epoch;
-        for (int spins = 0;; ++spins) {                // poll the words not yet published
-            bool all = true;
-#pragma unroll
-            for (int k = 0; k < WIDTH; ++k) {
-                const unsigned ta = (unsigned)(a[k] >> 32), tb = (unsigned)(b[k] >> 32);
-                if (first - k >= 0 && !(ta == tb && (ta >> 2) == want && (ta & 3u) != ST_INVALID)) {
-                    all = false;
-                    a[k] = ld_relaxed_u64(st.lo + first - k);
-                    b[k] = ld_relaxed_u64(st.hi + first - k);
-                }
-            }
-            if (all) break;
-            if (spins > 4) __nanosleep(64);
-        }
+        load_published<WIDTH, -1>(st, first, tile, a, b);
         unsigned h = 0, l1 = 0;
         bool found = false;
 #pragma unroll
@@ -119,6 +131,47 @@ __device__ __forceinline__ void look_back_pair(const PairStatus& st, long long t
         if (prefixes) return;
         window -= 32 * WIDTH;
     }
+}
+
+// The SEQUENCER (one warp of the grid, in the block that took ticket 0): reads the
+// aggregates of 32 * SEQ tiles in ticket order a round trip (lane l tiles l * SEQ + k),
+// scans them and writes each tile's EXCLUSIVE pair as its PREFIX; a tile then waits on its
+// own words only. Every status word is written twice and read about twice, however many
+// tiles are in flight.
+template <int SEQ>
+__device__ __forceinline__ void sequence(const PairStatus& st, unsigned num_tiles, int lane) {
+    unsigned run_h = 0, run_l = 0;
+    for (long long base = 0; base < num_tiles; base += 32 * SEQ) {
+        unsigned long long a[SEQ], b[SEQ];
+        const long long first = base + lane * SEQ;
+        load_published<SEQ, 1>(st, first, num_tiles, a, b);
+        unsigned sh = 0, sl = 0;
+#pragma unroll
+        for (int k = 0; k < SEQ; ++k) { sh += (unsigned)a[k]; sl = max(sl, (unsigned)b[k]); }
+        unsigned ih = sh, il = sl;                     // inclusive scan over the lanes
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            const unsigned uh = __shfl_up_sync(FULL_MASK, ih, d), ul = __shfl_up_sync(FULL_MASK, il, d);
+            if (lane >= d) { ih += uh; il = max(il, ul); }
+        }
+        const unsigned el = __shfl_up_sync(FULL_MASK, il, 1);
+        unsigned ph = run_h + ih - sh, pl = max(run_l, lane ? el : 0u);
+#pragma unroll
+        for (int k = 0; k < SEQ; ++k) {
+            if (first + k < num_tiles) st.publish(first + k, ST_PREFIX, ph, pl);
+            ph += (unsigned)a[k];
+            pl = max(pl, (unsigned)b[k]);
+        }
+        run_h += __shfl_sync(FULL_MASK, ih, 31);
+        run_l = max(run_l, __shfl_sync(FULL_MASK, il, 31));
+    }
+}
+
+// The block's barrier between the walkers and the look-back warp (the sequencer's warp
+// takes no part in it).
+template <int THREADS>
+__device__ __forceinline__ void tile_barrier() {
+    asm volatile("bar.sync 1, %0;" :: "n"(THREADS) : "memory");
 }
 
 // One staged head: its value and its index in the piece, one 8-byte shared store.
@@ -215,8 +268,8 @@ __device__ __forceinline__ void write_piece(const int* __restrict__ in,
     }
 }
 
-template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int WIDTH, int DIAG>
-__global__ void __launch_bounds__((WARPS + 1) * 32, MINB)
+template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int WIDTH, int SEQ, int DIAG>
+__global__ void __launch_bounds__((WARPS + 1 + (SEQ > 0)) * 32, MINB)
 rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
                   int* __restrict__ lengths, int* __restrict__ count, long long n,
                   unsigned* counter, unsigned num_tiles, unsigned long long* lo,
@@ -225,6 +278,7 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
     static_assert(CAP >= 32 && CAP <= PIECE && CAP % 32 == 0, "32 to PIECE staged heads");
     static_assert(WARPS >= 1 && WARPS <= 31, "1 to 31 walker warps");
     static_assert(WIDTH >= 1 && WIDTH <= 8, "1 to 8 predecessors a lane a round trip");
+    static_assert(SEQ >= 0 && SEQ <= 8, "no sequencer, or 1 to 8 tiles a lane");
     constexpr long long TILE = (long long)WARPS * PIECE;
     constexpr unsigned NO_TILE = 0xffffffffu;
     extern __shared__ __align__(16) unsigned char staging[];     // [2][WARPS][CAP] int2
@@ -235,14 +289,20 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const PairStatus st{lo, hi, epoch};
+    constexpr int PAIR = (WARPS + 1) * 32;             // walkers and the look-back warp
     if (threadIdx.x == WARPS * 32) s_tile[0] = next_ticket(counter, num_tiles);
     __syncthreads();
+    if (warp == WARPS + 1) {                           // the sequencer's warp
+        if constexpr (SEQ > 0)
+            if (s_tile[0] == 0 && DIAG != 1 && DIAG != 3) sequence<SEQ>(st, num_tiles, lane);
+        return;
+    }
 
     if (warp == WARPS) {                               // the look-back warp
         if (lane == 0) s_tile[1] = s_tile[0] < num_tiles ? next_ticket(counter, num_tiles)
                                                          : NO_TILE;
         for (int i = 0;; ++i) {
-            __syncthreads();                           // (A) tile t's pieces are walked
+            tile_barrier<PAIR>();                      // (A) tile t's pieces are walked
             const unsigned t = s_tile[i & 1], t1 = s_tile[(i + 1) & 1];
             if (t >= num_tiles) return;
             __syncwarp();
@@ -257,13 +317,17 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
             unsigned ex_heads = 0, ex_last1 = 0;
             if (DIAG == 1 || DIAG == 3) {
                 ex_heads = (unsigned)(tbase / 8);      // not the prefix: distinct places only
+            } else if (SEQ > 0) {                      // the sequencer writes its prefix
+                if (lane == 0) st.publish(t, ST_AGGREGATE, agg_heads, agg_last1);
+                for (int spins = 0; st.wait(t, ex_heads, ex_last1) != ST_PREFIX; ++spins)
+                    if (spins > 2) __nanosleep(128);
             } else if (t > 0) {
                 if (lane == 0) st.publish(t, ST_AGGREGATE, agg_heads, agg_last1);
                 look_back_pair<WIDTH>(st, t, lane, ex_heads, ex_last1);
             }
             const unsigned in_heads = ex_heads + agg_heads, in_last1 = max(ex_last1, agg_last1);
             if (lane == 0) {
-                st.publish(t, ST_PREFIX, in_heads, in_last1);
+                if (SEQ == 0) st.publish(t, ST_PREFIX, in_heads, in_last1);
                 s_ex[i & 1][0] = ex_heads;
                 s_ex[i & 1][1] = ex_last1;
                 if (t == num_tiles - 1) {              // the last run and the count
@@ -302,7 +366,7 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
                 s_last[i & 1][warp] = last < 0 ? -1 : warp * PIECE + last;
             }
         }
-        __syncthreads();                               // (A)
+        tile_barrier<PAIR>();                          // (A)
         unsigned g_in = 0;
         int bl = -1;
         if (t < num_tiles) {                           // this piece's place in t_i

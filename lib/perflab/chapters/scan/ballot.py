@@ -28,15 +28,16 @@ BALLOT_PROFILE_DIAGS = (0, 1, 2, 3)
 
 
 def ballot_params(shape) -> dict:
-    w, piece, batch, cap, mb, width = shape
+    w, piece, batch, cap, mb, width, seq = shape
     return {"warps": w, "piece": piece, "batch": batch, "cap": cap, "blocks_per_sm": mb,
-            "width": width, "tile": w * piece}
+            "width": width, "sequencer": seq, "tile": w * piece}
 
 
 def ballot_name(shape) -> str:
-    w, piece, batch, cap, mb, width = shape
-    return (f"rle ballot {w}+1 warps x {piece}, {batch} in flight, {cap} staged, {mb} a SM, "
-            f"width {width}")
+    w, piece, batch, cap, mb, width, seq = shape
+    chain = f"sequencer {seq}" if seq else f"look-back width {width}"
+    return (f"rle ballot {w} warps x {piece}, {batch} in flight, {cap} staged, {mb} a SM, "
+            f"{chain}")
 
 
 def ballot_reason(shape) -> str | None:

@@ -122,13 +122,14 @@ WALK_SHAPES = ((8, 4, 16, 4, 2, 0), (8, 4, 16, 4, 2, 1), (8, 2, 16, 4, 2, 0),
                (8, 4, 16, 8, 2, 0))
 #: 23_rle_ballot.cu: (walker warps a block, elements a walker's piece, chunks of 32 in
 #: flight a lane, heads a walker stages, blocks an SM, predecessors a look-back lane reads
-#: a round trip); a tile is walkers * piece elements; encode(x, "ballot").
-BALLOT = (16, 2048, 16, 384, 2, 8)
+#: a round trip, tiles a sequencer lane takes a round trip or 0 for look-backs); a tile is
+#: walkers * piece elements; encode(x, "ballot").
+BALLOT = (16, 2048, 16, 384, 2, 1, 4)
 #: the shapes scan.rle_ballot compares (the default first)
-BALLOT_SHAPES = ((16, 2048, 16, 384, 2, 8), (16, 2048, 16, 384, 2, 1),
-                 (16, 2048, 16, 384, 2, 4), (16, 2048, 16, 384, 2, 2),
-                 (8, 2048, 16, 384, 4, 8), (8, 2048, 16, 384, 4, 4),
-                 (16, 1024, 16, 256, 2, 8), (16, 4096, 16, 640, 1, 4))
+BALLOT_SHAPES = ((16, 2048, 16, 384, 2, 1, 4), (16, 2048, 16, 384, 2, 1, 2),
+                 (16, 2048, 16, 384, 2, 1, 8), (16, 2048, 16, 384, 2, 1, 0),
+                 (16, 2048, 16, 384, 2, 4, 0), (8, 2048, 16, 384, 3, 1, 4),
+                 (16, 1024, 16, 256, 2, 1, 4), (16, 4096, 16, 640, 1, 1, 4))
 #: 23's diagnostics (DIAG)
 BALLOT_DIAGNOSTICS = {1: "no look-back (every tile's prefix taken as empty)",
                       2: "no runs written", 3: "neither look-back nor runs written"}
@@ -321,9 +322,9 @@ def check_walk_shape(shape) -> None:
 
 
 def ballot_spec(shape=None, diag: int = 0) -> KernelSpec:
-    w, piece, batch, cap, mb, width = shape or BALLOT
+    w, piece, batch, cap, mb, width, seq = shape or BALLOT
     return KernelSpec(f"{CHAPTER}/23_rle_ballot.cu", "rle_encode_ballot",
-                      template=(w, piece, batch, cap, mb, width, int(diag)))
+                      template=(w, piece, batch, cap, mb, width, seq, int(diag)))
 
 
 def ballot_smem(shape) -> int:
@@ -332,14 +333,22 @@ def ballot_smem(shape) -> int:
     return 2 * shape[0] * shape[3] * 8
 
 
+def ballot_threads(shape) -> int:
+    """23's threads: the walkers, the look-back warp, the sequencer's warp (if any)."""
+    return (shape[0] + 1 + (shape[6] > 0)) * 32
+
+
 def check_ballot_shape(shape) -> None:
     """ConfigError, naming the rule, for a shape of 23 that cannot be built."""
-    if len(shape) != 6:
+    if len(shape) != 7:
         raise ConfigError(f"ballot encoder shape {shape}: (walker warps, piece, chunks in "
-                          "flight, staged heads a walker, blocks an SM, look-back width)")
-    w, piece, batch, cap, mb, width = shape
+                          "flight, staged heads a walker, blocks an SM, look-back width, "
+                          "sequencer tiles a lane)")
+    w, piece, batch, cap, mb, width, seq = shape
     if width not in (1, 2, 4, 8):
         raise ConfigError(f"look-back width {width}: 1, 2, 4 or 8 predecessors a lane")
+    if seq not in (0, 1, 2, 4, 8):
+        raise ConfigError(f"sequencer {seq}: 0 (look-backs) or 1, 2, 4, 8 tiles a lane")
     if not 1 <= w <= 31:
         raise ConfigError(f"{w} walker warps a block: 1 to 31 (and the look-back warp)")
     if batch < 1 or piece % (32 * batch) or not 32 <= piece <= 65536:
@@ -349,8 +358,9 @@ def check_ballot_shape(shape) -> None:
         raise ConfigError(f"{cap} staged heads: a multiple of 32, from 32 to the piece "
                           f"({piece})")
     smem = ballot_smem(shape)
-    if not 1 <= mb <= 32 or mb * (smem + 1024) > 228 * 1024 or mb * (w + 1) > 64:
-        raise ConfigError(f"{mb} blocks an SM of {w + 1} warps and {smem} B of shared "
+    warps = ballot_threads(shape) // 32
+    if not 1 <= mb <= 32 or mb * (smem + 1024) > 228 * 1024 or mb * warps > 64:
+        raise ConfigError(f"{mb} blocks an SM of {warps} warps and {smem} B of shared "
                           "memory: at most 64 warps and 228 KiB an SM")
 
 
@@ -642,7 +652,7 @@ class Encoder:
             shape = tuple(shape or BALLOT)
             check_ballot_shape(shape)
             k = get_kernel(ballot_spec(shape, diag))
-            smem, threads, tile = ballot_smem(shape), (shape[0] + 1) * 32, shape[0] * shape[1]
+            smem, threads, tile = ballot_smem(shape), ballot_threads(shape), shape[0] * shape[1]
             fit = blocks_per_sm(k, threads, smem)
             if fit < shape[4]:
                 raise ConfigError(f"the ballot encoder (23), shape {shape}: {fit} of its "

@@ -134,20 +134,38 @@ __device__ __forceinline__ void look_back_pair(const PairStatus& st, long long t
 }
 
 // The SEQUENCER (one warp of the grid, in the block that took ticket 0): reads the
-// aggregates of 32 * SEQ tiles in ticket order a round trip (lane l tiles l * SEQ + k),
-// scans them and writes each tile's EXCLUSIVE pair as its PREFIX; a tile then waits on its
-// own words only. Every status word is written twice and read about twice, however many
-// tiles are in flight.
+// aggregates of the next 32 * SEQ tiles in ticket order a round trip (lane l tiles
+// l * SEQ + k), and for the run of them already published from the first on, scans them
+// and writes each tile's EXCLUSIVE pair as its PREFIX; then it goes on from the first tile
+// not yet published. A tile waits on its own words only. (It never waits for a tile past
+// one it has not published: a block's next tile's aggregate may wait on its tile's prefix.)
 template <int SEQ>
 __device__ __forceinline__ void sequence(const PairStatus& st, unsigned num_tiles, int lane) {
     unsigned run_h = 0, run_l = 0;
-    for (long long base = 0; base < num_tiles; base += 32 * SEQ) {
+    for (long long base = 0; base < num_tiles;) {
         unsigned long long a[SEQ], b[SEQ];
         const long long first = base + lane * SEQ;
-        load_published<SEQ, 1>(st, first, num_tiles, a, b);
+        int ready = 0;                                 // this lane's tiles published, in order
+#pragma unroll
+        for (int k = 0; k < SEQ; ++k) {
+            a[k] = b[k] = 0;
+            if (first + k < num_tiles) { a[k] = ld_relaxed_u64(st.lo + first + k);
+                                         b[k] = ld_relaxed_u64(st.hi + first + k); }
+        }
+#pragma unroll
+        for (int k = 0; k < SEQ; ++k) {
+            const unsigned ta = (unsigned)(a[k] >> 32), tb = (unsigned)(b[k] >> 32);
+            const bool ok = first + k >= num_tiles
+                || (ta == tb && (ta >> 2) == st.epoch && (ta & 3u) == ST_AGGREGATE);
+            if (ready == k && ok) ready = k + 1;
+        }
+        const unsigned whole = __ballot_sync(FULL_MASK, ready == SEQ);
+        const int stop = ~whole ? __ffs(~whole) - 1 : 32;           // first lane not whole
+        const int take = lane < stop ? SEQ : lane == stop ? ready : 0;
         unsigned sh = 0, sl = 0;
 #pragma unroll
-        for (int k = 0; k < SEQ; ++k) { sh += (unsigned)a[k]; sl = max(sl, (unsigned)b[k]); }
+        for (int k = 0; k < SEQ; ++k)
+            if (k < take) { sh += (unsigned)a[k]; sl = max(sl, (unsigned)b[k]); }
         unsigned ih = sh, il = sl;                     // inclusive scan over the lanes
 #pragma unroll
         for (int d = 1; d < 32; d <<= 1) {
@@ -158,12 +176,15 @@ __device__ __forceinline__ void sequence(const PairStatus& st, unsigned num_tile
         unsigned ph = run_h + ih - sh, pl = max(run_l, lane ? el : 0u);
 #pragma unroll
         for (int k = 0; k < SEQ; ++k) {
-            if (first + k < num_tiles) st.publish(first + k, ST_PREFIX, ph, pl);
+            if (k < take && first + k < num_tiles) st.publish(first + k, ST_PREFIX, ph, pl);
             ph += (unsigned)a[k];
             pl = max(pl, (unsigned)b[k]);
         }
+        const int moved = stop * SEQ + (stop < 32 ? __shfl_sync(FULL_MASK, ready, stop & 31) : 0);
         run_h += __shfl_sync(FULL_MASK, ih, 31);
         run_l = max(run_l, __shfl_sync(FULL_MASK, il, 31));
+        if (moved == 0) __nanosleep(64);
+        base += moved;
     }
 }
 
@@ -278,7 +299,7 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
     static_assert(CAP >= 32 && CAP <= PIECE && CAP % 32 == 0, "32 to PIECE staged heads");
     static_assert(WARPS >= 1 && WARPS <= 31, "1 to 31 walker warps");
     static_assert(WIDTH >= 1 && WIDTH <= 8, "1 to 8 predecessors a lane a round trip");
-    static_assert(SEQ >= 0 && SEQ <= 8, "no sequencer, or 1 to 8 tiles a lane");
+    static_assert(SEQ >= 0 && SEQ <= 4, "no sequencer, or 1 to 4 tiles a lane");
     constexpr long long TILE = (long long)WARPS * PIECE;
     constexpr unsigned NO_TILE = 0xffffffffu;
     extern __shared__ __align__(16) unsigned char staging[];     // [2][WARPS][CAP] int2

@@ -127,7 +127,7 @@ WALK_SHAPES = ((8, 4, 16, 4, 2, 0), (8, 4, 16, 4, 2, 1), (8, 2, 16, 4, 2, 0),
 BALLOT = (16, 2048, 16, 384, 2, 1, 4)
 #: the shapes scan.rle_ballot compares (the default first)
 BALLOT_SHAPES = ((16, 2048, 16, 384, 2, 1, 4), (16, 2048, 16, 384, 2, 1, 2),
-                 (16, 2048, 16, 384, 2, 1, 8), (16, 2048, 16, 384, 2, 1, 0),
+                 (16, 2048, 16, 384, 2, 1, 1), (16, 2048, 16, 384, 2, 1, 0),
                  (16, 2048, 16, 384, 2, 4, 0), (8, 2048, 16, 384, 3, 1, 4),
                  (16, 1024, 16, 256, 2, 1, 4), (16, 4096, 16, 640, 1, 1, 4))
 #: 23's diagnostics (DIAG)
@@ -347,8 +347,8 @@ def check_ballot_shape(shape) -> None:
     w, piece, batch, cap, mb, width, seq = shape
     if width not in (1, 2, 4, 8):
         raise ConfigError(f"look-back width {width}: 1, 2, 4 or 8 predecessors a lane")
-    if seq not in (0, 1, 2, 4, 8):
-        raise ConfigError(f"sequencer {seq}: 0 (look-backs) or 1, 2, 4, 8 tiles a lane")
+    if seq not in (0, 1, 2, 4):
+        raise ConfigError(f"sequencer {seq}: 0 (look-backs) or 1, 2, 4 tiles a lane")
     if not 1 <= w <= 31:
         raise ConfigError(f"{w} walker warps a block: 1 to 31 (and the look-back warp)")
     if batch < 1 or piece % (32 * batch) or not 32 <= piece <= 65536:

@@ -273,7 +273,7 @@ __device__ __forceinline__ void write_piece(const int* __restrict__ in,
     for (int c = c0; c < PIECE / 32; ++c) {
         const long long i = pbase + (long long)c * 32 + lane;
         const int v = (full || i < n) ? __ldg(in + i) : 0;
-        const int pv = __ldg(in + (i > 0 ? i - 1 : 0));
+        const int pv = (i > 0 && (full || i < n)) ? __ldg(in + i - 1) : 0;
         const bool head = (i == 0 || v != pv) && (full || i < n);
         const unsigned flags = __ballot_sync(FULL_MASK, head);
         if (c == c0) cnt = CAP - 1 - __popc(flags & ((1u << lane0) - 1u));

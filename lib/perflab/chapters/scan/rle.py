@@ -124,12 +124,13 @@ WALK_SHAPES = ((8, 4, 16, 4, 2, 0), (8, 4, 16, 4, 2, 1), (8, 2, 16, 4, 2, 0),
 #: flight a lane, heads a walker stages, blocks an SM, predecessors a look-back lane reads
 #: a round trip, tiles a sequencer lane takes a round trip or 0 for look-backs); a tile is
 #: walkers * piece elements; encode(x, "ballot").
-BALLOT = (16, 2048, 16, 384, 2, 1, 4)
-#: the shapes scan.rle_ballot compares (the default first)
-BALLOT_SHAPES = ((16, 2048, 16, 384, 2, 1, 4), (16, 2048, 16, 384, 2, 1, 2),
+BALLOT = (16, 2048, 16, 384, 2, 1, 2)
+#: the shapes scan.rle_ballot compares (the default first; then the sequencer's tiles a
+#: lane, look-backs instead of the sequencer, smaller and larger tiles)
+BALLOT_SHAPES = ((16, 2048, 16, 384, 2, 1, 2), (16, 2048, 16, 384, 2, 1, 4),
                  (16, 2048, 16, 384, 2, 1, 1), (16, 2048, 16, 384, 2, 1, 0),
-                 (16, 2048, 16, 384, 2, 4, 0), (8, 2048, 16, 384, 3, 1, 4),
-                 (16, 1024, 16, 256, 2, 1, 4), (16, 4096, 16, 640, 1, 1, 4))
+                 (16, 2048, 16, 384, 2, 4, 0), (8, 2048, 16, 384, 3, 1, 2),
+                 (16, 1024, 16, 256, 2, 1, 2), (16, 4096, 16, 640, 1, 1, 2))
 #: 23's diagnostics (DIAG)
 BALLOT_DIAGNOSTICS = {1: "no look-back (every tile's prefix taken as empty)",
                       2: "no runs written", 3: "neither look-back nor runs written"}
@@ -349,8 +350,9 @@ def check_ballot_shape(shape) -> None:
         raise ConfigError(f"look-back width {width}: 1, 2, 4 or 8 predecessors a lane")
     if seq not in (0, 1, 2, 4):
         raise ConfigError(f"sequencer {seq}: 0 (look-backs) or 1, 2, 4 tiles a lane")
-    if not 1 <= w <= 31:
-        raise ConfigError(f"{w} walker warps a block: 1 to 31 (and the look-back warp)")
+    if not 1 <= w or ballot_threads(shape) > 1024:
+        raise ConfigError(f"{w} walker warps a block: 1 to 31 walker warps, at most 32 warps "
+                          "with the look-back warp and the sequencer's")
     if batch < 1 or piece % (32 * batch) or not 32 <= piece <= 65536:
         raise ConfigError(f"pieces of {piece} elements: whole batches of {batch} chunks of "
                           "32, at most 65536 (16-bit indices)")

@@ -86,6 +86,77 @@ def test_the_ballot_experiments_sweep_and_profile_23():
     assert {s.file for s in p.kernels()} == {"03-scan/23_rle_ballot.cu"}
 
 
+# -- the page's numbers, from rows like the recorded ones --------------------------------
+def _ballot_rows(x23=3.6, failed=False):
+    import pandas as pd
+    from perflab.chapters.scan import reread as rr, rounds as rd
+    name = bl.ballot_name(rle.BALLOT)
+    t = 0.28
+    others = [(bl.ballot_name(sh), 3.2) for sh in rle.BALLOT_SHAPES[1:]]
+    rows = []
+    for kind in ("short", "long", "mixed", "equal", "distinct"):
+        for v, x in [(name, x23), (rr.reread_name(rle.WALK, "walk"), 3.1),
+                     (rd.rounds_name(rle.ROUNDS), 3.2)] + others:
+            rows.append({"variant": v, "part": "race", "kind": kind, "diagnostic": 0,
+                         "n": 1 << 25, "median_ms": t / x, "x_torch": x, "x_torch_min": x - 0.1,
+                         "x_torch_max": x + 0.1, "correct": v != name or not failed})
+        rows += [{"variant": "torch.unique_consecutive", "kind": kind, "median_ms": t,
+                  "correct": True},
+                 {"variant": "read ceiling", "kind": kind, "median_ms": 0.045, "x_torch": t / 0.045},
+                 {"variant": "copy", "kind": kind, "median_ms": 0.075}]
+    for dg, ms in ((1, 0.070), (2, 0.063), (3, 0.054)):
+        rows.append({"variant": f"{name} diagnostic {dg}", "part": "race", "kind": "short",
+                     "diagnostic": dg, "median_ms": ms, "x_torch": t / ms, "correct": None})
+    rows += [{"variant": "rle ballot", "part": "check", "n": n, "kind": "short", "correct": True}
+             for n in (0, 1, 31)]
+    rows += [{"variant": "rle ballot", "part": "large", "n": (1 << 30) + 1, "kind": "short",
+              "correct": True},
+             {"variant": "rle ballot", "part": "large", "n": (1 << 31) + 5, "kind": "short",
+              "correct": None, "invalid": "n=2147483653: run positions and lengths are int32"},
+             {"variant": "rle ballot", "part": "stress", "n": 1000003, "calls": 1000,
+              "wrong_calls": 0, "correct": True}]
+    return pd.DataFrame(rows)
+
+
+def _ballot_profile():
+    import pandas as pd
+    return pd.DataFrame([{"variant": "rle ballot", "diagnostic": d,
+                          "duration_us": (56.0, 49.5, 50.0, 38.0)[d],
+                          "inst_executed": (26e6, 25.7e6, 21.6e6, 16e6)[d],
+                          "issue_active_pct": 50.0, "dram_read_over_input": 1.0,
+                          "dram_write_over_input": 0.13}
+                         for d in bl.BALLOT_PROFILE_DIAGS])
+
+
+def test_the_twelfth_try_summary_comes_from_its_rows():
+    from perflab.chapters.scan import report
+    s = report.ballot_summary(_ballot_rows(), _ballot_profile())
+    assert s["bl12_short_x_torch"] == pytest.approx(3.6)
+    assert s["bl12_over_rounds"] == pytest.approx(3.6 / 3.2)
+    assert s["bl12_over_walk"] == pytest.approx(3.6 / 3.1)
+    assert s["bl12_cost_chain_us"] == pytest.approx(280 / 3.6 - 70)
+    assert s["bl12_cost_writes_us"] == pytest.approx(280 / 3.6 - 63)
+    assert s["bl12_walk_over_read_us"] == pytest.approx(54 - 45)
+    assert s["bl12_need_us"] == pytest.approx(70)
+    assert s["bl12_inst_per_chunk"] == pytest.approx(16e6 / ((1 << 25) / 32))
+    assert s["bl12_lead_pct"] == pytest.approx(100 * (1 - 56.0 / (280 / 3.6)))
+    assert s["bl12_tiles"] == (1 << 25) // (rle.BALLOT[0] * rle.BALLOT[1])
+    assert s["bl12_n_failed"] == 0 and s["bl12_stress_ok"] and s["bl12_large_ok"]
+    lad = report.ballot_ladder(_ballot_rows())
+    assert list(lad["step"])[:4] == ["23, the encoder", "diagnostic 1", "diagnostic 2",
+                                     "diagnostic 3"]
+    assert lad["saved_us"].iloc[3] == pytest.approx(280 / 3.6 - 54)
+    assert {"22, the encoder", "20, the encoder", "read ceiling"} <= set(lad["step"])
+
+
+def test_the_twelfth_try_targets_follow_the_rows():
+    from perflab.chapters.scan import report
+    assert report.targets_twelfth_try(report.ballot_summary(_ballot_rows(4.2)))["met"].iloc[0]
+    assert not report.targets_twelfth_try(report.ballot_summary(_ballot_rows(3.6)))["met"].iloc[0]
+    assert not report.targets_twelfth_try(
+        report.ballot_summary(_ballot_rows(4.2, failed=True)))["met"].iloc[0]
+
+
 # -- on a GPU -----------------------------------------------------------------------------
 @pytest.fixture
 def live(monkeypatch):

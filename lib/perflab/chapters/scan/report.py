@@ -912,7 +912,7 @@ def lean_ladder(rows, kind: str = "short") -> pd.DataFrame:
 
 #: the rung of each one-pass encoder's profiled rows
 RUNGS = {"rle bulk": "17", "rle lean": "18", "rle masks": "19", "rle rounds": "20",
-         "rle reread": "21", "rle walk": "22"}
+         "rle reread": "21", "rle walk": "22", "rle ballot": "23"}
 
 
 def lean_profile_table(prof) -> pd.DataFrame:
@@ -925,7 +925,8 @@ def lean_profile_table(prof) -> pd.DataFrame:
         d = int(r["diagnostic"])
         names = {"rle rounds": rle_mod.ROUNDS_DIAGNOSTICS,
                  "rle reread": rle_mod.REREAD_DIAGNOSTICS,
-                 "rle walk": rle_mod.REREAD_DIAGNOSTICS}.get(r["variant"],
+                 "rle walk": rle_mod.REREAD_DIAGNOSTICS,
+                 "rle ballot": rle_mod.BALLOT_DIAGNOSTICS}.get(r["variant"],
                                                              rle_mod.BULK_DIAGNOSTICS)
         out.append({"kernel": RUNGS[r["variant"]],
                     "step": "the encoder" if d == 0 else f"diagnostic {d}: {names[d]}",
@@ -1301,3 +1302,94 @@ def call_time_figure(ax, rows) -> None:
     ax.set_xlim(0, max(sum(w for _, w in b[1]) for b in bars) * 1.4)   # (room for the legend)
     ax.set_xlabel(f"time a call, $2^{{{s['ct_n_log2']}}}$ int32 on runs of 1–15 (µs)")
     ax.legend(fontsize=8, loc="lower right")
+
+
+# -- the twelfth try: the ballot encoder (23) ---------------------------------------------
+def ballot_summary(rows, prof=None) -> dict:
+    """The twelfth try (23: heads found by ballots and staged at once, persistent blocks
+    whose look-back warp or a sequencer finds each tile's prefix while the walkers walk the
+    next tile), from scan.rle_ballot (checks, back-to-back calls, and the race of 23's
+    shapes and diagnostics with 22, 20, 15 and torch at 2^25) and, when recorded,
+    scan.ballot_profile. Keys bl12_*."""
+    from . import ballot as ballot_mod, reread as reread_mod, rle as rle_mod
+    from . import rounds as rounds_mod
+    key = "bl12"
+    out = _encoder_checks(rows, key)
+    default = ballot_mod.ballot_name(rle_mod.BALLOT)
+    out[f"{key}_shape"] = default.replace("rle ballot ", "")
+    base = rle_mod.BALLOT
+    variants = {"_seq4": base[:6] + (4,), "_seq1": base[:6] + (1,),
+                "_lb1": base[:5] + (1, 0), "_lb4": base[:5] + (4, 0)}
+    named = [("", default), ("_rounds", rounds_mod.rounds_name(rle_mod.ROUNDS)),
+             ("_walk", reread_mod.reread_name(rle_mod.WALK, "walk")), ("_ch", "chunked"),
+             ("_torch", "torch.unique_consecutive"), ("_copy", "copy"),
+             ("_read", "read ceiling")]
+    named += [(sfx, ballot_mod.ballot_name(sh)) for sfx, sh in variants.items()]
+    named += [(f"_diag{d}", f"{default} diagnostic {d}") for d in rle_mod.BALLOT_DIAGNOSTICS]
+    out.update(_race_keys(rows, key, named, default))
+    out[f"{key}_over_rounds"] = out[f"{key}_short_rounds_us"] / out[f"{key}_short_us"]
+    out[f"{key}_over_walk"] = out[f"{key}_short_walk_us"] / out[f"{key}_short_us"]
+    w, piece, batch, cap, mb, width, seq = base
+    out.update({f"{key}_warps": w, f"{key}_piece": piece, f"{key}_batch": batch,
+                f"{key}_cap": cap, f"{key}_blocks": mb, f"{key}_seq": seq,
+                f"{key}_tile": w * piece, f"{key}_tile_kib": w * piece * 4 // 1024,
+                f"{key}_seq_window": 32 * seq, f"{key}_smem_kib": rle_mod.ballot_smem(base) // 1024})
+    n = _get(_one(rows, variant=default), "n", 1 << 25)
+    out[f"{key}_tiles"] = int(-(-int(n) // (w * piece)))
+    out[f"{key}_grid"] = f"{mb} a SM"
+    d = {i: out[f"{key}_short_diag{i}_us"] for i in rle_mod.BALLOT_DIAGNOSTICS}
+    full = out[f"{key}_short_us"]
+    out[f"{key}_cost_chain_us"] = full - d[1]          # the prefixes' chain (with the writes)
+    out[f"{key}_cost_writes_us"] = full - d[2]         # the runs written (with the chain)
+    out[f"{key}_cost_both_us"] = full - d[3]
+    out[f"{key}_walk_over_read_us"] = d[3] - out[f"{key}_short_read_us"]
+    out[f"{key}_need_us"] = out[f"{key}_short_torch_us"] / 4
+    out[f"{key}_diag3_x_torch"] = out[f"{key}_short_torch_us"] / d[3]
+    out.update(_best_worst(rows, key, "rle ballot"))
+    if prof is not None and len(prof):
+        out.update(_profile_keys(prof, key, (("enc", "rle ballot"),),
+                                 ballot_mod.BALLOT_PROFILE_DIAGS))
+        r = _one(prof, variant="rle ballot", diagnostic=0)
+        out[f"{key}_dram_read_x"] = _get(r, "dram_read_over_input")
+        out[f"{key}_dram_write_x"] = _get(r, "dram_write_over_input")
+        out[f"{key}_inst_walk_M"] = out[f"{key}_enc_inst_M_d3"]
+        out[f"{key}_inst_per_chunk"] = out[f"{key}_enc_inst_M_d3"] * 1e6 / (int(n) / 32)
+        # the call (race) against the kernel alone (profiler): the launch and the host's part
+        out[f"{key}_lead_pct"] = 100 * (1 - out[f"{key}_enc_prof_us"] / out[f"{key}_short_us"])
+        out[f"{key}_prof_chain_us"] = out[f"{key}_enc_prof_us"] - out[f"{key}_enc_prof_us_d1"]
+        out[f"{key}_prof_writes_us"] = out[f"{key}_enc_prof_us"] - out[f"{key}_enc_prof_us_d2"]
+    return out
+
+
+def ballot_ladder(rows, kind: str = "short") -> pd.DataFrame:
+    """23 at its default, each diagnostic (what it takes away, and the µs a call that
+    saves against the encoder), the other ways of chaining the tiles, 22 and 20 at their
+    defaults, the read ceiling and the copy, on one kind of runs (one run's rounds)."""
+    from . import ballot as ballot_mod, reread as reread_mod, rle as rle_mod
+    from . import rounds as rounds_mod
+    k = rows[rows["kind"] == kind] if "kind" in rows else rows.iloc[:0]
+    default = ballot_mod.ballot_name(rle_mod.BALLOT)
+    base = rle_mod.BALLOT
+    steps = [("23, the encoder", default, "")] + [
+        (f"diagnostic {d}", f"{default} diagnostic {d}", what)
+        for d, what in rle_mod.BALLOT_DIAGNOSTICS.items()] + [
+        ("23, sequencer 4 tiles a lane", ballot_mod.ballot_name(base[:6] + (4,)), ""),
+        ("23, look-backs (width 1)", ballot_mod.ballot_name(base[:5] + (1, 0)),
+         "each tile's look-back warp walks back itself"),
+        ("22, the encoder", reread_mod.reread_name(rle_mod.WALK, "walk"), "(for comparison)"),
+        ("20, the encoder", rounds_mod.rounds_name(rle_mod.ROUNDS), "(for comparison)"),
+        ("read ceiling", "read ceiling", "the input read by 16-byte loads, nothing written"),
+        ("copy", "copy", "the input read and written")]
+    torch_us = _get(_one(k, variant="torch.unique_consecutive"), "median_ms") * 1e3
+    full = _get(_one(k, variant=default), "median_ms") * 1e3
+    out = []
+    for lab_, nm, what in steps:
+        us = _get(_one(k, variant=nm), "median_ms") * 1e3
+        out.append({"step": lab_, "taken away": what, "us": us, "x_torch": torch_us / us,
+                    "saved_us": (full - us) if lab_.startswith("diag") else math.nan})
+    return pd.DataFrame(out)
+
+
+def targets_twelfth_try(s: dict) -> pd.DataFrame:
+    """Issue #11's encoder targets for the ballot encoder (23), from scan.rle_ballot."""
+    return _encoder_targets(s, "bl12", "ballot encoder", "23")

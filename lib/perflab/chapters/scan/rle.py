@@ -132,8 +132,9 @@ BALLOT_SHAPES = ((16, 2048, 16, 384, 2, 1, 2), (16, 2048, 16, 384, 2, 1, 4),
                  (16, 2048, 16, 384, 2, 4, 0), (8, 2048, 16, 384, 3, 1, 2),
                  (16, 1024, 16, 256, 2, 1, 2), (16, 4096, 16, 640, 1, 1, 2))
 #: 23's diagnostics (DIAG)
-BALLOT_DIAGNOSTICS = {1: "no look-back (every tile's prefix taken as empty)",
-                      2: "no runs written", 3: "neither look-back nor runs written"}
+BALLOT_DIAGNOSTICS = {1: "no prefixes (no sequencer, no look-back: each tile's runs at a "
+                         "place of its own)",
+                      2: "no runs written", 3: "neither prefixes nor runs written"}
 WALK_UNIT = 1024            # 22: a writer's unit (32 mask words)
 MASK_PIECE = 1024           # 19: a scanner's piece (32 mask words)
 MASK_CAP = 256              # 19: staged slots a scanner (a 16-bit index and a value)

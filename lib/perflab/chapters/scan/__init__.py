@@ -17,7 +17,8 @@ walk_profile), ballot (the twelfth try's rle_ballot, ballot_profile),
 calltime (call_time: what a call costs), report (the page's numbers, tables and figures), explorer (block size ×
 ITEMS_PER_THREAD), profiling (the ncu child). Kernels: kernels/03-scan/; tests:
 tests/chapters/test_scan.py, test_scan_lookahead.py, test_scan_chunked.py and
-test_scan_bulk.py (and test_scan_lean.py, test_scan_masks.py, test_scan_rounds.py, test_scan_reread.py).
+test_scan_bulk.py (and test_scan_lean.py, test_scan_masks.py, test_scan_rounds.py, test_scan_reread.py,
+test_scan_ballot.py).
 """
 from __future__ import annotations
 

@@ -21,8 +21,9 @@ round, every block reading every block's count) and "reread" (21_rle_reread.cu: 
 rounds with nothing held in shared memory: each segment read from memory to count its
 heads, and again, from L2, to write its runs) and "walk" (22_rle_walk.cu: 21's counters
 leave the heads as masks, and the writers walk the bits) and "ballot" (23_rle_ballot.cu:
-one pass, each warp's heads found by ballots and staged in shared memory at once, large
-tiles and a look-back on (heads, last head); compute capability 8.0 and later).
+one pass, each warp's heads found by ballots and staged in shared memory at once;
+persistent blocks whose tiles' prefixes, (heads, last head), come from a sequencer warp
+or from look-backs while the next tile is walked; compute capability 8.0 and later).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """
@@ -356,7 +357,7 @@ def check_ballot_shape(shape) -> None:
                           "with the look-back warp and the sequencer's")
     if batch < 1 or piece % (32 * batch) or not 32 <= piece <= 65536:
         raise ConfigError(f"pieces of {piece} elements: whole batches of {batch} chunks of "
-                          "32, at most 65536 (16-bit indices)")
+                          "32, at most 65536")
     if cap % 32 or not 32 <= cap <= piece:
         raise ConfigError(f"{cap} staged heads: a multiple of 32, from 32 to the piece "
                           f"({piece})")

@@ -138,9 +138,9 @@ def profile_or_bulk_missing():
 def profile_encoders(ctx, n: int, segments, diags) -> None:
     """Each (variant, shape) of `segments` ("rle bulk" 17, "rle lean" 18, "rle masks" 19,
     "rle rounds" 20, "rle reread" 21, "rle walk" 22, "rle ballot" 23) with each diagnostic
-    of `diags`, once under Nsight Compute (clocks untouched) at n
-    int32 on runs of 1-15: a row with the kernel's time, its warp instructions, its issue
-    activity and its DRAM bytes against the input's 4n."""
+    of `diags`, once under Nsight Compute (clocks untouched) at n int32 on runs of 1-15: a
+    row with the kernel's time, its warp instructions, its issue activity and its DRAM
+    bytes against the input's 4n."""
     from ...profile import profile as run_ncu
     from .masks import masks_params
 

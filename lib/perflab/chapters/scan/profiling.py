@@ -7,8 +7,7 @@ def prepare(segments: list[dict]) -> list:
     """One callable per segment {"variant", "n"} (and for the encoders "shape", "diag"):
     int32 inputs made from the host (for "rle bulk" (17), "rle lean" (18), "rle masks"
     (19), "rle rounds" (20), "rle reread" (21), "rle walk" (22) and "rle ballot" (23),
-    runs of 1-15), every kernel compiled (the encoder run
-    once), nothing launched after."""
+    runs of 1-15), every kernel compiled (the encoder run once), nothing launched after."""
     import cupy as cp
     import numpy as np
 

@@ -1336,7 +1336,6 @@ def ballot_summary(rows, prof=None) -> dict:
                 f"{key}_seq_window": 32 * seq, f"{key}_smem_kib": rle_mod.ballot_smem(base) // 1024})
     n = _get(_one(rows, variant=default), "n", 1 << 25)
     out[f"{key}_tiles"] = int(-(-int(n) // (w * piece)))
-    out[f"{key}_grid"] = f"{mb} a SM"
     d = {i: out[f"{key}_short_diag{i}_us"] for i in rle_mod.BALLOT_DIAGNOSTICS}
     full = out[f"{key}_short_us"]
     out[f"{key}_cost_chain_us"] = full - d[1]          # the prefixes' chain (with the writes)
@@ -1352,7 +1351,6 @@ def ballot_summary(rows, prof=None) -> dict:
         r = _one(prof, variant="rle ballot", diagnostic=0)
         out[f"{key}_dram_read_x"] = _get(r, "dram_read_over_input")
         out[f"{key}_dram_write_x"] = _get(r, "dram_write_over_input")
-        out[f"{key}_inst_walk_M"] = out[f"{key}_enc_inst_M_d3"]
         out[f"{key}_inst_per_chunk"] = out[f"{key}_enc_inst_M_d3"] * 1e6 / (int(n) / 32)
         # the call (race) against the kernel alone (profiler): the launch and the host's part
         out[f"{key}_lead_pct"] = 100 * (1 - out[f"{key}_enc_prof_us"] / out[f"{key}_short_us"])

@@ -647,29 +647,17 @@ class Encoder:
         self._launch_one_pass(self._wk, x)
 
     def _ballot(self, x, shape=None, diag: int = 0) -> None:
-        """23: one launch of persistent blocks (shape[4] an SM), tiles by ticket. `shape`:
-        BALLOT by default, fixed at the first call (and `diag`, a diagnostic that is not
-        an encoder)."""
+        """23: one launch of persistent blocks (shape[4] an SM), tiles by ticket; any GPU
+        of compute capability 8.0. `shape`: BALLOT by default, fixed at the first call (and
+        `diag`, a diagnostic that is not an encoder)."""
         if getattr(self, "_bl", None) is None:
-            from ...device import current
-            from ...kernels import PreparedLaunch, blocks_per_sm
             shape = tuple(shape or BALLOT)
             check_ballot_shape(shape)
-            k = get_kernel(ballot_spec(shape, diag))
-            smem, threads, tile = ballot_smem(shape), ballot_threads(shape), shape[0] * shape[1]
-            fit = blocks_per_sm(k, threads, smem)
-            if fit < shape[4]:
-                raise ConfigError(f"the ballot encoder (23), shape {shape}: {fit} of its "
-                                  f"{shape[4]} blocks an SM fit ({k.num_regs} registers a "
-                                  f"thread, {smem} B of shared memory)")
-            self._bl = (PreparedLaunch(k, current().sms * shape[4], threads, "ppppqpIppI",
-                                       smem), tile)
-        run, tile = self._bl
-        n = x.size
-        tiles = -(-n // tile)
-        counter, lo, hi, epoch = state().split_args(tiles)
-        run(min(tiles, run.grid), x, self.values, self.lengths, self.count, n, counter, tiles,
-            lo, hi, epoch)
+            self._bl = self._one_pass(ballot_spec(shape, diag), ballot_smem(shape), shape,
+                                      shape[4], "the ballot encoder (23)",
+                                      threads=ballot_threads(shape), tile=shape[0] * shape[1],
+                                      bulk=False)
+        self._launch_one_pass(self._bl, x)
 
     def _rounds_pass(self, spec, smem: int, shape, what: str) -> tuple:
         """The prepared cooperative launch of 21 or 22 (shape[4] blocks an SM)."""
@@ -682,14 +670,15 @@ class Encoder:
 
     @staticmethod
     def _one_pass(spec, smem: int, shape, blocks: int, what: str, threads=None,
-                  tile=None, cooperative: bool = False) -> tuple:
-        """(prepared launch, tile) of a one-pass encoder (17 … 20) with `blocks` blocks
+                  tile=None, cooperative: bool = False, bulk: bool = True) -> tuple:
+        """(prepared launch, tile) of a one-pass encoder (17 … 23) with `blocks` blocks
         an SM (threads and tile: 17's and 18's by default); ConfigError where they do not
-        fit."""
+        fit, or where `bulk` and the GPU has no bulk copies (17 … 22)."""
         from ...device import current
         from ...kernels import PreparedLaunch, blocks_per_sm
         from .ops import bulk_threads, require_bulk_copy
-        require_bulk_copy(what)
+        if bulk:
+            require_bulk_copy(what)
         k = get_kernel(spec)
         threads = threads or bulk_threads(shape)
         fit = blocks_per_sm(k, threads, smem)

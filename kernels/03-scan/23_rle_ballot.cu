@@ -12,17 +12,19 @@
 //     popcount of the flags below its lane. Each head stores its value and its index in the
 //     piece at that rank in shared memory, at once: about fifteen warp
 //     instructions for 32 elements, and the chunk's registers are free again.
-//   - A tile is WARPS pieces, tens of thousands of elements, so that a look-back rarely
-//     walks past the 32 nearest tiles. Its pair, (heads, last head + 1), is its AGGREGATE;
+//   - A tile is WARPS pieces. Its pair, (heads, last head + 1), is its AGGREGATE;
 //     Merrill & Garland's decoupled look-back (as 03's, on the pair: counts add, last heads
 //     take the maximum) gives its exclusive prefix, then its PREFIX is published; a lane
 //     reads WIDTH predecessors a round trip.
-//   - Blocks are persistent, and nothing waits for a look-back but the look-back: one more
-//     warp of the block (the LOOK-BACK warp) publishes tile t_i's aggregate, looks back and
-//     takes the tickets, while the WALKER warps walk their pieces of t_{i+1} into the other
-//     of two stages. At the block barrier after that walk each walker copies out its piece
-//     of t_i: run r's value at r, run r - 1's length (its head's index minus the one
-//     before). The last tile's look-back writes the last run's length and the run count.
+//   - Blocks are persistent, and nothing waits for a prefix but the LOOK-BACK warp (one
+//     more warp of the block), which publishes each tile's aggregate, finds its prefix and
+//     takes the tickets. A tile's staged runs wait in one of three stages: while the WALKER
+//     warps walk tile t_i, t_{i-1} waits for its prefix (a whole walk after its aggregate
+//     was published), and at the block barrier after the walk each walker copies out its
+//     piece of t_{i-2}: run r's value at r, run r - 1's length (its head's index minus the
+//     one before). The last tile's look-back writes the last run's length and the run count.
+//   - Before that copy-out a walker issues the loads of its next piece's first batch, so
+//     they are in flight while it writes.
 //   - Tickets come from the atomic counter, two ahead: a tile only ever waits on tiles of
 //     smaller tickets, all taken by running blocks, and the smallest tile without a prefix
 //     always finds every predecessor's (so every wait ends, whether or not every block of
@@ -30,14 +32,19 @@
 // A piece with more than CAP heads stages the first CAP; at its copy-out it walks the rest
 // of its piece again (from L2) and writes those runs itself. DRAM reads 4n, writes 8 bytes
 // a run. Any GPU with warp reductions (compute capability 8.0 and later).
-// DIAG (not encoders: they time parts): 1: no look-back (each tile's runs put at a place
-// of its own, not its prefix); 2: no runs written; 3: neither.
+// DIAG (not encoders: they time parts): 1: no prefixes, by look-back or sequencer (each
+// tile's runs put at a place of its own); 2: no runs written; 3: neither.
 // SEQ > 0: instead of look-backs, a SEQUENCER warp (in the block that took ticket 0; one
 // more warp in every block) scans the aggregates in ticket order and writes each tile's
 // exclusive prefix; the look-back warp waits on its own tile's words.
-// Dynamic shared memory (ballot_smem in rle.py): 2 * WARPS * CAP * 8 bytes;
+// Dynamic shared memory (ballot_smem in rle.py): STAGES * WARPS * CAP * 8 bytes;
 // (WARPS + 1 + (SEQ > 0)) * 32 threads.
 #include "lookback.cuh"
+
+// The stages a block's staged runs rotate through (3: t_i walked, t_{i-1} waiting for its
+// prefix, t_{i-2} copied out; with 2 a tile's prefix was needed one walk after its
+// aggregate, as the twelfth try had it).
+constexpr int STAGES = 3;
 
 // The pair of a tile (or of everything before it) in two tagged words, each a 64-bit
 // store: (tag << 32 | heads) and (tag << 32 | last head + 1, 0 for none). A reader takes
@@ -202,34 +209,55 @@ __device__ __forceinline__ void stage_head(unsigned addr, bool on, int v, int at
                  :: "r"((int)on), "r"(addr), "r"(v), "r"(at) : "memory");
 }
 
-// A warp's walk over its piece (FULL: the whole piece lies inside [0, n)): heads found by
-// ballots, ranked, the first CAP staged at `stage` (a shared address, 8 bytes a head).
-// Returns the piece's head count. `carry` (lane 0): the element before the piece.
+// A batch of a walk: chunks c0 .. c0 + BATCH - 1 of the piece at pbase, lane l element l of
+// each (FULL: the whole piece lies inside [0, n); elements past n read as 0).
+template <int BATCH, bool FULL>
+__device__ __forceinline__ void load_batch(int (&v)[BATCH], const int* __restrict__ in,
+                                           long long pbase, long long n, int lane, int c0) {
+    const int* p = in + pbase + lane;
+#pragma unroll
+    for (int j = 0; j < BATCH; ++j)
+        v[j] = (FULL || pbase + (c0 + j) * 32 + lane < n) ? __ldg(p + (c0 + j) * 32) : 0;
+}
+
+// The heads of a loaded batch found by ballots, ranked, and the first CAP of the piece
+// staged (`slot`: the shared address of the next one, 8 bytes a head; `end` past the
+// last). `carry` (lane 0): the element before the batch.
+template <int BATCH, bool FULL>
+__device__ __forceinline__ void stage_batch(const int (&v)[BATCH], long long pbase,
+                                            long long n, int lane, int c0, int& carry,
+                                            unsigned& slot, unsigned end) {
+    const unsigned below = (1u << lane) - 1u;
+#pragma unroll
+    for (int j = 0; j < BATCH; ++j) {
+        const int s = __shfl_sync(FULL_MASK, v[j], (lane + 31) & 31);
+        const int prev = lane ? s : carry;
+        carry = s;                                     // lane 0: this chunk's last element
+        const int at = (c0 + j) * 32 + lane;
+        const bool head = v[j] != prev && (FULL || pbase + at < n);
+        const unsigned flags = __ballot_sync(FULL_MASK, head);
+        const unsigned mine = slot + 8u * __popc(flags & below);
+        stage_head(mine, head && mine < end, v[j], at);
+        slot += 8u * __popc(flags);
+    }
+}
+
+// A warp's walk over its piece: heads found by ballots, ranked, the first CAP staged at
+// `stage` (a shared address, 8 bytes a head). Returns the piece's head count. `carry`
+// (lane 0): the element before the piece. `v` holds the first batch if `loaded` (its loads
+// were issued before the copy-out of an older tile).
 template <int PIECE, int BATCH, int CAP, bool FULL>
 __device__ __forceinline__ unsigned walk_piece(const int* __restrict__ in, long long pbase,
                                                long long n, int lane, int carry,
-                                               unsigned stage) {
-    const unsigned below = (1u << lane) - 1u, end = stage + 8u * CAP;
-    const int* p = in + pbase + lane;
-    unsigned slot = stage;                             // 8 bytes a head staged so far
+                                               unsigned stage, int (&v)[BATCH], bool loaded) {
+    constexpr int NB = PIECE / 32 / BATCH;             // batches in the piece
+    const unsigned end = stage + 8u * CAP;
+    unsigned slot = stage;
+    if (!loaded) load_batch<BATCH, FULL>(v, in, pbase, n, lane, 0);
 #pragma unroll 1
-    for (int c0 = 0; c0 < PIECE / 32; c0 += BATCH) {
-        int v[BATCH];
-#pragma unroll
-        for (int j = 0; j < BATCH; ++j)
-            v[j] = (FULL || pbase + (c0 + j) * 32 + lane < n) ? __ldg(p + (c0 + j) * 32) : 0;
-#pragma unroll
-        for (int j = 0; j < BATCH; ++j) {
-            const int s = __shfl_sync(FULL_MASK, v[j], (lane + 31) & 31);
-            const int prev = lane ? s : carry;
-            carry = s;                                 // lane 0: this chunk's last element
-            const int at = (c0 + j) * 32 + lane;
-            const bool head = v[j] != prev && (FULL || pbase + at < n);
-            const unsigned flags = __ballot_sync(FULL_MASK, head);
-            const unsigned mine = slot + 8u * __popc(flags & below);
-            stage_head(mine, head && mine < end, v[j], at);
-            slot += 8u * __popc(flags);
-        }
+    for (int b = 0; b < NB; ++b) {
+        if (b) load_batch<BATCH, FULL>(v, in, pbase, n, lane, b * BATCH);
+        stage_batch<BATCH, FULL>(v, pbase, n, lane, b * BATCH, carry, slot, end);
     }
     return (slot - stage) / 8u;
 }
@@ -302,11 +330,15 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
     static_assert(SEQ >= 0 && SEQ <= 4, "no sequencer, or 1 to 4 tiles a lane");
     constexpr long long TILE = (long long)WARPS * PIECE;
     constexpr unsigned NO_TILE = 0xffffffffu;
-    extern __shared__ __align__(16) unsigned char staging[];     // [2][WARPS][CAP] int2
+    constexpr int S = STAGES, LAG = STAGES - 2;       // a tile's prefix is found LAG tiles late
+    extern __shared__ __align__(16) unsigned char staging[];     // [S][WARPS][CAP] int2
     __shared__ unsigned s_tile[2];                     // tickets by iteration parity
-    __shared__ unsigned s_heads[2][WARPS];             // each piece's heads
-    __shared__ int s_last[2][WARPS];                   // its last head's index in the tile, or -1
-    __shared__ unsigned s_ex[2][2];                    // the tile's exclusive pair
+    __shared__ unsigned s_heads[S][WARPS];             // each piece's heads
+    __shared__ int s_last[S][WARPS];                   // its last head's index in the tile, or -1
+    __shared__ unsigned s_ex[S][2];                    // the tile's exclusive pair
+    // a walker's own record of its piece of each staged tile: the tile, the piece's place
+    // in it, its heads, the index in the tile of the head before it (or -1)
+    __shared__ int4 s_held[S][WARPS];
 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const PairStatus st{lo, hi, epoch};
@@ -322,36 +354,45 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
     if (warp == WARPS) {                               // the look-back warp
         if (lane == 0) s_tile[1] = s_tile[0] < num_tiles ? next_ticket(counter, num_tiles)
                                                          : NO_TILE;
+        unsigned held_t = NO_TILE, held_heads = 0, held_last1 = 0;  // t_{i-1}'s aggregate
         for (int i = 0;; ++i) {
-            tile_barrier<PAIR>();                      // (A) tile t's pieces are walked
+            tile_barrier<PAIR>();                      // (A) tile t_i's pieces are walked
             const unsigned t = s_tile[i & 1], t1 = s_tile[(i + 1) & 1];
-            if (t >= num_tiles) return;
+            if (t >= num_tiles && (LAG == 0 || held_t >= num_tiles)) return;
             __syncwarp();
-            if (lane == 0) s_tile[i & 1] = t1 < num_tiles ? next_ticket(counter, num_tiles)
-                                                          : NO_TILE;
-            const unsigned h = lane < WARPS ? s_heads[i & 1][lane] : 0u;
-            const int l = lane < WARPS ? s_last[i & 1][lane] : -1;
-            const unsigned agg_heads = __reduce_add_sync(FULL_MASK, h);
-            const int agg_l = __reduce_max_sync(FULL_MASK, l);
-            const long long tbase = (long long)t * TILE;
-            const unsigned agg_last1 = agg_l < 0 ? 0u : (unsigned)(tbase + agg_l) + 1u;
+            if (lane == 0) s_tile[i & 1] = t < num_tiles && t1 < num_tiles
+                                           ? next_ticket(counter, num_tiles) : NO_TILE;
+            unsigned agg_heads = 0, agg_last1 = 0;
+            if (t < num_tiles) {                       // t_i's aggregate, published
+                const unsigned h = lane < WARPS ? s_heads[i % S][lane] : 0u;
+                const int l = lane < WARPS ? s_last[i % S][lane] : -1;
+                agg_heads = __reduce_add_sync(FULL_MASK, h);
+                const int agg_l = __reduce_max_sync(FULL_MASK, l);
+                agg_last1 = agg_l < 0 ? 0u : (unsigned)((long long)t * TILE + agg_l) + 1u;
+                if (lane == 0 && DIAG != 1 && DIAG != 3 && (SEQ > 0 || t > 0))
+                    st.publish(t, ST_AGGREGATE, agg_heads, agg_last1);
+            }
+            // the tile whose prefix is found now: t_i, or t_{i-1} with three stages
+            const unsigned pt = LAG ? held_t : t;
+            const unsigned p_heads = LAG ? held_heads : agg_heads;
+            const unsigned p_last1 = LAG ? held_last1 : agg_last1;
+            held_t = t, held_heads = agg_heads, held_last1 = agg_last1;
+            if (pt >= num_tiles) continue;
             unsigned ex_heads = 0, ex_last1 = 0;
             if (DIAG == 1 || DIAG == 3) {
-                ex_heads = (unsigned)(tbase / 8);      // not the prefix: distinct places only
+                ex_heads = (unsigned)((long long)pt * TILE / 8);   // not the prefix: places only
             } else if (SEQ > 0) {                      // the sequencer writes its prefix
-                if (lane == 0) st.publish(t, ST_AGGREGATE, agg_heads, agg_last1);
-                for (int spins = 0; st.wait(t, ex_heads, ex_last1) != ST_PREFIX; ++spins)
+                for (int spins = 0; st.wait(pt, ex_heads, ex_last1) != ST_PREFIX; ++spins)
                     if (spins > 2) __nanosleep(128);
-            } else if (t > 0) {
-                if (lane == 0) st.publish(t, ST_AGGREGATE, agg_heads, agg_last1);
-                look_back_pair<WIDTH>(st, t, lane, ex_heads, ex_last1);
+            } else if (pt > 0) {
+                look_back_pair<WIDTH>(st, pt, lane, ex_heads, ex_last1);
             }
-            const unsigned in_heads = ex_heads + agg_heads, in_last1 = max(ex_last1, agg_last1);
+            const unsigned in_heads = ex_heads + p_heads, in_last1 = max(ex_last1, p_last1);
             if (lane == 0) {
-                if (SEQ == 0) st.publish(t, ST_PREFIX, in_heads, in_last1);
-                s_ex[i & 1][0] = ex_heads;
-                s_ex[i & 1][1] = ex_last1;
-                if (t == num_tiles - 1) {              // the last run and the count
+                if (SEQ == 0) st.publish(pt, ST_PREFIX, in_heads, in_last1);
+                s_ex[(i - LAG) % S][0] = ex_heads;
+                s_ex[(i - LAG) % S][1] = ex_last1;
+                if (pt == num_tiles - 1) {             // the last run and the count
                     *count = (int)in_heads;
                     if (DIAG < 2 && in_heads > 0)
                         lengths[in_heads - 1] = (int)(n - (long long)(in_last1 - 1));
@@ -360,53 +401,66 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
         }
     }
 
-    // A walker warp: walk its piece of tile t_i into stage i % 2, meet the others at (A),
-    // then copy out its piece of t_{i-1}, whose prefix the look-back warp found meanwhile.
+    // A walker warp: walk its piece of tile t_i into stage i % S, meet the others at (A),
+    // then copy out its piece of t_{i-1-LAG}, whose prefix the look-back warp found meanwhile.
     const int2* runs = reinterpret_cast<const int2*>(staging);
     unsigned t = s_tile[0];
-    unsigned held_t = 0, held_g = 0, held_heads = 0;   // this piece of t_{i-1}: its tile,
-    int held_bl = -1;                                  // place and heads, the head before it
+    int v[BATCH];                                      // the first batch of the next piece
+    bool loaded = false;                               // (loaded before the copy-out)
     for (int i = 0;; ++i) {
         const long long tbase = (long long)t * TILE, pbase = tbase + (long long)warp * PIECE;
-        const int2* run = runs + ((i & 1) * WARPS + warp) * CAP;
+        const int2* run = runs + ((i % S) * WARPS + warp) * CAP;
         unsigned heads = 0;
         if (t < num_tiles) {
             int carry = 0;
             if (lane == 0 && pbase > 0 && pbase <= n) carry = __ldg(in + pbase - 1);
             if (lane == 0 && pbase == 0) carry = ~__ldg(in);   // element 0 is always a head
             const unsigned stage = (unsigned)__cvta_generic_to_shared(run);
-            heads = pbase + PIECE <= n     // (the last tile's pieces a chunk at a time)
-                ? walk_piece<PIECE, BATCH, CAP, true>(in, pbase, n, lane, carry, stage)
-                : walk_piece<PIECE, 1, CAP, false>(in, pbase, n, lane, carry, stage);
+            if (pbase + PIECE <= n) {
+                heads = walk_piece<PIECE, BATCH, CAP, true>(in, pbase, n, lane, carry, stage,
+                                                            v, loaded);
+            } else {                                   // the last tile's, a chunk at a time
+                int one[1];
+                heads = walk_piece<PIECE, 1, CAP, false>(in, pbase, n, lane, carry, stage,
+                                                         one, false);
+            }
             __syncwarp();
             const int last = heads == 0 ? -1
                            : heads <= CAP ? run[heads - 1].y
                            : last_head(in, pbase, PIECE / 32, n, lane);
             if (lane == 0) {
-                s_heads[i & 1][warp] = heads;
-                s_last[i & 1][warp] = last < 0 ? -1 : warp * PIECE + last;
+                s_heads[i % S][warp] = heads;
+                s_last[i % S][warp] = last < 0 ? -1 : warp * PIECE + last;
             }
         }
         tile_barrier<PAIR>();                          // (A)
         unsigned g_in = 0;
         int bl = -1;
         if (t < num_tiles) {                           // this piece's place in t_i
-            g_in = __reduce_add_sync(FULL_MASK, lane < warp ? s_heads[i & 1][lane] : 0u);
-            bl = __reduce_max_sync(FULL_MASK, lane < warp ? s_last[i & 1][lane] : -1);
+            g_in = __reduce_add_sync(FULL_MASK, lane < warp ? s_heads[i % S][lane] : 0u);
+            bl = __reduce_max_sync(FULL_MASK, lane < warp ? s_last[i % S][lane] : -1);
         }
-        if (i > 0 && DIAG < 2) {                       // copy out t_{i-1}
-            const long long held_tbase = (long long)held_t * TILE;
-            const unsigned g = s_ex[(i - 1) & 1][0] + held_g;
-            const unsigned prev1 = held_bl < 0 ? s_ex[(i - 1) & 1][1]
-                                               : (unsigned)(held_tbase + held_bl) + 1u;
-            write_piece<PIECE, CAP>(in, values, lengths,
-                                    runs + (((i - 1) & 1) * WARPS + warp) * CAP,
-                                    held_tbase + (long long)warp * PIECE, n, held_heads, g,
-                                    prev1, lane);
-            __syncwarp();
+        const unsigned t_next = t < num_tiles ? s_tile[(i + 1) & 1] : NO_TILE;
+        const long long next_pbase = (long long)t_next * TILE + (long long)warp * PIECE;
+        loaded = t_next < num_tiles && next_pbase + PIECE <= n;
+        if (loaded)                                    // its loads in flight during the copy-out
+            load_batch<BATCH, true>(v, in, next_pbase, n, lane, 0);
+        const int j = (i + S - 1 - LAG) % S;           // the stage of t_{i-1-LAG}
+        const int4 held = i >= 1 + LAG ? s_held[j][warp] : make_int4(-1, 0, 0, -1);
+        if ((unsigned)held.x < num_tiles && DIAG < 2) {    // copy it out
+            const long long held_tbase = (long long)(unsigned)held.x * TILE;
+            const unsigned g = s_ex[j][0] + (unsigned)held.y;
+            const unsigned prev1 = held.w < 0 ? s_ex[j][1]
+                                              : (unsigned)(held_tbase + held.w) + 1u;
+            write_piece<PIECE, CAP>(in, values, lengths, runs + (j * WARPS + warp) * CAP,
+                                    held_tbase + (long long)warp * PIECE, n, (unsigned)held.z,
+                                    g, prev1, lane);
         }
-        if (t >= num_tiles) return;
-        held_t = t, held_g = g_in, held_bl = bl, held_heads = heads;
-        t = s_tile[(i + 1) & 1];
+        const unsigned newest = LAG ? (unsigned)s_held[(i + S - 1) % S][warp].x : t;
+        __syncwarp();
+        if (t >= num_tiles && (LAG == 0 || i < 1 || newest >= num_tiles)) return;
+        if (lane == 0) s_held[i % S][warp] = make_int4((int)t, (int)g_in, (int)heads, bl);
+        __syncwarp();
+        t = t_next;
     }
 }

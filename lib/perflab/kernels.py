@@ -291,26 +291,47 @@ class PreparedLaunch:
     resident at once, or the driver refuses the launch)."""
 
     cooperative = False
-    _TYPES = {"p": ctypes.c_void_p, "q": ctypes.c_longlong, "I": ctypes.c_uint32}
+    _FORMAT = {"p": "P", "q": "q", "I": "I"}         # struct's native codes of the kinds
 
     def __init__(self, kernel, grid: int, block: int, kinds: str, shared_mem: int = 0,
                  cooperative: bool = False):
         check_launch(kernel, (grid,), (block,), shared_mem)
-        if any(k not in self._TYPES for k in kinds):
+        if any(k not in self._FORMAT for k in kinds):
             raise ValueError(f"argument kinds {kinds!r}: one of p, q, I each")
         self.kernel, self.grid, self.block, self.shared_mem = kernel, grid, block, shared_mem
         self.kinds, self.cooperative = kinds, cooperative
-        self._slots = [self._TYPES[k]() for k in kinds]
-        self._params = (ctypes.c_void_p * len(kinds))(
-            *[ctypes.addressof(v) for v in self._slots])
+        self._lay_out(kinds)
         self._fn = kernel.kernel.ptr
         import cupy
         from cupy.cuda import driver
         self._stream = cupy.cuda.get_current_stream
         self._launch = driver.launchCooperativeKernel if cooperative else driver.launchKernel
+        self._tail = () if cooperative else (0,)       # (cuLaunchKernel's `extra`)
+
+    def _lay_out(self, kinds: str) -> None:
+        """One buffer holds every argument at its native alignment, and the driver gets a
+        pointer to each: a call packs them all with one struct call (`_put`)."""
+        import struct
+        codes = "".join(self._FORMAT[k] for k in kinds)
+        self._pack = struct.Struct("@" + codes).pack_into
+        self._buf = ctypes.create_string_buffer(max(1, struct.calcsize("@" + codes)))
+        at = [struct.calcsize("@" + codes[:i + 1]) - struct.calcsize(c)
+              for i, c in enumerate(codes)]
+        base = ctypes.addressof(self._buf)
+        self._params = (ctypes.c_void_p * len(kinds))(*[base + a for a in at])
+        self._arrays = tuple(i for i, k in enumerate(kinds) if k == "p")
+        self._params_at = ctypes.addressof(self._params)
+
+    def _put(self, args) -> None:
+        """Write a call's arguments into the buffer (arrays as their pointers)."""
+        values = list(args)
+        for i in self._arrays:
+            values[i] = values[i].data.ptr
+        self._pack(self._buf, 0, *values)
 
     def __call__(self, grid: int, *args) -> None:
-        """Launch on the current stream with `grid` blocks (at most the checked grid)."""
+        """Launch on the current stream with `grid` blocks (at most the checked grid). An
+        integer that does not fit its kind is refused (struct.error), not truncated."""
         if not 1 <= grid <= self.grid or len(args) != len(self.kinds):
             raise LaunchConfigError(f"{self.kernel.name}: grid {grid} of at most {self.grid}, "
                                     f"{len(args)} arguments of {len(self.kinds)}")
@@ -322,11 +343,9 @@ class PreparedLaunch:
             launch(self.kernel, (grid,), (self.block,), typed, shared_mem=self.shared_mem,
                    **extra)
             return
-        for slot, kind, a in zip(self._slots, self.kinds, args):
-            slot.value = a.data.ptr if kind == "p" else int(a)
-        tail = () if self.cooperative else (0,)          # (cuLaunchKernel's `extra`)
+        self._put(args)
         self._launch(self._fn, grid, 1, 1, self.block, 1, 1, self.shared_mem,
-                     self._stream().ptr, ctypes.addressof(self._params), *tail)
+                     self._stream().ptr, self._params_at, *self._tail)
 
 
 def run_steps(steps, arrays: dict) -> None:

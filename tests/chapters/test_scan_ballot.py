@@ -42,9 +42,10 @@ def test_every_swept_shape_is_valid_and_the_default_is_first():
 
 
 def test_shared_memory_is_two_stages_of_staged_heads():
-    # two stages a walker, CAP heads each, a 4-byte value and a 4-byte index a head
-    assert rle.ballot_smem(rle.BALLOT) == 2 * 16 * 384 * 8
-    assert rle.ballot_threads(rle.BALLOT) == (16 + 1 + 1) * 32      # and the sequencer's warp
+    # three stages a walker, CAP heads each, a 4-byte value and a 4-byte index a head
+    assert rle.BALLOT_STAGES == 3
+    assert rle.ballot_smem(rle.BALLOT) == 3 * 8 * 384 * 8
+    assert rle.ballot_threads(rle.BALLOT) == (8 + 1 + 1) * 32        # and the sequencer's warp
     assert rle.ballot_threads((16, 2048, 16, 384, 2, 1, 0)) == (16 + 1) * 32
 
 
@@ -64,15 +65,15 @@ def test_the_ballot_encoder_is_an_encoder_of_its_own_file_for_any_recent_gpu():
     assert "ballot" in rle.ALL and "ballot" in rle.ONE_PASS and "ballot" not in rle.SM90
     assert [s.file for s in ex.RLE_SPECS["ballot"]()] == ["03-scan/23_rle_ballot.cu"]
     assert rle.traffic_bytes("ballot", 1000, 10) == 4 * 1000 + 8 * 10
-    assert rle.ballot_spec().template == (16, 2048, 16, 384, 2, 1, 2, 0)
+    assert rle.ballot_spec().template == (8, 2048, 16, 384, 3, 1, 2, 0)
     assert rle.ballot_spec(rle.BALLOT, 3).template[-1] == 3
 
 
 def test_ballot_names_say_the_shape_and_the_chain():
-    assert bl.ballot_name(rle.BALLOT) == ("rle ballot 16 warps x 2048, 16 in flight, 384 staged, "
-                                          "2 a SM, sequencer 2")
+    assert bl.ballot_name(rle.BALLOT) == ("rle ballot 8 warps x 2048, 16 in flight, 384 staged, "
+                                          "3 a SM, sequencer 2")
     assert bl.ballot_name((16, 2048, 16, 384, 2, 4, 0)).endswith("look-back width 4")
-    assert bl.ballot_params(rle.BALLOT)["tile"] == 16 * 2048
+    assert bl.ballot_params(rle.BALLOT)["tile"] == 8 * 2048
 
 
 def test_the_ballot_experiments_sweep_and_profile_23():

@@ -96,6 +96,27 @@ def test_a_prepared_launch_refuses_a_grid_or_arguments_it_was_not_made_for():
         pl(2, None)
 
 
+def test_a_prepared_launch_puts_each_argument_where_its_pointer_points():
+    import ctypes
+    import struct
+    from types import SimpleNamespace
+    from perflab.kernels import PreparedLaunch
+    pl = PreparedLaunch.__new__(PreparedLaunch)
+    kinds = "pIqpIp"
+    pl._lay_out(kinds)
+    arrays = [SimpleNamespace(data=SimpleNamespace(ptr=p)) for p in (0x7f0012340000, 16, 1 << 40)]
+    pl._put((arrays[0], 7, -(1 << 40), arrays[1], 0xffffffff, arrays[2]))
+    ctype = {"p": ctypes.c_void_p, "q": ctypes.c_longlong, "I": ctypes.c_uint32}
+    got = [ctypes.cast(pl._params[i], ctypes.POINTER(ctype[k])).contents.value
+           for i, k in enumerate(kinds)]
+    assert got == [0x7f0012340000, 7, -(1 << 40), 16, 0xffffffff, 1 << 40]
+    assert all(pl._params[i] % ctypes.sizeof(ctype[k]) == 0 for i, k in enumerate(kinds))
+    with pytest.raises(struct.error):               # a value its kind cannot hold: refused
+        pl._put((arrays[0], 1 << 32, 0, arrays[1], 0, arrays[2]))
+    with pytest.raises(struct.error):
+        pl._put((arrays[0], -1, 0, arrays[1], 0, arrays[2]))
+
+
 def test_a_captured_prepared_launch_goes_through_launch_with_the_kernels_widths(monkeypatch):
     from perflab import kernels
     from perflab.kernels import PreparedLaunch

@@ -124,14 +124,16 @@ WALK_SHAPES = ((8, 4, 16, 4, 2, 0), (8, 4, 16, 4, 2, 1), (8, 2, 16, 4, 2, 0),
 #: 23_rle_ballot.cu: (walker warps a block, elements a walker's piece, chunks of 32 in
 #: flight a lane, heads a walker stages, blocks an SM, predecessors a look-back lane reads
 #: a round trip, tiles a sequencer lane takes a round trip or 0 for look-backs); a tile is
-#: walkers * piece elements; encode(x, "ballot").
-BALLOT = (16, 2048, 16, 384, 2, 1, 2)
+#: walkers * piece elements, staged in one of BALLOT_STAGES stages; encode(x, "ballot").
+BALLOT = (8, 2048, 16, 384, 3, 1, 2)
+BALLOT_STAGES = 3           # 23: t_i walked, t_{i-1} waiting for its prefix, t_{i-2} written
 #: the shapes scan.rle_ballot compares (the default first; then the sequencer's tiles a
-#: lane, look-backs instead of the sequencer, smaller and larger tiles)
-BALLOT_SHAPES = ((16, 2048, 16, 384, 2, 1, 2), (16, 2048, 16, 384, 2, 1, 4),
-                 (16, 2048, 16, 384, 2, 1, 1), (16, 2048, 16, 384, 2, 1, 0),
-                 (16, 2048, 16, 384, 2, 4, 0), (8, 2048, 16, 384, 3, 1, 2),
-                 (16, 1024, 16, 256, 2, 1, 2), (16, 4096, 16, 640, 1, 1, 2))
+#: lane, look-backs instead of the sequencer, 16 walkers with fewer staged heads, smaller
+#: and larger tiles)
+BALLOT_SHAPES = ((8, 2048, 16, 384, 3, 1, 2), (8, 2048, 16, 384, 3, 1, 4),
+                 (8, 2048, 16, 384, 3, 1, 1), (8, 2048, 16, 384, 3, 1, 0),
+                 (8, 2048, 16, 384, 3, 4, 0), (16, 2048, 16, 288, 2, 1, 2),
+                 (8, 1024, 16, 256, 3, 1, 2), (8, 4096, 16, 576, 2, 1, 2))
 #: 23's diagnostics (DIAG)
 BALLOT_DIAGNOSTICS = {1: "no prefixes (no sequencer, no look-back: each tile's runs at a "
                          "place of its own)",
@@ -331,9 +333,9 @@ def ballot_spec(shape=None, diag: int = 0) -> KernelSpec:
 
 
 def ballot_smem(shape) -> int:
-    """23's dynamic shared memory: two stages of each walker's staged heads, a 4-byte
-    value and a 4-byte index each."""
-    return 2 * shape[0] * shape[3] * 8
+    """23's dynamic shared memory: BALLOT_STAGES stages of each walker's staged heads, a
+    4-byte value and a 4-byte index each."""
+    return BALLOT_STAGES * shape[0] * shape[3] * 8
 
 
 def ballot_threads(shape) -> int:

@@ -1,9 +1,9 @@
 """Chapter 3's ballot encoder (23: each walker warp finds its heads by ballots and stages
 them in shared memory at once; persistent blocks whose look-back warp, or a sequencer
-warp, finds each tile's prefix while the walkers walk the next tile) without a GPU: its
-shape rules, its compile (no spills, its registers within the SM for its blocks), the
-experiments that sweep and profile it; on a GPU: its round trips at edge sizes on every
-kind of runs, every swept shape, back-to-back calls."""
+warp, finds each tile's prefix while the walkers walk on, its runs waiting in one of three
+stages) without a GPU: its shape rules, its compile (no spills, its registers within the
+SM for its blocks), the experiments that sweep and profile it; on a GPU: its round trips
+at edge sizes on every kind of runs, every swept shape, back-to-back calls."""
 from __future__ import annotations
 
 import numpy as np
@@ -142,6 +142,7 @@ def test_the_twelfth_try_summary_comes_from_its_rows():
     assert s["bl12_inst_per_chunk"] == pytest.approx(16e6 / ((1 << 25) / 32))
     assert s["bl12_lead_pct"] == pytest.approx(100 * (1 - 56.0 / (280 / 3.6)))
     assert s["bl12_tiles"] == (1 << 25) // (rle.BALLOT[0] * rle.BALLOT[1])
+    assert s["bl12_stages"] == 3 and s["bl12_smem_kib"] == 3 * 8 * 384 * 8 // 1024
     assert s["bl12_n_failed"] == 0 and s["bl12_stress_ok"] and s["bl12_large_ok"]
     lad = report.ballot_ladder(_ballot_rows())
     assert list(lad["step"])[:4] == ["23, the encoder", "diagnostic 1", "diagnostic 2",

@@ -22,8 +22,9 @@ rounds with nothing held in shared memory: each segment read from memory to coun
 heads, and again, from L2, to write its runs) and "walk" (22_rle_walk.cu: 21's counters
 leave the heads as masks, and the writers walk the bits) and "ballot" (23_rle_ballot.cu:
 one pass, each warp's heads found by ballots and staged in shared memory at once;
-persistent blocks whose tiles' prefixes, (heads, last head), come from a sequencer warp
-or from look-backs while the next tile is walked; compute capability 8.0 and later).
+persistent blocks whose tiles' runs wait in three stages while their prefixes, (heads,
+last head), come from a sequencer warp or from look-backs; compute capability 8.0 and
+later).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """

@@ -41,7 +41,10 @@ def test_every_swept_shape_is_valid_and_the_default_is_first():
     assert bl.ballot_reason((16, 2000, 16, 384, 2, 1, 2)) is not None
 
 
-def test_shared_memory_is_two_stages_of_staged_heads():
+def test_shared_memory_is_the_kernels_stages_of_staged_heads():
+    import re
+    src = rle.ballot_spec().path.read_text()
+    assert re.findall(r"^constexpr int STAGES = (\d+);", src, re.M) == [str(rle.BALLOT_STAGES)]
     # three stages a walker, CAP heads each, a 4-byte value and a 4-byte index a head
     assert rle.BALLOT_STAGES == 3
     assert rle.ballot_smem(rle.BALLOT) == 3 * 8 * 384 * 8

@@ -1308,9 +1308,9 @@ def call_time_figure(ax, rows) -> None:
 def ballot_summary(rows, prof=None) -> dict:
     """The twelfth try (23: heads found by ballots and staged at once, persistent blocks
     whose look-back warp or a sequencer finds each tile's prefix while the walkers walk the
-    next one, its runs waiting in one of three stages), from scan.rle_ballot (checks, back-to-back calls, and the race of 23's
-    shapes and diagnostics with 22, 20, 15 and torch at 2^25) and, when recorded,
-    scan.ballot_profile. Keys bl12_*."""
+    next one, its runs waiting in one of three stages), from scan.rle_ballot (checks,
+    back-to-back calls, and the race of 23's shapes and diagnostics with 22, 20, 15 and
+    torch at 2^25) and, when recorded, scan.ballot_profile. Keys bl12_*."""
     from . import ballot as ballot_mod, reread as reread_mod, rle as rle_mod
     from . import rounds as rounds_mod
     key = "bl12"
@@ -1333,8 +1333,8 @@ def ballot_summary(rows, prof=None) -> dict:
     out.update({f"{key}_warps": w, f"{key}_piece": piece, f"{key}_batch": batch,
                 f"{key}_cap": cap, f"{key}_blocks": mb, f"{key}_seq": seq,
                 f"{key}_tile": w * piece, f"{key}_tile_kib": w * piece * 4 // 1024,
-                f"{key}_seq_window": 32 * seq, f"{key}_smem_kib": rle_mod.ballot_smem(base) // 1024,
-                f"{key}_stages": rle_mod.BALLOT_STAGES})
+                f"{key}_seq_window": 32 * seq, f"{key}_stages": rle_mod.BALLOT_STAGES,
+                f"{key}_smem_kib": rle_mod.ballot_smem(base) // 1024})
     n = _get(_one(rows, variant=default), "n", 1 << 25)
     out[f"{key}_tiles"] = int(-(-int(n) // (w * piece)))
     d = {i: out[f"{key}_short_diag{i}_us"] for i in rle_mod.BALLOT_DIAGNOSTICS}

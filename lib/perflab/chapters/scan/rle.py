@@ -127,7 +127,7 @@ WALK_SHAPES = ((8, 4, 16, 4, 2, 0), (8, 4, 16, 4, 2, 1), (8, 2, 16, 4, 2, 0),
 #: a round trip, tiles a sequencer lane takes a round trip or 0 for look-backs); a tile is
 #: walkers * piece elements, staged in one of BALLOT_STAGES stages; encode(x, "ballot").
 BALLOT = (8, 2048, 16, 384, 3, 1, 2)
-BALLOT_STAGES = 3           # 23: t_i walked, t_{i-1} waiting for its prefix, t_{i-2} written
+BALLOT_STAGES = 3           # 23_rle_ballot.cu's STAGES (a test holds them equal)
 #: the shapes scan.rle_ballot compares (the default first; then the sequencer's tiles a
 #: lane, look-backs instead of the sequencer, 16 walkers with fewer staged heads, smaller
 #: and larger tiles)

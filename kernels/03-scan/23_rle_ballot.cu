@@ -317,12 +317,22 @@ __device__ __forceinline__ void write_piece(const int* __restrict__ in,
     }
 }
 
-template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int WIDTH, int SEQ, int DIAG>
-__global__ void __launch_bounds__((WARPS + 1 + (SEQ > 0)) * 32, MINB)
-rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
-                  int* __restrict__ lengths, int* __restrict__ count, long long n,
-                  unsigned* counter, unsigned num_tiles, unsigned long long* lo,
-                  unsigned long long* hi, unsigned epoch) {
+// The call's epoch, a kernel argument: the host advances it every call.
+struct EpochArgument {
+    unsigned value;
+    __device__ __forceinline__ void take(unsigned*) const {}
+    __device__ __forceinline__ unsigned get(unsigned) const { return value; }
+    __device__ __forceinline__ void advance() const {}
+};
+
+// The encoder's body, for any way of giving it its epoch (`Epoch`: take() stores it in the
+// block's shared word before the block's first ticket, get() gives it, advance() is called
+// once a call, when the last tile's prefix is known).
+template <int WARPS, int PIECE, int BATCH, int CAP, int WIDTH, int SEQ, int DIAG, class Epoch>
+__device__ __forceinline__ void
+encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restrict__ lengths,
+              int* __restrict__ count, long long n, unsigned* counter, unsigned num_tiles,
+              unsigned long long* lo, unsigned long long* hi, Epoch ep) {
     static_assert(PIECE % (32 * BATCH) == 0 && PIECE <= 65536, "whole batches, at most 65536");
     static_assert(CAP >= 32 && CAP <= PIECE && CAP % 32 == 0, "32 to PIECE staged heads");
     static_assert(WARPS >= 1 && WARPS <= 31, "1 to 31 walker warps");
@@ -340,11 +350,16 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
     // in it, its heads, the index in the tile of the head before it (or -1)
     __shared__ int4 s_held[S][WARPS];
 
+    __shared__ unsigned s_epoch;
+
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const PairStatus st{lo, hi, epoch};
     constexpr int PAIR = (WARPS + 1) * 32;             // walkers and the look-back warp
-    if (threadIdx.x == WARPS * 32) s_tile[0] = next_ticket(counter, num_tiles);
+    if (threadIdx.x == WARPS * 32) {
+        ep.take(&s_epoch);
+        s_tile[0] = next_ticket(counter, num_tiles);
+    }
     __syncthreads();
+    const PairStatus st{lo, hi, ep.get(s_epoch)};
     if (warp == WARPS + 1) {                           // the sequencer's warp
         if constexpr (SEQ > 0)
             if (s_tile[0] == 0 && DIAG != 1 && DIAG != 3) sequence<SEQ>(st, num_tiles, lane);
@@ -394,6 +409,7 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
                 s_ex[(i - LAG) % S][1] = ex_last1;
                 if (pt == num_tiles - 1) {             // the last run and the count
                     *count = (int)in_heads;
+                    ep.advance();
                     if (DIAG < 2 && in_heads > 0)
                         lengths[in_heads - 1] = (int)(n - (long long)(in_last1 - 1));
                 }
@@ -463,4 +479,14 @@ rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
         __syncwarp();
         t = t_next;
     }
+}
+
+template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int WIDTH, int SEQ, int DIAG>
+__global__ void __launch_bounds__((WARPS + 1 + (SEQ > 0)) * 32, MINB)
+rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
+                  int* __restrict__ lengths, int* __restrict__ count, long long n,
+                  unsigned* counter, unsigned num_tiles, unsigned long long* lo,
+                  unsigned long long* hi, unsigned epoch) {
+    encode_ballot<WARPS, PIECE, BATCH, CAP, WIDTH, SEQ, DIAG>(
+        in, values, lengths, count, n, counter, num_tiles, lo, hi, EpochArgument{epoch});
 }

@@ -348,6 +348,45 @@ class PreparedLaunch:
                      self._stream().ptr, self._params_at, *self._tail)
 
 
+class GraphLaunch:
+    """A prepared launch replayed as a CUDA graph: the first call with a given `key` builds
+    a graph of one kernel node from the call's arguments (by stream capture, once) and
+    every later call with that key only launches it, the driver's cheapest way to start a
+    kernel from the host. The caller's `key` must name every argument that can change
+    (device pointers and values) and the grid: a graph keeps the values it was built with.
+    The `keep` most recently built graphs are kept. A call while launches are captured
+    goes through the prepared launch (which records it)."""
+
+    def __init__(self, prepared: PreparedLaunch, keep: int = 4):
+        self.prepared, self.keep = prepared, keep
+        self.grid = prepared.grid
+        self._graphs: dict = {}
+
+    def __call__(self, key, grid: int, *args) -> None:
+        if _CAPTURE is not None:
+            self.prepared(grid, *args)
+            return
+        g = self._graphs.get(key)
+        if g is None:
+            g = self._build(grid, args)
+            self._graphs[key] = g
+            while len(self._graphs) > self.keep:
+                self._graphs.pop(next(iter(self._graphs)))
+        g.launch()
+
+    def _build(self, grid: int, args):
+        import cupy as cp
+        side = cp.cuda.Stream(non_blocking=True)
+        with side:
+            side.begin_capture()
+            try:
+                self.prepared(grid, *args)
+            finally:
+                g = side.end_capture()
+        g.upload(cp.cuda.get_current_stream())
+        return g
+
+
 def run_steps(steps, arrays: dict) -> None:
     """Enqueue a plan's launches; through `launch` (which records them) when capturing,
     else directly."""

@@ -498,7 +498,8 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
              "rounds": lambda: [rle.rounds_spec()],
              "reread": lambda: [rle.reread_spec()],
              "walk": lambda: [rle.walk_spec()],
-             "ballot": lambda: [rle.ballot_spec()]}
+             "ballot": lambda: [rle.ballot_spec()],
+             "graph": lambda: [rle.graph_spec()]}
 
 
 def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):

@@ -58,7 +58,8 @@ def stress(ctx, mode: str, calls: int, sizes) -> None:
     with its input's at the end, and the last outputs are checked whole."""
     import cupy as cp
     spec = {"lean": rle.lean_spec, "masks": rle.masks_spec, "rounds": rle.rounds_spec,
-            "reread": rle.reread_spec, "walk": rle.walk_spec, "ballot": rle.ballot_spec}[mode]()
+            "reread": rle.reread_spec, "walk": rle.walk_spec, "ballot": rle.ballot_spec,
+            "graph": rle.graph_spec}[mode]()
     for n in sizes:
         s = seed()
         rng = np.random.default_rng(s)

@@ -1392,3 +1392,87 @@ def ballot_ladder(rows, kind: str = "short") -> pd.DataFrame:
 def targets_twelfth_try(s: dict) -> pd.DataFrame:
     """Issue #11's encoder targets for the ballot encoder (23), from scan.rle_ballot."""
     return _encoder_targets(s, "bl12", "ballot encoder", "23")
+
+
+# -- the fifteenth try: 23 launched as a CUDA graph (24) -----------------------------------
+#: scan.rle_graph's call-time rows on the page: variant -> (short key, label)
+GRAPH_CALLS = {"rle graph": ("gr", "24, launched as a graph"),
+               "rle ballot": ("bl", "23, its prepared launch"),
+               "torch.unique_consecutive": ("torch", "torch.unique_consecutive")}
+
+
+def _parts(rows):
+    return rows["part"] if "part" in rows else pd.Series("", index=rows.index)
+
+
+def graph_summary(rows) -> dict:
+    """The fifteenth try (24: 23 launched as a CUDA graph, its epoch a word on the GPU),
+    from scan.rle_graph: its checks (with its graph replayed), its back-to-back calls, the
+    race of 24 and 23 with 15 and torch at 2^25 on every kind of runs, and the call-time
+    part (each call's time, its host part and its GPU work alone). Keys gr15_*."""
+    key = "gr15"
+    part = _parts(rows)
+    out = _encoder_checks(rows, key)
+    rep = rows[part == "replay"]
+    bad = int((rep["correct"] == False).sum()) if len(rep) else 0  # noqa: E712
+    out[f"{key}_replay_n"] = int(len(rep))
+    out[f"{key}_replay_failed"] = bad
+    out[f"{key}_n_checked"] += int(len(rep))
+    out[f"{key}_n_failed"] += bad
+    out[f"{key}_shape"] = "23's default shape"
+    race = rows[~part.isin(["check", "large", "stress", "replay", "call time"])]
+    named = [("", "rle graph"), ("_ballot", "rle ballot"), ("_ch", "chunked"),
+             ("_torch", "torch.unique_consecutive"), ("_copy", "copy"),
+             ("_read", "read ceiling")]
+    out.update(_race_keys(race, key, named, "rle graph"))
+    out[f"{key}_over_ballot"] = out[f"{key}_short_ballot_us"] / out[f"{key}_short_us"]
+    out[f"{key}_saved_us"] = out[f"{key}_short_ballot_us"] - out[f"{key}_short_us"]
+    out[f"{key}_need_us"] = out[f"{key}_short_torch_us"] / 4
+    out[f"{key}_over_need_us"] = out[f"{key}_short_us"] - out[f"{key}_need_us"]
+    ct = rows[part == "call time"]
+    for v, (short, _) in GRAPH_CALLS.items():
+        r = _one(ct, variant=v)
+        for m in ("call", "host", "queued", "lead"):
+            out[f"{key}_ct_{short}_{m}_us"] = _get(r, f"{m}_ms") * 1e3
+        for m in ("x_torch", "x_torch_min", "x_torch_max", "x_torch_queued"):
+            out[f"{key}_ct_{short}_{m}"] = _get(r, m)
+        out[f"{key}_ct_{short}_ok"] = r is not None and r["correct"] == True  # noqa: E712
+    out[f"{key}_ct_host_saved_us"] = out[f"{key}_ct_bl_host_us"] - out[f"{key}_ct_gr_host_us"]
+    out[f"{key}_ct_lead_saved_us"] = out[f"{key}_ct_bl_lead_us"] - out[f"{key}_ct_gr_lead_us"]
+    out[f"{key}_ct_work_diff_us"] = out[f"{key}_ct_gr_queued_us"] - out[f"{key}_ct_bl_queued_us"]
+    out[f"{key}_ct_need_us"] = out[f"{key}_ct_torch_call_us"] / 4
+    out[f"{key}_ct_need_work_us"] = out[f"{key}_ct_need_us"] - out[f"{key}_ct_gr_lead_us"]
+    out[f"{key}_ct_work_over_need_us"] = out[f"{key}_ct_gr_queued_us"] - out[f"{key}_ct_need_work_us"]
+    return out
+
+
+def graph_call_table(rows) -> pd.DataFrame:
+    """scan.rle_graph's call-time part, one line a call: its time with the GPU idle before
+    it, the host's part, its work on the GPU alone (queued), its lead (the call less its
+    work), and its × torch both ways, round by round."""
+    part = _parts(rows)
+    ct = rows[part == "call time"]
+    out = []
+    for v, (_, label) in GRAPH_CALLS.items():
+        r = _one(ct, variant=v)
+        if r is None:
+            continue
+        out.append({"call": label, "call_us": _get(r, "call_ms") * 1e3,
+                    "host_us": _get(r, "host_ms") * 1e3, "queued_us": _get(r, "queued_ms") * 1e3,
+                    "lead_us": _get(r, "lead_ms") * 1e3, "x_torch": _get(r, "x_torch"),
+                    "x_torch_queued": _get(r, "x_torch_queued")})
+    return pd.DataFrame(out)
+
+
+def targets_fifteenth_try(s: dict) -> pd.DataFrame:
+    """Issue #11's encoder targets for 24 (23 launched as a graph), from scan.rle_graph's
+    race, and its call against the torch call in the call-time part's rounds."""
+    t = _encoder_targets(s, "gr15", "graph-launched encoder", "24")
+    x = s["gr15_ct_gr_x_torch"]
+    extra = pd.DataFrame([{
+        "target": "graph-launched encoder (24), 2^25 runs 1–15, × torch.unique_consecutive "
+                  "(the call-time part's rounds)",
+        "wanted": "≥ 4",
+        "measured": f"{x:.2f} ({s['gr15_ct_gr_x_torch_min']:.2f}–{s['gr15_ct_gr_x_torch_max']:.2f})",
+        "met": bool(x >= 4 and s["gr15_ct_gr_ok"] and s["gr15_ct_torch_ok"])}])
+    return pd.concat([t.iloc[:1], extra, t.iloc[1:]], ignore_index=True)

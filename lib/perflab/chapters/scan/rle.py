@@ -24,7 +24,8 @@ leave the heads as masks, and the writers walk the bits) and "ballot" (23_rle_ba
 one pass, each warp's heads found by ballots and staged in shared memory at once;
 persistent blocks whose tiles' runs wait in three stages while their prefixes, (heads,
 last head), come from a sequencer warp or from look-backs; compute capability 8.0 and
-later).
+later) and "graph" (24_rle_graph.cu: 23 launched as a CUDA graph, its epoch a word in
+device memory that the kernel advances, so a call's arguments stay the same).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """
@@ -35,17 +36,18 @@ import numpy as np
 from ...errors import ConfigError
 from ...kernels import KernelSpec, get_kernel, launch
 from . import CHAPTER
-from .ops import DEFAULT_BLOCK, check_array, check_tile, enqueue, state, status_words
+from .ops import (DEFAULT_BLOCK, EPOCH_LIMIT, check_array, check_tile, enqueue, state,
+                  status_words)
 
 ENCODERS = ("fused", "unfused")
 #: every encoder `encode` takes
 ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk", "lean", "masks", "rounds",
-                  "reread", "walk", "ballot")
+                  "reread", "walk", "ballot", "graph")
 #: the encoders that need compute capability 9.0 (17 to 21)
 SM90 = ("bulk", "lean", "masks", "rounds", "reread", "walk")
 #: the encoders whose one pass writes values and lengths (4n read, 8 bytes a run written)
 ONE_PASS = ("lookahead", "chunked", "bulk", "lean", "masks", "rounds", "reread", "walk",
-            "ballot")
+            "ballot", "graph")
 #: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
 #: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
 PIPELINED = (256, 16, 2)
@@ -333,6 +335,45 @@ def ballot_spec(shape=None, diag: int = 0) -> KernelSpec:
                       template=(w, piece, batch, cap, mb, width, seq, int(diag)))
 
 
+def graph_spec(shape=None, diag: int = 0) -> KernelSpec:
+    w, piece, batch, cap, mb, width, seq = shape or BALLOT
+    return KernelSpec(f"{CHAPTER}/24_rle_graph.cu", "rle_encode_graph",
+                      template=(w, piece, batch, cap, mb, width, seq, int(diag)))
+
+
+class GraphState:
+    """24's own tile status: its ticket counter, its two status words a tile and the word
+    that holds the next call's epoch, which the kernel advances once a call. The host
+    counts the calls (each advances the word by one) and, before an epoch could pass
+    EPOCH_LIMIT, zeroes the status words and sets the word back to 1. `generation` changes
+    whenever an array is replaced, so a graph built over the old ones is not used again."""
+
+    def __init__(self):
+        import cupy as cp
+        self.counter = cp.zeros(1, dtype=cp.uint32)
+        self.lo = cp.zeros(1, dtype=cp.uint64)
+        self.hi = cp.zeros(1, dtype=cp.uint64)
+        self.word = cp.ones(1, dtype=cp.uint32)
+        self.epoch = 0                  # the epoch of the last call (the word holds the next)
+        self.generation = 0
+
+    def args(self, tiles: int) -> tuple:
+        """(counter, lo words, hi words, epoch word) for a call over `tiles` tiles."""
+        import cupy as cp
+        if self.lo.size < tiles:
+            size = max(tiles, 2 * self.lo.size)
+            self.lo = cp.zeros(size, dtype=cp.uint64)
+            self.hi = cp.zeros(size, dtype=cp.uint64)
+            self.generation += 1
+        self.epoch += 1
+        if self.epoch > EPOCH_LIMIT:
+            self.lo.fill(0)
+            self.hi.fill(0)
+            self.word.fill(1)
+            self.epoch = 1
+        return self.counter, self.lo, self.hi, self.word
+
+
 def ballot_smem(shape) -> int:
     """23's dynamic shared memory: BALLOT_STAGES stages of each walker's staged heads, a
     4-byte value and a 4-byte index each."""
@@ -500,6 +541,9 @@ class Encoder:
         if variant == "ballot":
             self._ballot(x)
             return self.values, self.lengths, self.count
+        if variant == "graph":
+            self._graph(x)
+            return self.values, self.lengths, self.count
         if variant == "pipelined":
             self._pipelined(x)
         elif variant == "fused":
@@ -662,6 +706,26 @@ class Encoder:
                                       bulk=False)
         self._launch_one_pass(self._bl, x)
 
+    def _graph(self, x, shape=None, diag: int = 0) -> None:
+        """24: 23 launched as a CUDA graph (one graph for each input array and size, built
+        at its first call), its tile status and epoch word its own. `shape`: BALLOT by
+        default, fixed at the first call (and `diag`, one of 23's diagnostics)."""
+        from ...kernels import GraphLaunch
+        if getattr(self, "_gr", None) is None:
+            shape = tuple(shape or BALLOT)
+            check_ballot_shape(shape)
+            run, tile = self._one_pass(graph_spec(shape, diag), ballot_smem(shape), shape,
+                                       shape[4], "the graph-launched encoder (24)",
+                                       threads=ballot_threads(shape), tile=shape[0] * shape[1],
+                                       bulk=False, kinds="ppppqpIppp")
+            self._gr = (GraphLaunch(run), tile, GraphState())
+        graphs, tile, st = self._gr
+        n = x.size
+        tiles = -(-n // tile)
+        counter, lo, hi, word = st.args(tiles)
+        graphs((x.data.ptr, n, st.generation), min(tiles, graphs.grid), x, self.values,
+               self.lengths, self.count, n, counter, tiles, lo, hi, word)
+
     def _rounds_pass(self, spec, smem: int, shape, what: str) -> tuple:
         """The prepared cooperative launch of 21 or 22 (shape[4] blocks an SM)."""
         from ...device import current
@@ -673,10 +737,12 @@ class Encoder:
 
     @staticmethod
     def _one_pass(spec, smem: int, shape, blocks: int, what: str, threads=None,
-                  tile=None, cooperative: bool = False, bulk: bool = True) -> tuple:
-        """(prepared launch, tile) of a one-pass encoder (17 … 23) with `blocks` blocks
-        an SM (threads and tile: 17's and 18's by default); ConfigError where they do not
-        fit, or where `bulk` and the GPU has no bulk copies (17 … 22)."""
+                  tile=None, cooperative: bool = False, bulk: bool = True,
+                  kinds: str = "ppppqpIppI") -> tuple:
+        """(prepared launch, tile) of a one-pass encoder (17 … 24) with `blocks` blocks
+        an SM (threads and tile: 17's and 18's by default; `kinds`: its arguments', the
+        epoch last); ConfigError where they do not fit, or where `bulk` and the GPU has no
+        bulk copies (17 … 22)."""
         from ...device import current
         from ...kernels import PreparedLaunch, blocks_per_sm
         from .ops import bulk_threads, require_bulk_copy
@@ -688,7 +754,7 @@ class Encoder:
         if fit < blocks:
             raise ConfigError(f"{what}, shape {shape}: {fit} of its {blocks} blocks an SM fit "
                               f"({k.num_regs} registers a thread, {smem} B of shared memory)")
-        return (PreparedLaunch(k, current().sms * blocks, threads, "ppppqpIppI", smem,
+        return (PreparedLaunch(k, current().sms * blocks, threads, kinds, smem,
                                cooperative=cooperative), tile or shape[2] * 256)
 
     def _launch_one_pass(self, cached, x) -> None:

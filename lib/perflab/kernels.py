@@ -355,11 +355,13 @@ class GraphLaunch:
     kernel from the host. The caller's `key` must name every argument that can change
     (device pointers and values) and the grid: a graph keeps the values it was built with.
     The `keep` most recently built graphs are kept. A call while launches are captured
-    goes through the prepared launch (which records it)."""
+    goes through the prepared launch (which records it). `build(prepared, grid, args)`
+    makes a graph (capture_graph by default)."""
 
-    def __init__(self, prepared: PreparedLaunch, keep: int = 4):
+    def __init__(self, prepared: PreparedLaunch, keep: int = 4, build=None):
         self.prepared, self.keep = prepared, keep
         self.grid = prepared.grid
+        self._build = build or capture_graph
         self._graphs: dict = {}
 
     def replay(self, key) -> bool:
@@ -377,23 +379,31 @@ class GraphLaunch:
             return
         g = self._graphs.get(key)
         if g is None:
-            g = self._build(grid, args)
+            g = self._build(self.prepared, grid, args)
             self._graphs[key] = g
             while len(self._graphs) > self.keep:
                 self._graphs.pop(next(iter(self._graphs)))
         g.launch()
 
-    def _build(self, grid: int, args):
-        import cupy as cp
-        side = cp.cuda.Stream(non_blocking=True)
-        with side:
-            side.begin_capture()
-            try:
-                self.prepared(grid, *args)
-            finally:
-                g = side.end_capture()
-        g.upload(cp.cuda.get_current_stream())
-        return g
+    @property
+    def graphs(self) -> int:
+        """How many graphs are kept."""
+        return len(self._graphs)
+
+
+def capture_graph(prepared: PreparedLaunch, grid: int, args):
+    """A CUDA graph of one launch of `prepared` with `args`, captured on a stream of its
+    own and uploaded to the current one."""
+    import cupy as cp
+    side = cp.cuda.Stream(non_blocking=True)
+    with side:
+        side.begin_capture()
+        try:
+            prepared(grid, *args)
+        finally:
+            g = side.end_capture()
+    g.upload(cp.cuda.get_current_stream())
+    return g
 
 
 def run_steps(steps, arrays: dict) -> None:

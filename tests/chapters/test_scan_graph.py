@@ -58,32 +58,30 @@ class _Graph:
         self.launched += 1
 
 
-def test_a_graph_is_built_once_a_key_and_the_oldest_dropped(monkeypatch):
+def test_a_graph_is_built_once_a_key_and_the_oldest_dropped():
     built = []
 
-    def build(self, grid, args):
+    def build(prepared, grid, args):
         built.append((grid, args))
         return _Graph()
-    monkeypatch.setattr(kernels.GraphLaunch, "_build", build)
-    g = kernels.GraphLaunch(_Prepared(), keep=2)
+    g = kernels.GraphLaunch(_Prepared(), keep=2, build=build)
     g("a", 4, 1, 2)
-    g("a", 4, 1, 2)
-    assert built == [(4, (1, 2))] and g._graphs["a"].launched == 2
+    assert g.replay("a") and not g.replay("b")
+    assert built == [(4, (1, 2))] and g.graphs == 1
     g("b", 8, 3)
     g("c", 8, 5)
-    assert list(g._graphs) == ["b", "c"] and len(built) == 3
+    assert len(built) == 3 and g.graphs == 2 and not g.replay("a")
     g("a", 4, 1, 2)
-    assert len(built) == 4 and list(g._graphs) == ["c", "a"]
+    assert len(built) == 4 and g.replay("c") and not g.replay("b")
 
 
-def test_while_launches_are_captured_the_prepared_launch_runs(monkeypatch):
-    monkeypatch.setattr(kernels.GraphLaunch, "_build",
-                        lambda self, grid, args: pytest.fail("no graph while capturing"))
+def test_while_launches_are_captured_the_prepared_launch_runs():
     p = _Prepared()
-    g = kernels.GraphLaunch(p)
+    g = kernels.GraphLaunch(p, build=lambda *a: pytest.fail("no graph while capturing"))
     with kernels.capture_launches():
         g("a", 3, 7)
-    assert p.calls == [(3, (7,))] and not g._graphs
+        assert not g.replay("a")
+    assert p.calls == [(3, (7,))] and g.graphs == 0
 
 
 def test_the_graph_experiment_checks_races_and_splits_24():
@@ -190,7 +188,7 @@ def test_the_replayed_graph_round_trips(live, n, kind):
     chk, runs = ex.check_rle(x, *_replayed(enc, x))
     assert chk.correct
     if n:
-        assert len(enc._gr[0]._graphs) == 1
+        assert enc._gr[0].graphs == 1
     if kind == "equal" and n:
         assert runs == 1
     if kind == "distinct":
@@ -206,7 +204,7 @@ def test_the_word_advances_once_a_call_and_a_new_input_gets_its_own_graph(live):
         enc.encode(xs[k % 2], "graph")
     graphs, _, st = enc._gr
     assert int(st.word[0]) == st.epoch + 1 == 6
-    assert len(graphs._graphs) == 2
+    assert graphs.graphs == 2
     for x in xs:
         assert ex.check_rle(x, *_replayed(enc, x))[0].correct
 

@@ -61,13 +61,17 @@ class _Graph:
 def test_a_graph_is_built_once_a_key_and_the_oldest_dropped():
     built = []
 
+    graphs = []
+
     def build(prepared, grid, args):
         built.append((grid, args))
-        return _Graph()
+        graphs.append(_Graph())
+        return graphs[-1]
     g = kernels.GraphLaunch(_Prepared(), keep=2, build=build)
     g("a", 4, 1, 2)
-    assert g.replay("a") and not g.replay("b")
-    assert built == [(4, (1, 2))] and g.graphs == 1
+    g("a", 4, 1, 2)
+    assert built == [(4, (1, 2))] and graphs[0].launched == 2 and g.graphs == 1
+    assert g.replay("a") and graphs[0].launched == 3 and not g.replay("b")
     g("b", 8, 3)
     g("c", 8, 5)
     assert len(built) == 3 and g.graphs == 2 and not g.replay("a")

@@ -37,8 +37,9 @@
 // SEQ > 0: instead of look-backs, a SEQUENCER warp (in the block that took ticket 0; one
 // more warp in every block) scans the aggregates in ticket order and writes each tile's
 // exclusive prefix; the look-back warp waits on its own tile's words.
-// Dynamic shared memory (ballot_smem in rle.py): STAGES * WARPS * CAP * 8 bytes;
-// (WARPS + 1 + (SEQ > 0)) * 32 threads.
+// Dynamic shared memory (ballot_smem in rle.py): STAGES * WARPS * CAP * 8 bytes (a head's
+// value and index side by side; the body takes the stage's layout as a policy, PairStage
+// here); (WARPS + 1 + (SEQ > 0)) * 32 threads.
 #include "lookback.cuh"
 
 // The stages a block's staged runs rotate through (3: t_i walked, t_{i-1} waiting for its
@@ -202,12 +203,32 @@ __device__ __forceinline__ void tile_barrier() {
     asm volatile("bar.sync 1, %0;" :: "n"(THREADS) : "memory");
 }
 
-// One staged head: its value and its index in the piece, one 8-byte shared store.
-__device__ __forceinline__ void stage_head(unsigned addr, bool on, int v, int at) {
-    asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %0, 0;\n\t"
-                 "@p st.shared.v2.b32 [%1], {%2, %3};\n\t}"
-                 :: "r"((int)on), "r"(addr), "r"(v), "r"(at) : "memory");
-}
+// A walker's stage: room for CAP heads of its piece, one of SLOTS (STAGES * WARPS) in the
+// block's dynamic shared memory. This layout keeps a head's value and its index in the
+// piece side by side, 8 bytes a head: put() is one 8-byte shared store, and the copy-out
+// reads both with one load. The walk keeps a CURSOR, here the shared address of the next
+// head (start(), then advance() by k heads), so that ranking a head costs one multiply-add.
+template <int CAP, int SLOTS>
+struct PairStage {
+    static constexpr int BYTES = 8;                    // shared memory a head
+    int2* run;
+    unsigned addr;                                     // (its shared address)
+    __device__ __forceinline__ PairStage(unsigned char* staging, int slot)
+        : run(reinterpret_cast<int2*>(staging) + slot * CAP),
+          addr((unsigned)__cvta_generic_to_shared(run)) {}
+    __device__ __forceinline__ unsigned start() const { return addr; }
+    __device__ __forceinline__ unsigned advance(unsigned c, unsigned k) const { return c + 8u * k; }
+    __device__ __forceinline__ bool room(unsigned c) const { return c < addr + 8u * CAP; }
+    __device__ __forceinline__ unsigned count(unsigned c) const { return (c - addr) / 8u; }
+    // The head at cursor c (value v at index `at` in the piece), stored where `on`.
+    __device__ __forceinline__ void put(unsigned c, bool on, int v, int at) const {
+        asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %0, 0;\n\t"
+                     "@p st.shared.v2.b32 [%1], {%2, %3};\n\t}"
+                     :: "r"((int)on), "r"(c), "r"(v), "r"(at) : "memory");
+    }
+    __device__ __forceinline__ int2 head(unsigned r) const { return run[r]; }  // (value, index)
+    __device__ __forceinline__ int index(unsigned r) const { return run[r].y; }
+};
 
 // A batch of a walk: chunks c0 .. c0 + BATCH - 1 of the piece at pbase, lane l element l of
 // each (FULL: the whole piece lies inside [0, n); elements past n read as 0).
@@ -221,12 +242,12 @@ __device__ __forceinline__ void load_batch(int (&v)[BATCH], const int* __restric
 }
 
 // The heads of a loaded batch found by ballots, ranked, and the first CAP of the piece
-// staged (`slot`: the shared address of the next one, 8 bytes a head; `end` past the
-// last). `carry` (lane 0): the element before the batch.
-template <int BATCH, bool FULL>
+// staged (`cur`: the stage's cursor at the next head). `carry` (lane 0): the element
+// before the batch.
+template <int BATCH, bool FULL, class Stage>
 __device__ __forceinline__ void stage_batch(const int (&v)[BATCH], long long pbase,
                                             long long n, int lane, int c0, int& carry,
-                                            unsigned& slot, unsigned end) {
+                                            unsigned& cur, const Stage& stage) {
     const unsigned below = (1u << lane) - 1u;
 #pragma unroll
     for (int j = 0; j < BATCH; ++j) {
@@ -236,30 +257,30 @@ __device__ __forceinline__ void stage_batch(const int (&v)[BATCH], long long pba
         const int at = (c0 + j) * 32 + lane;
         const bool head = v[j] != prev && (FULL || pbase + at < n);
         const unsigned flags = __ballot_sync(FULL_MASK, head);
-        const unsigned mine = slot + 8u * __popc(flags & below);
-        stage_head(mine, head && mine < end, v[j], at);
-        slot += 8u * __popc(flags);
+        const unsigned mine = stage.advance(cur, __popc(flags & below));
+        stage.put(mine, head && stage.room(mine), v[j], at);
+        cur = stage.advance(cur, __popc(flags));
     }
 }
 
-// A warp's walk over its piece: heads found by ballots, ranked, the first CAP staged at
-// `stage` (a shared address, 8 bytes a head). Returns the piece's head count. `carry`
-// (lane 0): the element before the piece. `v` holds the first batch if `loaded` (its loads
-// were issued before the copy-out of an older tile).
-template <int PIECE, int BATCH, int CAP, bool FULL>
+// A warp's walk over its piece: heads found by ballots, ranked, the first CAP staged in
+// `stage`. Returns the piece's head count. `carry` (lane 0): the element before the piece.
+// `v` holds the first batch if `loaded` (its loads were issued before the copy-out of an
+// older tile).
+template <int PIECE, int BATCH, int CAP, bool FULL, class Stage>
 __device__ __forceinline__ unsigned walk_piece(const int* __restrict__ in, long long pbase,
                                                long long n, int lane, int carry,
-                                               unsigned stage, int (&v)[BATCH], bool loaded) {
+                                               const Stage& stage, int (&v)[BATCH],
+                                               bool loaded) {
     constexpr int NB = PIECE / 32 / BATCH;             // batches in the piece
-    const unsigned end = stage + 8u * CAP;
-    unsigned slot = stage;
+    unsigned cur = stage.start();
     if (!loaded) load_batch<BATCH, FULL>(v, in, pbase, n, lane, 0);
 #pragma unroll 1
     for (int b = 0; b < NB; ++b) {
         if (b) load_batch<BATCH, FULL>(v, in, pbase, n, lane, b * BATCH);
-        stage_batch<BATCH, FULL>(v, pbase, n, lane, b * BATCH, carry, slot, end);
+        stage_batch<BATCH, FULL>(v, pbase, n, lane, b * BATCH, carry, cur, stage);
     }
-    return (slot - stage) / 8u;
+    return stage.count(cur);
 }
 
 // The index in the piece of its last head, or -1: a walk back from its end (for a piece
@@ -277,23 +298,23 @@ __device__ __forceinline__ int last_head(const int* __restrict__ in, long long p
 
 // Copy out a piece's runs once its tile's prefix is known: `g` the rank of its first head,
 // `prev1` the index + 1 of the head before it (0 for none), `heads` its head count, the
-// first min(heads, CAP) staged at `run`. Then, for a piece with more heads than staged, a
+// first min(heads, CAP) staged in `stage`. Then, for a piece with more heads than staged, a
 // walk over the rest of the piece (from L2), writing runs CAP and on itself.
-template <int PIECE, int CAP>
+template <int PIECE, int CAP, class Stage>
 __device__ __forceinline__ void write_piece(const int* __restrict__ in,
                                             int* __restrict__ values, int* __restrict__ lengths,
-                                            const int2* run, long long pbase, long long n,
+                                            const Stage& stage, long long pbase, long long n,
                                             unsigned heads, unsigned g, unsigned prev1, int lane) {
     const unsigned staged = min(heads, (unsigned)CAP);
     for (unsigned i = lane; i < staged; i += 32) {
-        const int2 r = run[i];
+        const int2 r = stage.head(i);
         values[g + i] = r.x;
-        const long long before_at = i ? pbase + run[i - 1].y : (long long)prev1 - 1;
+        const long long before_at = i ? pbase + stage.index(i - 1) : (long long)prev1 - 1;
         if (g + i > 0) lengths[g + i - 1] = (int)(pbase + r.y - before_at);
     }
     if (heads <= CAP) return;
     // From the chunk of the last staged head, whose heads before it get ranks below CAP.
-    const int at0 = run[CAP - 1].y;
+    const int at0 = stage.index(CAP - 1);
     const int c0 = at0 / 32, lane0 = at0 % 32;
     int last_at = at0;                                 // uniform: the last head seen
     const bool full = pbase + PIECE <= n;
@@ -327,8 +348,10 @@ struct EpochArgument {
 
 // The encoder's body, for any way of giving it its epoch (`Epoch`: take() stores it in the
 // block's shared word before the block's first ticket, get() gives it, advance() is called
-// once a call, when the last tile's prefix is known).
-template <int WARPS, int PIECE, int BATCH, int CAP, int WIDTH, int SEQ, int DIAG, class Epoch>
+// once a call, when the last tile's prefix is known) and any layout of its stages (`Stage`:
+// PairStage's interface).
+template <int WARPS, int PIECE, int BATCH, int CAP, int WIDTH, int SEQ, int DIAG, class Epoch,
+          template <int, int> class Stage = PairStage>
 __device__ __forceinline__ void
 encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restrict__ lengths,
               int* __restrict__ count, long long n, unsigned* counter, unsigned num_tiles,
@@ -341,7 +364,8 @@ encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restr
     constexpr long long TILE = (long long)WARPS * PIECE;
     constexpr unsigned NO_TILE = 0xffffffffu;
     constexpr int S = STAGES, LAG = STAGES - 2;       // a tile's prefix is found LAG tiles late
-    extern __shared__ __align__(16) unsigned char staging[];     // [S][WARPS][CAP] int2
+    extern __shared__ __align__(16) unsigned char staging[];     // S * WARPS stages
+    using Slot = Stage<CAP, S * WARPS>;
     __shared__ unsigned s_tile[2];                     // tickets by iteration parity
     __shared__ unsigned s_heads[S][WARPS];             // each piece's heads
     __shared__ int s_last[S][WARPS];                   // its last head's index in the tile, or -1
@@ -419,19 +443,17 @@ encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restr
 
     // A walker warp: walk its piece of tile t_i into stage i % S, meet the others at (A),
     // then copy out its piece of t_{i-1-LAG}, whose prefix the look-back warp found meanwhile.
-    const int2* runs = reinterpret_cast<const int2*>(staging);
     unsigned t = s_tile[0];
     int v[BATCH];                                      // the first batch of the next piece
     bool loaded = false;                               // (loaded before the copy-out)
     for (int i = 0;; ++i) {
         const long long tbase = (long long)t * TILE, pbase = tbase + (long long)warp * PIECE;
-        const int2* run = runs + ((i % S) * WARPS + warp) * CAP;
+        const Slot stage(staging, (i % S) * WARPS + warp);
         unsigned heads = 0;
         if (t < num_tiles) {
             int carry = 0;
             if (lane == 0 && pbase > 0 && pbase <= n) carry = __ldg(in + pbase - 1);
             if (lane == 0 && pbase == 0) carry = ~__ldg(in);   // element 0 is always a head
-            const unsigned stage = (unsigned)__cvta_generic_to_shared(run);
             if (pbase + PIECE <= n) {
                 heads = walk_piece<PIECE, BATCH, CAP, true>(in, pbase, n, lane, carry, stage,
                                                             v, loaded);
@@ -442,7 +464,7 @@ encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restr
             }
             __syncwarp();
             const int last = heads == 0 ? -1
-                           : heads <= CAP ? run[heads - 1].y
+                           : heads <= CAP ? stage.index(heads - 1)
                            : last_head(in, pbase, PIECE / 32, n, lane);
             if (lane == 0) {
                 s_heads[i % S][warp] = heads;
@@ -468,7 +490,7 @@ encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restr
             const unsigned g = s_ex[j][0] + (unsigned)held.y;
             const unsigned prev1 = held.w < 0 ? s_ex[j][1]
                                               : (unsigned)(held_tbase + held.w) + 1u;
-            write_piece<PIECE, CAP>(in, values, lengths, runs + (j * WARPS + warp) * CAP,
+            write_piece<PIECE, CAP>(in, values, lengths, Slot(staging, j * WARPS + warp),
                                     held_tbase + (long long)warp * PIECE, n, (unsigned)held.z,
                                     g, prev1, lane);
         }

@@ -235,6 +235,11 @@ _CAPTURE: list | None = None
 _CHECKED: dict = {}
 
 
+def capturing() -> bool:
+    """Whether launches are being captured (capture_launches)."""
+    return _CAPTURE is not None
+
+
 @contextlib.contextmanager
 def capture_launches():
     """Collect the configuration of every launch made inside the block (for the record)."""
@@ -389,6 +394,10 @@ class GraphLaunch:
     def graphs(self) -> int:
         """How many graphs are kept."""
         return len(self._graphs)
+
+    def get(self, key):
+        """The graph built for `key`, or None."""
+        return self._graphs.get(key)
 
 
 def capture_graph(prepared: PreparedLaunch, grid: int, args):

@@ -14,12 +14,12 @@ chunked_profile), bulk (the sixth try's bulk, rle_bulk, bulk_profile), lean (the
 lean_profile), masks (the eighth try's rle_masks, masks_profile), rounds (the ninth
 try's rle_rounds, rounds_profile), reread (the tenth and eleventh tries' rle_reread, reread_profile, rle_walk,
 walk_profile), ballot (the twelfth try's rle_ballot, ballot_profile), graph (the
-fifteenth try's rle_graph),
+fifteenth try's rle_graph), room (the seventeenth try's rle_room),
 calltime (call_time: what a call costs), report (the page's numbers, tables and figures), explorer (block size ×
 ITEMS_PER_THREAD), profiling (the ncu child). Kernels: kernels/03-scan/; tests:
 tests/chapters/test_scan.py, test_scan_lookahead.py, test_scan_chunked.py and
 test_scan_bulk.py (and test_scan_lean.py, test_scan_masks.py, test_scan_rounds.py, test_scan_reread.py,
-test_scan_ballot.py, test_scan_graph.py).
+test_scan_ballot.py, test_scan_graph.py, test_scan_room.py).
 """
 from __future__ import annotations
 
@@ -36,3 +36,4 @@ from . import reread  # noqa: E402,F401  (registers scan.rle_reread, scan.reread
 from . import ballot  # noqa: E402,F401  (registers scan.rle_ballot, scan.ballot_profile)
 from . import calltime  # noqa: E402,F401  (registers scan.call_time)
 from . import graph  # noqa: E402,F401  (registers scan.rle_graph)
+from . import room  # noqa: E402,F401  (registers scan.rle_room)

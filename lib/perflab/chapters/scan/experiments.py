@@ -499,7 +499,8 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
              "reread": lambda: [rle.reread_spec()],
              "walk": lambda: [rle.walk_spec()],
              "ballot": lambda: [rle.ballot_spec()],
-             "graph": lambda: [rle.graph_spec()]}
+             "graph": lambda: [rle.graph_spec()],
+             "room": lambda: [rle.room_spec()]}
 
 
 def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):

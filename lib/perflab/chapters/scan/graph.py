@@ -30,8 +30,6 @@ from .lean import LEAN_CHECK_SIZES, LEAN_LARGE, check_encoder
 #: the names of 24's and 23's rows
 GRAPH_NAME = "rle graph"
 BALLOT_NAME = "rle ballot"
-#: the calls the call-time part times, in the page's order
-CALL_PARTS = (GRAPH_NAME, BALLOT_NAME, "torch.unique_consecutive")
 
 
 def _specs():
@@ -39,43 +37,54 @@ def _specs():
             + rle.decode_specs() + [machine.read_spec(), spin_spec()])
 
 
-def check_replay(ctx, sizes, kinds) -> None:
-    """24's graph replayed: at each size and kind of runs one call builds the graph, a
-    second one, into poisoned outputs, only launches it; that one is checked (rows part
-    "replay")."""
+def check_replay(ctx, sizes, kinds, mode: str = "graph", name: str = GRAPH_NAME,
+                 spec=rle.graph_spec) -> None:
+    """A graph-launched encoder's graph replayed (24's by default; `mode` its name in
+    encode, `spec` its KernelSpec): at each size and kind of runs one call builds the
+    graph, a second one, into poisoned outputs, only launches it (the same array: the
+    shortest call), and that one is checked (rows part "replay")."""
     import cupy as cp
     for m in sizes:
         for kind in kinds:
             s = seed()
             x = rle.make_runs(m, kind, np.random.default_rng(s))
             enc = rle.Encoder(m)
-            checked(lambda: enc.encode(x, "graph"), "rle graph (first call)")
+            checked(lambda: enc.encode(x, mode), f"{name} (first call)")
             enc.values.fill(np.iinfo(np.int32).min)
             enc.lengths.fill(-1)
             enc.count.fill(-1)
-            checked(lambda: enc.encode(x, "graph"), "rle graph (replayed)")
+            checked(lambda: enc.encode(x, mode), f"{name} (replayed)")
             chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
-            ctx.row(variant=GRAPH_NAME, params={"n": m, "kind": kind, "part": "replay",
-                                                "graphs": enc._gr[0].graphs},
-                    metrics={"runs": (runs, "1")}, check=chk, kernels=[rle.graph_spec()],
-                    seed=s)
+            call = enc.graph_call(mode)
+            ctx.row(variant=name, params={"n": m, "kind": kind, "part": "replay",
+                                          "graphs": call.graphs.graphs if call else 0},
+                    metrics={"runs": (runs, "1")}, check=chk, kernels=[spec()], seed=s)
             del x, enc
             cp.get_default_memory_pool().free_all_blocks()
 
 
-def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
-    """24, 23 and torch.unique_consecutive at n int32 on runs of 1-15, checked, then timed
-    in the same rounds three ways (timing.interleaved with `ahead`): the call with the GPU
-    idle before it, the host's time in it, and its work alone enqueued behind AHEAD_NS of
-    spin.cu (rows part "call time")."""
+#: the encoders call_time_rows times by default: row name -> (encoder, its kernels); the
+#: torch call is checked against the last one's runs
+CALL_ENCODERS = {GRAPH_NAME: ("graph", lambda: [rle.graph_spec()]),
+                 BALLOT_NAME: ("ballot", lambda: [rle.ballot_spec()])}
+
+
+def call_time_rows(ctx, n: int, rounds: int, n_repeat: int, encoders=None) -> None:
+    """The `encoders` (CALL_ENCODERS by default: 24 and 23) and torch.unique_consecutive
+    at n int32 on runs of 1-15, checked, then timed in the same rounds three ways
+    (timing.interleaved with `ahead`): the call with the GPU idle before it, the host's
+    time in it, and its work alone enqueued behind AHEAD_NS of spin.cu (rows part "call
+    time")."""
     import cupy as cp
+    encoders = encoders or CALL_ENCODERS
     torch = torch_or_none()
     s = seed()
     x = rle.make_runs(n, "short", np.random.default_rng(s))
-    encs = {GRAPH_NAME: (rle.Encoder(n), "graph"), BALLOT_NAME: (rle.Encoder(n), "ballot")}
+    encs = {name: (rle.Encoder(n), mode) for name, (mode, _) in encoders.items()}
+    last = list(encs)[-1]
     calls, checks, runs = {}, {}, 0
     for name, (enc, mode) in encs.items():
-        for _ in range(2):                  # (24: the second call replays the graph)
+        for _ in range(2):                  # (a graph: the second call replays it)
             enc.values.fill(np.iinfo(np.int32).min)
             enc.lengths.fill(-1)
             enc.count.fill(-1)
@@ -83,10 +92,10 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
         checks[name], runs = check_rle(x, enc.values, enc.lengths, enc.count)
         if checks[name].correct:
             calls[name] = lambda enc=enc, mode=mode: enc.encode(x, mode, check=False)
-    if torch is not None and checks[BALLOT_NAME].correct:
+    if torch is not None and checks[last].correct:
         tx = as_torch(x)
         vals, counts = torch.unique_consecutive(tx, return_counts=True)
-        enc = encs[BALLOT_NAME][0]
+        enc = encs[last][0]
         ok = (vals.numel() == runs
               and bool((torch.from_dlpack(enc.values[:runs]) == vals).all())
               and bool((torch.from_dlpack(enc.lengths[:runs]).long() == counts).all()))
@@ -102,8 +111,8 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
         res = checked(lambda: interleaved({k: (fn, [()]) for k, fn in calls.items()},
                                           f"{ctx.exp.chapter}/{ctx.exp.name}", rounds=rounds,
                                           n_repeat=n_repeat, ahead=ahead()), "call time")
-    specs = {GRAPH_NAME: [rle.graph_spec()], BALLOT_NAME: [rle.ballot_spec()]}
-    for v in CALL_PARTS:
+    specs = {name: make() for name, (_, make) in encoders.items()}
+    for v in list(encoders) + ["torch.unique_consecutive"]:
         if v not in checks:
             continue
         metrics = {"runs": (runs, "1")}

@@ -59,7 +59,7 @@ def stress(ctx, mode: str, calls: int, sizes) -> None:
     import cupy as cp
     spec = {"lean": rle.lean_spec, "masks": rle.masks_spec, "rounds": rle.rounds_spec,
             "reread": rle.reread_spec, "walk": rle.walk_spec, "ballot": rle.ballot_spec,
-            "graph": rle.graph_spec}[mode]()
+            "graph": rle.graph_spec, "room": rle.room_spec}[mode]()
     for n in sizes:
         s = seed()
         rng = np.random.default_rng(s)

@@ -25,7 +25,9 @@ one pass, each warp's heads found by ballots and staged in shared memory at once
 persistent blocks whose tiles' runs wait in three stages while their prefixes, (heads,
 last head), come from a sequencer warp or from look-backs; compute capability 8.0 and
 later) and "graph" (24_rle_graph.cu: 23 launched as a CUDA graph, its epoch a word in
-device memory that the kernel advances, so a call's arguments stay the same).
+device memory that the kernel advances, so a call's arguments stay the same) and "room"
+(25_rle_room.cu: 24 with 6 bytes a staged head, so that three blocks an SM leave L1 room
+for the walkers' loads in flight).
 Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
 int32, so n must be below 2^31.
 """
@@ -34,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ConfigError
-from ...kernels import GraphLaunch, KernelSpec, get_kernel, launch
+from ...kernels import GraphLaunch, KernelSpec, capturing, get_kernel, launch
 from . import CHAPTER
 from .ops import (DEFAULT_BLOCK, EPOCH_LIMIT, check_array, check_tile, enqueue, state,
                   status_words)
@@ -42,12 +44,12 @@ from .ops import (DEFAULT_BLOCK, EPOCH_LIMIT, check_array, check_tile, enqueue, 
 ENCODERS = ("fused", "unfused")
 #: every encoder `encode` takes
 ALL = ENCODERS + ("pipelined", "lookahead", "chunked", "bulk", "lean", "masks", "rounds",
-                  "reread", "walk", "ballot", "graph")
+                  "reread", "walk", "ballot", "graph", "room")
 #: the encoders that need compute capability 9.0 (17 to 21)
 SM90 = ("bulk", "lean", "masks", "rounds", "reread", "walk")
 #: the encoders whose one pass writes values and lengths (4n read, 8 bytes a run written)
 ONE_PASS = ("lookahead", "chunked", "bulk", "lean", "masks", "rounds", "reread", "walk",
-            "ballot", "graph")
+            "ballot", "graph", "room")
 #: 09_rle_pipelined.cu: the fused encoder on persistent blocks with STAGES tiles loading
 #: ahead (block, items, stages); encode(x, "pipelined"), timed in scan.targets.
 PIPELINED = (256, 16, 2)
@@ -130,6 +132,8 @@ WALK_SHAPES = ((8, 4, 16, 4, 2, 0), (8, 4, 16, 4, 2, 1), (8, 2, 16, 4, 2, 0),
 #: walkers * piece elements, staged in one of BALLOT_STAGES stages; encode(x, "ballot").
 BALLOT = (8, 2048, 16, 384, 3, 1, 2)
 BALLOT_STAGES = 3           # 23_rle_ballot.cu's STAGES (a test holds them equal)
+#: 25_rle_room.cu: 23's shape (as BALLOT; staged heads 6 bytes each); encode(x, "room").
+ROOM = (8, 2048, 16, 288, 3, 1, 2)
 #: the shapes scan.rle_ballot compares (the default first; then the sequencer's tiles a
 #: lane, look-backs instead of the sequencer, 16 walkers with fewer staged heads, smaller
 #: and larger tiles)
@@ -335,10 +339,22 @@ def ballot_spec(shape=None, diag: int = 0) -> KernelSpec:
                       template=(w, piece, batch, cap, mb, width, seq, int(diag)))
 
 
-def graph_spec(shape=None, diag: int = 0) -> KernelSpec:
+#: a kernel built with this option is compiled on its own (the same code): its launches
+#: take all of an SM's L1 that can be shared memory (`all_shared` of 24 and 25)
+ALL_SHARED = ("-DPERFLAB_ALL_SHARED=1",)
+
+
+def graph_spec(shape=None, diag: int = 0, all_shared: bool = False) -> KernelSpec:
     w, piece, batch, cap, mb, width, seq = shape or BALLOT
     return KernelSpec(f"{CHAPTER}/24_rle_graph.cu", "rle_encode_graph",
-                      template=(w, piece, batch, cap, mb, width, seq, int(diag)))
+                      template=(w, piece, batch, cap, mb, width, seq, int(diag)),
+                      options=ALL_SHARED if all_shared else ())
+
+
+def room_spec(shape=None, diag: int = 0, all_shared: bool = False) -> KernelSpec:
+    return KernelSpec(f"{CHAPTER}/25_rle_room.cu", "rle_encode_room",
+                      template=tuple(shape or ROOM) + (int(diag),),
+                      options=ALL_SHARED if all_shared else ())
 
 
 class GraphState:
@@ -374,10 +390,50 @@ class GraphState:
         return self.counter, self.lo, self.hi, self.word
 
 
+class GraphCall:
+    """The calls of a graph-launched encoder (24, 25): its graphs (GraphLaunch, one for
+    each input array and size, built at its first call), its tile status (GraphState) and
+    the input of its last call. A call with that same array object (so the same pointer and
+    size) only counts its epoch and launches that array's graph: the fewest host steps a
+    call can take (the Python of a call is part of its time). Holding the last input keeps
+    it alive until a call with another."""
+
+    def __init__(self, run, tile: int):
+        self.graphs, self.tile, self.state = GraphLaunch(run), tile, GraphState()
+        self._last = (None, None)
+
+    def __call__(self, x, values, lengths, count) -> None:
+        st = self.state
+        last_x, g = self._last
+        if x is last_x and st.epoch < EPOCH_LIMIT and not capturing():
+            st.epoch += 1
+            g.launch()
+            return
+        n = x.size
+        tiles = -(-n // self.tile)
+        counter, lo, hi, word = st.args(tiles)
+        key = (x.data.ptr, n, st.generation)
+        self.graphs(key, min(tiles, self.graphs.grid), x, values, lengths, count, n,
+                    counter, tiles, lo, hi, word)
+        g = self.graphs.get(key)
+        self._last = (x, g) if g is not None else (None, None)
+
+
 def ballot_smem(shape) -> int:
     """23's dynamic shared memory: BALLOT_STAGES stages of each walker's staged heads, a
     4-byte value and a 4-byte index each."""
     return BALLOT_STAGES * shape[0] * shape[3] * 8
+
+
+def room_smem(shape) -> int:
+    """25's dynamic shared memory: BALLOT_STAGES stages of each walker's staged heads, a
+    4-byte value and a 2-byte index each."""
+    return BALLOT_STAGES * shape[0] * shape[3] * 6
+
+
+def check_room_shape(shape) -> None:
+    """ConfigError, naming the rule, for a shape of 25 that cannot be built."""
+    check_ballot_shape(shape, room_smem)
 
 
 def ballot_threads(shape) -> int:
@@ -385,8 +441,9 @@ def ballot_threads(shape) -> int:
     return (shape[0] + 1 + (shape[6] > 0)) * 32
 
 
-def check_ballot_shape(shape) -> None:
-    """ConfigError, naming the rule, for a shape of 23 that cannot be built."""
+def check_ballot_shape(shape, smem=ballot_smem) -> None:
+    """ConfigError, naming the rule, for a shape of 23 (or 24, or of 25 with its `smem`)
+    that cannot be built."""
     if len(shape) != 7:
         raise ConfigError(f"ballot encoder shape {shape}: (walker warps, piece, chunks in "
                           "flight, staged heads a walker, blocks an SM, look-back width, "
@@ -405,7 +462,7 @@ def check_ballot_shape(shape) -> None:
     if cap % 32 or not 32 <= cap <= piece:
         raise ConfigError(f"{cap} staged heads: a multiple of 32, from 32 to the piece "
                           f"({piece})")
-    smem = ballot_smem(shape)
+    smem = smem(shape)
     warps = ballot_threads(shape) // 32
     if not 1 <= mb <= 32 or mb * (smem + 1024) > 228 * 1024 or mb * warps > 64:
         raise ConfigError(f"{mb} blocks an SM of {warps} warps and {smem} B of shared "
@@ -495,6 +552,7 @@ class Encoder:
         self.lengths = cp.empty(size, dtype=cp.int32)
         self.count = cp.zeros(1, dtype=cp.int32)
         self._flags = self._pos = None
+        self._gr = self._rm = None          # 24's and 25's GraphCall, made at their first call
         self._fused = get_kernel(fused_spec(block, items))
         self._lengths = get_kernel(lengths_spec())
         from ...device import current
@@ -513,6 +571,9 @@ class Encoder:
         n = x.size
         if n == 0:
             self.count.fill(0)
+            return self.values, self.lengths, self.count
+        if variant == "room":
+            self._room(x)
             return self.values, self.lengths, self.count
         if variant == "graph":
             self._graph(x)
@@ -706,27 +767,44 @@ class Encoder:
                                       bulk=False)
         self._launch_one_pass(self._bl, x)
 
-    def _graph(self, x, shape=None, diag: int = 0) -> None:
-        """24: 23 launched as a CUDA graph (one graph for each input array and size, built
-        at its first call), its tile status and epoch word its own. `shape`: BALLOT by
-        default, fixed at the first call (and `diag`, one of 23's diagnostics)."""
-        gr = getattr(self, "_gr", None)
-        if gr is None:
-            shape = tuple(shape or BALLOT)
-            check_ballot_shape(shape)
-            run, tile = self._one_pass(graph_spec(shape, diag), ballot_smem(shape), shape,
-                                       shape[4], "the graph-launched encoder (24)",
-                                       threads=ballot_threads(shape), tile=shape[0] * shape[1],
-                                       bulk=False, kinds="ppppqpIppp")
-            self._gr = gr = (GraphLaunch(run), tile, GraphState())
-        graphs, tile, st = gr
-        n = x.size
-        tiles = -(-n // tile)
-        counter, lo, hi, word = st.args(tiles)
-        key = (x.data.ptr, n, st.generation)
-        if not graphs.replay(key):          # (the Python of a call is part of its time)
-            graphs(key, min(tiles, graphs.grid), x, self.values, self.lengths, self.count, n,
-                   counter, tiles, lo, hi, word)
+    def _graph(self, x, shape=None, diag: int = 0, all_shared: bool = False) -> None:
+        """24: 23 launched as a CUDA graph (GraphCall), its tile status and epoch word its
+        own. `shape`: BALLOT by default, fixed at the first call (and `diag`, one of 23's
+        diagnostics; `all_shared`: its SMs split with the least L1, an experiment's)."""
+        if self._gr is None:
+            self._gr = self._graph_call(graph_spec, ballot_smem, check_ballot_shape,
+                                        shape or BALLOT, diag, all_shared,
+                                        "the graph-launched encoder (24)")
+        self._gr(x, self.values, self.lengths, self.count)
+
+    def _room(self, x, shape=None, diag: int = 0, all_shared: bool = False) -> None:
+        """25: 24 with 6 bytes a staged head (GraphCall), its tile
+        status and epoch word its own. `shape`: ROOM by default, fixed at the first call
+        (and `diag`, one of 23's diagnostics; `all_shared` as _graph's)."""
+        if self._rm is None:
+            self._rm = self._graph_call(room_spec, room_smem, check_room_shape,
+                                        shape or ROOM, diag, all_shared,
+                                        "the roomy encoder (25)")
+        self._rm(x, self.values, self.lengths, self.count)
+
+    def graph_call(self, mode: str):
+        """The GraphCall of encoder `mode` ("graph", "room"), or None before its first
+        call (or for an encoder that is not launched as a graph)."""
+        return {"graph": self._gr, "room": self._rm}.get(mode)
+
+    def _graph_call(self, spec, smem, check, shape, diag: int, all_shared: bool,
+                    what: str) -> GraphCall:
+        """The GraphCall of 24 or 25 (`spec`, `smem`, `check`: their KernelSpec, shared
+        memory and shape check) at `shape`; with `all_shared`, its kernel (compiled apart)
+        asks for the split of the SM's memory with the most shared memory and least L1."""
+        shape = tuple(shape)
+        check(shape)
+        run, tile = self._one_pass(spec(shape, diag, all_shared), smem(shape), shape,
+                                   shape[4], what, threads=ballot_threads(shape),
+                                   tile=shape[0] * shape[1], bulk=False, kinds="ppppqpIppp")
+        if all_shared:
+            run.kernel.preferred_shared_memory_carveout = 100
+        return GraphCall(run, tile)
 
     def _rounds_pass(self, spec, smem: int, shape, what: str) -> tuple:
         """The prepared cooperative launch of 21 or 22 (shape[4] blocks an SM)."""

@@ -11,14 +11,17 @@ import sys
 
 import numpy as np
 
+#: the encoders that run on any GPU of compute capability 8.0 and later (23 to 25)
+ONE_LAUNCH = ("ballot", "graph", "room")
+
 
 def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
     """Every kernel, or with only="pipelined", "staged", "lookahead", "chunked", "bulk",
-    "lean", "masks", "rounds", "reread", "walk", "ballot" or "graph" (argument or
+    "lean", "masks", "rounds", "reread", "walk", "ballot", "graph" or "room" (argument or
     $SCAN_SMOKE_ONLY)
     that scan alone (08 with its encoder 09, 10, 12 with 13, 14 with 15, 16 with 17 to 22;
-    "lean", "masks", "rounds", "reread", "walk", "ballot", "graph": the encoder 18 to 24
-    alone; 16 to 22 where the GPU can run them, 23 and 24 everywhere)."""
+    "lean", "masks", "rounds", "reread", "walk", "ballot", "graph", "room": the encoder 18
+    to 25 alone; 16 to 22 where the GPU can run them, 23 to 25 everywhere)."""
     import os
 
     import cupy as cp
@@ -43,7 +46,7 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
                     print(f"{'ok  ' if ok else 'FAIL'} scan {v:12s} {dt:7s} n={n} "
                           f"{'inclusive' if inc else 'exclusive'}", flush=True)
             x = fresh(n, dt, n)
-            for v in (e for e in extra if e not in rle.SM90[1:] + ("ballot", "graph")):
+            for v in (e for e in extra if e not in rle.SM90[1:] + ONE_LAUNCH):
                 for inc in (True, False):
                     out = cp.empty_like(x)
                     ops.enqueue(x, out, inc, v)
@@ -64,7 +67,7 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
             x = rle.make_runs(n, kind, np.random.default_rng(n))
             encoders = (tuple(e for e in extra if e in rle.ALL)
                         + (rle.SM90[1:] if "bulk" in extra else ())
-                        + (() if only else ("ballot", "graph")))
+                        + (() if only else ONE_LAUNCH))
             for v in (rle.ENCODERS if variants else ()) + encoders:
                 ok = check_rle(x, *enc.encode(x, v))[0].correct
                 bad += not ok

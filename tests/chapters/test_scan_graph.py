@@ -12,6 +12,8 @@ from perflab import kernels, registry
 from perflab.chapters.scan import experiments as ex
 from perflab.chapters.scan import rle
 
+from .rle_helpers import Graph, Prepared, call_rows, checked_rows
+
 
 def test_24_is_23s_body_with_its_epoch_in_memory():
     src24 = rle.graph_spec().path.read_text()
@@ -40,24 +42,6 @@ def test_the_graph_encoder_is_an_encoder_for_any_recent_gpu():
     assert rle.traffic_bytes("graph", 1000, 10) == 4 * 1000 + 8 * 10
 
 
-class _Prepared:
-    grid = 8
-
-    def __init__(self):
-        self.calls = []
-
-    def __call__(self, grid, *args):
-        self.calls.append((grid, args))
-
-
-class _Graph:
-    def __init__(self):
-        self.launched = 0
-
-    def launch(self):
-        self.launched += 1
-
-
 def test_a_graph_is_built_once_a_key_and_the_oldest_dropped():
     built = []
 
@@ -65,9 +49,9 @@ def test_a_graph_is_built_once_a_key_and_the_oldest_dropped():
 
     def build(prepared, grid, args):
         built.append((grid, args))
-        graphs.append(_Graph())
+        graphs.append(Graph())
         return graphs[-1]
-    g = kernels.GraphLaunch(_Prepared(), keep=2, build=build)
+    g = kernels.GraphLaunch(Prepared(), keep=2, build=build)
     g("a", 4, 1, 2)
     g("a", 4, 1, 2)
     assert built == [(4, (1, 2))] and graphs[0].launched == 2 and g.graphs == 1
@@ -80,7 +64,7 @@ def test_a_graph_is_built_once_a_key_and_the_oldest_dropped():
 
 
 def test_while_launches_are_captured_the_prepared_launch_runs():
-    p = _Prepared()
+    p = Prepared()
     g = kernels.GraphLaunch(p, build=lambda *a: pytest.fail("no graph while capturing"))
     with kernels.capture_launches():
         g("a", 3, 7)
@@ -110,27 +94,10 @@ def _graph_rows(x24=3.9, failed=False, ct24=3.85):
                   "correct": True},
                  {"variant": "read ceiling", "kind": kind, "median_ms": 0.040},
                  {"variant": "copy", "kind": kind, "median_ms": 0.075}]
-    rows += [{"variant": "rle graph", "part": "check", "n": n, "kind": "short", "correct": True}
-             for n in (0, 1, 31)]
-    rows += [{"variant": "rle graph", "part": "replay", "n": n, "kind": k,
-              "correct": True, "median_ms": 9.0}
-             for n in (1, 4097) for k in ("short", "distinct")]
-    rows += [{"variant": "rle graph", "part": "large", "n": (1 << 30) + 1, "kind": "short",
-              "correct": True},
-             {"variant": "rle graph", "part": "large", "n": (1 << 31) + 5, "kind": "short",
-              "correct": None, "invalid": "n=2147483653: run positions and lengths are int32"},
-             {"variant": "rle graph", "part": "stress", "n": 1000003, "calls": 1000,
-              "wrong_calls": 0, "correct": True}]
-    for v, call, host, queued, x in (("rle graph", 0.0565, 0.002, 0.0555, ct24),
-                                     ("rle ballot", 0.0645, 0.0105, 0.0556, 3.35),
-                                     ("torch.unique_consecutive", 0.2175, 0.213, 0.197, None)):
-        r = {"variant": v, "part": "call time", "kind": "short", "n": 1 << 25,
-             "call_ms": call, "host_ms": host, "queued_ms": queued, "lead_ms": call - queued,
-             "correct": True}
-        if x is not None:
-            r.update({"x_torch": x, "x_torch_min": x - 0.1, "x_torch_max": x + 0.1,
-                      "x_torch_queued": 0.197 / queued})
-        rows.append(r)
+    rows += checked_rows("rle graph")
+    rows += call_rows((("rle graph", 0.0565, 0.002, 0.0555, ct24),
+                       ("rle ballot", 0.0645, 0.0105, 0.0556, 3.35),
+                       ("torch.unique_consecutive", 0.2175, 0.213, 0.197, None)), 0.197)
     return pd.DataFrame(rows)
 
 

@@ -1344,6 +1344,7 @@ def ballot_summary(rows, prof=None) -> dict:
     out[f"{key}_cost_both_us"] = full - d[3]
     out[f"{key}_walk_over_read_us"] = d[3] - out[f"{key}_short_read_us"]
     out[f"{key}_need_us"] = out[f"{key}_short_torch_us"] / 4
+    out[f"{key}_verdict"] = _verdict(out[f"{key}_short_x_torch"])
     out[f"{key}_diag3_x_torch"] = out[f"{key}_short_torch_us"] / d[3]
     out.update(_best_worst(rows, key, "rle ballot"))
     if prof is not None and len(prof):
@@ -1405,6 +1406,19 @@ def _parts(rows):
     return rows["part"] if "part" in rows else pd.Series("", index=rows.index)
 
 
+def _graph_checks(rows, key: str) -> dict:
+    """_encoder_checks of a graph-launched encoder, its replayed graphs' checks (rows part
+    "replay") counted in: `{key}_replay_n`, `{key}_replay_failed`."""
+    out = _encoder_checks(rows, key)
+    rep = rows[_parts(rows) == "replay"]
+    bad = int((rep["correct"] == False).sum()) if len(rep) else 0  # noqa: E712
+    out[f"{key}_replay_n"] = int(len(rep))
+    out[f"{key}_replay_failed"] = bad
+    out[f"{key}_n_checked"] += int(len(rep))
+    out[f"{key}_n_failed"] += bad
+    return out
+
+
 def graph_summary(rows) -> dict:
     """The fifteenth try (24: 23 launched as a CUDA graph, its epoch a word on the GPU),
     from scan.rle_graph: its checks (with its graph replayed), its back-to-back calls, the
@@ -1412,13 +1426,7 @@ def graph_summary(rows) -> dict:
     part (each call's time, its host part and its GPU work alone). Keys gr15_*."""
     key = "gr15"
     part = _parts(rows)
-    out = _encoder_checks(rows, key)
-    rep = rows[part == "replay"]
-    bad = int((rep["correct"] == False).sum()) if len(rep) else 0  # noqa: E712
-    out[f"{key}_replay_n"] = int(len(rep))
-    out[f"{key}_replay_failed"] = bad
-    out[f"{key}_n_checked"] += int(len(rep))
-    out[f"{key}_n_failed"] += bad
+    out = _graph_checks(rows, key)
     out[f"{key}_shape"] = "23's default shape"
     race = rows[~part.isin(["check", "large", "stress", "replay", "call time"])]
     named = [("", "rle graph"), ("_ballot", "rle ballot"), ("_ch", "chunked"),
@@ -1429,31 +1437,54 @@ def graph_summary(rows) -> dict:
     out[f"{key}_saved_us"] = out[f"{key}_short_ballot_us"] - out[f"{key}_short_us"]
     out[f"{key}_need_us"] = out[f"{key}_short_torch_us"] / 4
     out[f"{key}_over_need_us"] = out[f"{key}_short_us"] - out[f"{key}_need_us"]
-    ct = rows[part == "call time"]
-    for v, (short, _) in GRAPH_CALLS.items():
+    out.update(_call_keys(rows[part == "call time"], key, GRAPH_CALLS, "gr"))
+    out[f"{key}_ct_host_saved_us"] = out[f"{key}_ct_bl_host_us"] - out[f"{key}_ct_gr_host_us"]
+    out[f"{key}_ct_lead_saved_us"] = out[f"{key}_ct_bl_lead_us"] - out[f"{key}_ct_gr_lead_us"]
+    out[f"{key}_ct_work_diff_us"] = out[f"{key}_ct_gr_queued_us"] - out[f"{key}_ct_bl_queued_us"]
+    out[f"{key}_verdict"] = _verdict(out[f"{key}_short_x_torch"])
+    return out
+
+
+def _verdict(x: float) -> str:
+    """A ratio to the torch call against issue #11's 4×, in words for the page."""
+    if not x == x:                                     # (nan: not measured)
+        return "not measured against 4×"
+    return "past 4×" if x >= 4 else "short of 4×"
+
+
+def _call_keys(ct, key: str, calls: dict, enc: str) -> dict:
+    """The call-time part's numbers (rows part "call time"): for each variant of `calls`
+    (variant -> (short key, label)) its call, host part, GPU work alone (queued) and lead,
+    each × torch; then what 4× the torch call asks of encoder `enc` (a short key): the call
+    (`{key}_ct_need_us`), less its lead the time left for its work (`_need_work_us`), and
+    its work over that (`_work_over_need_us`, below 0 when it fits) and in words
+    (`_work_verdict`)."""
+    out = {}
+    for v, (short, _) in calls.items():
         r = _one(ct, variant=v)
         for m in ("call", "host", "queued", "lead"):
             out[f"{key}_ct_{short}_{m}_us"] = _get(r, f"{m}_ms") * 1e3
         for m in ("x_torch", "x_torch_min", "x_torch_max", "x_torch_queued"):
             out[f"{key}_ct_{short}_{m}"] = _get(r, m)
         out[f"{key}_ct_{short}_ok"] = r is not None and r["correct"] == True  # noqa: E712
-    out[f"{key}_ct_host_saved_us"] = out[f"{key}_ct_bl_host_us"] - out[f"{key}_ct_gr_host_us"]
-    out[f"{key}_ct_lead_saved_us"] = out[f"{key}_ct_bl_lead_us"] - out[f"{key}_ct_gr_lead_us"]
-    out[f"{key}_ct_work_diff_us"] = out[f"{key}_ct_gr_queued_us"] - out[f"{key}_ct_bl_queued_us"]
     out[f"{key}_ct_need_us"] = out[f"{key}_ct_torch_call_us"] / 4
-    out[f"{key}_ct_need_work_us"] = out[f"{key}_ct_need_us"] - out[f"{key}_ct_gr_lead_us"]
-    out[f"{key}_ct_work_over_need_us"] = out[f"{key}_ct_gr_queued_us"] - out[f"{key}_ct_need_work_us"]
+    out[f"{key}_ct_need_work_us"] = out[f"{key}_ct_need_us"] - out[f"{key}_ct_{enc}_lead_us"]
+    over = out[f"{key}_ct_{enc}_queued_us"] - out[f"{key}_ct_need_work_us"]
+    out[f"{key}_ct_work_over_need_us"] = over
+    out[f"{key}_ct_work_margin_us"] = abs(over)
+    out[f"{key}_ct_work_verdict"] = ("more than that" if over > 0 else "less than that")
     return out
 
 
-def graph_call_table(rows) -> pd.DataFrame:
-    """scan.rle_graph's call-time part, one line a call: its time with the GPU idle before
-    it, the host's part, its work on the GPU alone (queued), its lead (the call less its
-    work), and its × torch both ways, round by round."""
+def graph_call_table(rows, calls=None) -> pd.DataFrame:
+    """scan.rle_graph's call-time part (or another experiment's, with its `calls`:
+    variant -> (short key, label); GRAPH_CALLS by default), one line a call: its time with
+    the GPU idle before it, the host's part, its work on the GPU alone (queued), its lead
+    (the call less its work), and its × torch both ways, round by round."""
     part = _parts(rows)
     ct = rows[part == "call time"]
     out = []
-    for v, (_, label) in GRAPH_CALLS.items():
+    for v, (_, label) in (calls or GRAPH_CALLS).items():
         r = _one(ct, variant=v)
         if r is None:
             continue
@@ -1464,15 +1495,109 @@ def graph_call_table(rows) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _call_targets(s: dict, key: str, enc: str, what: str, rung: str) -> pd.DataFrame:
+    """_encoder_targets for rung `rung` (`what`), with its call against the torch call in
+    the call-time part's rounds (encoder `enc`'s `{key}_ct_*` keys) after the race's row."""
+    t = _encoder_targets(s, key, what, rung)
+    ct = f"{key}_ct_{enc}"
+    x = s[f"{ct}_x_torch"]
+    extra = pd.DataFrame([{
+        "target": f"{what} ({rung}), 2^25 runs 1–15, × torch.unique_consecutive "
+                  "(the call-time part's rounds)",
+        "wanted": "≥ 4",
+        "measured": f"{x:.2f} ({s[f'{ct}_x_torch_min']:.2f}–{s[f'{ct}_x_torch_max']:.2f})",
+        "met": bool(x >= 4 and s[f"{ct}_ok"] and s[f"{key}_ct_torch_ok"])}])
+    return pd.concat([t.iloc[:1], extra, t.iloc[1:]], ignore_index=True)
+
+
 def targets_fifteenth_try(s: dict) -> pd.DataFrame:
     """Issue #11's encoder targets for 24 (23 launched as a graph), from scan.rle_graph's
     race, and its call against the torch call in the call-time part's rounds."""
-    t = _encoder_targets(s, "gr15", "graph-launched encoder", "24")
-    x = s["gr15_ct_gr_x_torch"]
-    extra = pd.DataFrame([{
-        "target": "graph-launched encoder (24), 2^25 runs 1–15, × torch.unique_consecutive "
-                  "(the call-time part's rounds)",
-        "wanted": "≥ 4",
-        "measured": f"{x:.2f} ({s['gr15_ct_gr_x_torch_min']:.2f}–{s['gr15_ct_gr_x_torch_max']:.2f})",
-        "met": bool(x >= 4 and s["gr15_ct_gr_ok"] and s["gr15_ct_torch_ok"])}])
-    return pd.concat([t.iloc[:1], extra, t.iloc[1:]], ignore_index=True)
+    return _call_targets(s, "gr15", "gr", "graph-launched encoder", "24")
+
+
+# -- the seventeenth try: room in L1 for the loads (25) ----------------------------------
+#: scan.rle_room's call-time rows on the page: variant -> (short key, label)
+ROOM_CALLS = {"rle room": ("rm", "25, launched as a graph"),
+              "rle graph": ("gr", "24, launched as a graph"),
+              "torch.unique_consecutive": ("torch", "torch.unique_consecutive")}
+#: scan.rle_room's race rows in the page's order: (suffix of its keys, row name, label)
+ROOM_RACE = (("_g384", "rle graph", "24, 384 heads"),
+             ("_g288", "rle graph, 288 heads", "24, 288 heads"),
+             ("_g288_least", "rle graph, 288 heads, least L1", "24, 288 heads, least L1"),
+             ("_g288_b32", "rle graph, 288 heads, 32 chunks a batch",
+              "24, 288 heads, twice the loads"),
+             ("", "rle room", "25"),
+             ("_b32", "rle room, 32 chunks a batch", "25, twice the loads"),
+             ("_least", "rle room, least L1", "25, least L1"))
+
+
+def room_summary(rows) -> dict:
+    """The seventeenth try (25: 24 with 6-byte staged heads, so that L1 keeps room for the
+    loads in flight), from scan.rle_room: its checks (with its graph replayed), its
+    back-to-back calls, the race of 25 and 24 at the shapes that set L1's room (with 15,
+    torch and the read ceiling) at 2^25 on every kind of runs, and the call-time part.
+    Keys rm17_*."""
+    key = "rm17"
+    part = _parts(rows)
+    out = _graph_checks(rows, key)
+    race = rows[~part.isin(["check", "large", "stress", "replay", "call time"])]
+    named = [(sfx, nm) for sfx, nm, _ in ROOM_RACE] + [
+        ("_ch", "chunked"), ("_torch", "torch.unique_consecutive"), ("_copy", "copy"),
+        ("_read", "read ceiling")]
+    out.update(_race_keys(race, key, named, "rle room"))
+    short = race[race["kind"] == "short"] if "kind" in race else race.iloc[:0]
+    for sfx, nm, _ in ROOM_RACE:
+        r = _one(short, variant=nm)
+        for m in ("shared_kib_sm", "l1_kib", "in_flight_kib", "cap", "batch"):
+            out[f"{key}{sfx}_{m}"] = _get(r, m)
+    sh = f"{key}_short"
+    out[f"{key}_shape"] = "6-byte heads, 288 a walker"
+    out[f"{key}_l1_gain_us"] = out[f"{sh}_g384_us"] - out[f"{sh}_g288_us"]
+    out[f"{key}_least_cost_us"] = out[f"{sh}_g288_least_us"] - out[f"{sh}_g288_us"]
+    out[f"{key}_b32_cost_us"] = out[f"{sh}_g288_b32_us"] - out[f"{sh}_g288_us"]
+    out[f"{key}_room_b32_diff_us"] = out[f"{sh}_b32_us"] - out[f"{sh}_us"]
+    out[f"{key}_room_least_cost_us"] = out[f"{sh}_least_us"] - out[f"{sh}_us"]
+    out[f"{key}_over_g384"] = out[f"{sh}_g384_us"] / out[f"{sh}_us"]
+    out[f"{key}_over_g288"] = out[f"{sh}_g288_us"] / out[f"{sh}_us"]
+    out[f"{key}_walk_room_us"] = out[f"{sh}_us"] - out[f"{sh}_read_us"]
+    out[f"{key}_verdict"] = _verdict(out[f"{sh}_x_torch"])
+    held = (out[f"{key}_l1_gain_us"] > 1 and out[f"{key}_least_cost_us"] > 1
+            and out[f"{key}_b32_cost_us"] > 5 and abs(out[f"{key}_room_b32_diff_us"]) < 1
+            and out[f"{key}_room_least_cost_us"] > 1 and abs(out[f"{key}_over_g288"] - 1) < 0.03)
+    out[f"{key}_predictions"] = ("Every prediction held." if held else
+                                 "Not every prediction held; the table shows which.")
+    out.update(_call_keys(rows[part == "call time"], key, ROOM_CALLS, "rm"))
+    out[f"{key}_ct_torch_host_pct"] = (100 * out[f"{key}_ct_torch_host_us"]
+                                       / out[f"{key}_ct_torch_call_us"])
+    out[f"{key}_ct_verdict"] = _verdict(out[f"{key}_ct_rm_x_torch"])
+    return out
+
+
+def room_l1_table(rows) -> pd.DataFrame:
+    """scan.rle_room's race on runs of 1-15, one line an encoder of ROOM_RACE: its bytes
+    a staged head, heads a walker, chunks a batch, what its blocks take of an SM's shared
+    memory, the L1 left (inferred from the split), the loads its walkers can have in
+    flight an SM, its time a call and × torch (median of the rounds, from, to)."""
+    part = _parts(rows)
+    race = rows[(part == "race") & (rows["kind"] == "short")] if "kind" in rows else rows.iloc[:0]
+    out = []
+    for _, nm, label in ROOM_RACE:
+        r = _one(race, variant=nm)
+        if r is None:
+            continue
+        out.append({"encoder": label, "bytes_a_head": _get(r, "bytes_a_head"),
+                    "cap": _get(r, "cap"), "batch": _get(r, "batch"),
+                    "shared_kib_sm": _get(r, "shared_kib_sm"), "l1_kib": _get(r, "l1_kib"),
+                    "in_flight_kib": _get(r, "in_flight_kib"),
+                    "us": _get(r, "median_ms") * 1e3, "x_torch": _get(r, "x_torch"),
+                    "x_torch_min": _get(r, "x_torch_min"), "x_torch_max": _get(r, "x_torch_max"),
+                    "correct": r["correct"] == True})  # noqa: E712
+    return pd.DataFrame(out)
+
+
+def targets_seventeenth_try(s: dict) -> pd.DataFrame:
+    """Issue #11's encoder targets for 25 (24 with 6-byte staged heads), from
+    scan.rle_room's race, and its call against the torch call in the call-time part's
+    rounds."""
+    return _call_targets(s, "rm17", "rm", "roomy encoder", "25")

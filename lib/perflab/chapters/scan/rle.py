@@ -396,10 +396,12 @@ class GraphCall:
     the input of its last call. A call with that same array object (so the same pointer and
     size) only counts its epoch and launches that array's graph: the fewest host steps a
     call can take (the Python of a call is part of its time). Holding the last input keeps
-    it alive until a call with another."""
+    it alive until a call with another. (`build`, `state`: GraphLaunch's graph builder and
+    the tile status, a GraphState by default.)"""
 
-    def __init__(self, run, tile: int):
-        self.graphs, self.tile, self.state = GraphLaunch(run), tile, GraphState()
+    def __init__(self, run, tile: int, build=None, state=None):
+        self.graphs, self.tile = GraphLaunch(run, build=build), tile
+        self.state = state if state is not None else GraphState()
         self._last = (None, None)
 
     def __call__(self, x, values, lengths, count) -> None:

@@ -49,12 +49,12 @@ SM90_SPLITS_KIB = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
 RESERVED_A_BLOCK = 1024
 
 
-def l1_room(spec, smem: int, blocks: int, all_shared: bool, cc: str) -> dict:
-    """What `blocks` blocks an SM of kernel `spec` with `smem` B of dynamic shared memory
-    take of the SM (their shared memory, KiB, with each block's static and reserved
-    bytes) and the L1 left to it (KiB, inferred from the split; None on a GPU that is not
-    compute capability 9.0)."""
-    static = int(get_kernel(spec).attributes["shared_size_bytes"])
+def l1_room(static: int, smem: int, blocks: int, all_shared: bool, cc: str) -> dict:
+    """What `blocks` blocks an SM of a kernel with `static` B of static and `smem` B of
+    dynamic shared memory take of the SM (KiB, with the bytes the system keeps a block) and
+    the L1 left to it (KiB, inferred from the split: the smallest that holds them, or the
+    largest with `all_shared`; None on a GPU that is not compute capability 9.0, or where
+    they do not fit)."""
     need = blocks * (smem + static + RESERVED_A_BLOCK)
     fits = [c for c in SM90_SPLITS_KIB if c * 1024 >= need]
     split = (SM90_SPLITS_KIB[-1] if all_shared else fits[0]) if cc == "9.0" and fits else None
@@ -72,7 +72,8 @@ def plan_params(name: str, cc: str) -> dict:
     smem = (rle.room_smem if room else rle.ballot_smem)(shape)
     return {**ballot_params(shape), "diagnostic": 0, "part": "race",
             "bytes_a_head": 6 if room else 8, "all_shared": all_shared,
-            **l1_room(spec, smem, shape[4], all_shared, cc),
+            **l1_room(int(get_kernel(spec).attributes["shared_size_bytes"]), smem, shape[4],
+                      all_shared, cc),
             "in_flight_kib": shape[0] * shape[4] * shape[2] * 128 / 1024}
 
 

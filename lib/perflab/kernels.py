@@ -369,15 +369,6 @@ class GraphLaunch:
         self._build = build or capture_graph
         self._graphs: dict = {}
 
-    def replay(self, key) -> bool:
-        """Launch the graph built for `key`, if there is one and launches are not being
-        captured; whether it did (the cheapest call, for callers that count µs)."""
-        g = self._graphs.get(key)
-        if g is None or _CAPTURE is not None:
-            return False
-        g.launch()
-        return True
-
     def __call__(self, key, grid: int, *args) -> None:
         if _CAPTURE is not None:
             self.prepared(grid, *args)

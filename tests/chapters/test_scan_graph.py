@@ -55,12 +55,13 @@ def test_a_graph_is_built_once_a_key_and_the_oldest_dropped():
     g("a", 4, 1, 2)
     g("a", 4, 1, 2)
     assert built == [(4, (1, 2))] and graphs[0].launched == 2 and g.graphs == 1
-    assert g.replay("a") and graphs[0].launched == 3 and not g.replay("b")
+    assert g.get("a") is graphs[0] and g.get("b") is None
     g("b", 8, 3)
     g("c", 8, 5)
-    assert len(built) == 3 and g.graphs == 2 and not g.replay("a")
+    assert len(built) == 3 and g.graphs == 2 and g.get("a") is None
     g("a", 4, 1, 2)
-    assert len(built) == 4 and g.replay("c") and not g.replay("b")
+    assert len(built) == 4 and g.get("c") is graphs[2] and g.get("b") is None
+    assert graphs[3].launched == 1 and graphs[0].launched == 2
 
 
 def test_while_launches_are_captured_the_prepared_launch_runs():
@@ -68,7 +69,7 @@ def test_while_launches_are_captured_the_prepared_launch_runs():
     g = kernels.GraphLaunch(p, build=lambda *a: pytest.fail("no graph while capturing"))
     with kernels.capture_launches():
         g("a", 3, 7)
-        assert not g.replay("a")
+        assert g.get("a") is None
     assert p.calls == [(3, (7,))] and g.graphs == 0
 
 

@@ -138,11 +138,15 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int, encoders=None) -> No
     cp.get_default_memory_pool().free_all_blocks()
 
 
+#: the small run (a quick pass of the whole experiment) of a graph-launched encoder's
+#: experiment (scan.rle_graph, scan.rle_room)
+GRAPH_SMALL = {"n": 100003, "kinds": ("short", "distinct"), "check_sizes": (0, 1, 31, 4097),
+               "large": (), "calls": 20, "stress_sizes": (1000003,), "replay_sizes": (1, 4097),
+               "rounds": 2, "n_repeat": 3}
+
+
 @experiment("scan.rle_graph", title="23 launched as a CUDA graph (24), against 23 and PyTorch",
-            small={"n": 100003, "kinds": ("short", "distinct"), "check_sizes": (0, 1, 31, 4097),
-                   "large": (), "calls": 20, "stress_sizes": (1000003,),
-                   "replay_sizes": (1, 4097), "rounds": 2, "n_repeat": 3},
-            sweep=True, kernels=_specs)
+            small=GRAPH_SMALL, sweep=True, kernels=_specs)
 def rle_graph(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=LEAN_CHECK_SIZES,
               large=LEAN_LARGE, calls=1000, stress_sizes=(1000003, 1 << 24),
               replay_sizes=(1, 31, 4097, 1000003, (1 << 25) + 5), rounds=7, n_repeat=20):

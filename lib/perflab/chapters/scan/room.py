@@ -20,7 +20,7 @@ from .ballot import ballot_params
 from .bulk import one_pass_entry
 from .calltime import spin_spec
 from .experiments import RLE_KINDS, RLE_SPECS, race_encoders
-from .graph import GRAPH_NAME, call_time_rows, check_replay
+from .graph import GRAPH_NAME, GRAPH_SMALL, call_time_rows, check_replay
 from .lean import LEAN_CHECK_SIZES, LEAN_LARGE, check_encoder
 
 #: the name of 25's rows
@@ -62,33 +62,34 @@ def l1_room(static: int, smem: int, blocks: int, all_shared: bool, cc: str) -> d
             "l1_kib": None if split is None else 256 - split}
 
 
+def plan_spec(name: str):
+    """The KernelSpec of a race entry of L1_PLAN."""
+    mode, shape, all_shared = L1_PLAN[name]
+    return (rle.room_spec if mode == "room" else rle.graph_spec)(shape, 0, all_shared)
+
+
 def plan_params(name: str, cc: str) -> dict:
     """A race entry's row params: 23's shape params, the bytes a staged head, whether it
     asks for all shared memory, what its blocks take of an SM, the L1 left, and the bytes
     of loads its walkers can have in flight an SM (KiB)."""
     mode, shape, all_shared = L1_PLAN[name]
     room = mode == "room"
-    spec = (rle.room_spec if room else rle.graph_spec)(shape, 0, all_shared)
     smem = (rle.room_smem if room else rle.ballot_smem)(shape)
     return {**ballot_params(shape), "diagnostic": 0, "part": "race",
             "bytes_a_head": 6 if room else 8, "all_shared": all_shared,
-            **l1_room(int(get_kernel(spec).attributes["shared_size_bytes"]), smem, shape[4],
-                      all_shared, cc),
+            **l1_room(int(get_kernel(plan_spec(name)).attributes["shared_size_bytes"]), smem,
+                      shape[4], all_shared, cc),
             "in_flight_kib": shape[0] * shape[4] * shape[2] * 128 / 1024}
 
 
 def _specs():
-    return ([(rle.room_spec if m == "room" else rle.graph_spec)(sh, 0, a)
-             for m, sh, a in L1_PLAN.values()]
+    return ([plan_spec(name) for name in L1_PLAN]
             + [rle.ballot_spec()] + RLE_SPECS["chunked"]() + rle.decode_specs()
             + [machine.read_spec(), spin_spec()])
 
 
 @experiment("scan.rle_room", title="Room in L1 for the loads (25), against 24 at its shapes and PyTorch",
-            small={"n": 100003, "kinds": ("short", "distinct"), "check_sizes": (0, 1, 31, 4097),
-                   "large": (), "calls": 20, "stress_sizes": (1000003,),
-                   "replay_sizes": (1, 4097), "rounds": 2, "n_repeat": 3},
-            sweep=True, kernels=_specs)
+            small=GRAPH_SMALL, sweep=True, kernels=_specs)
 def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=LEAN_CHECK_SIZES,
              large=LEAN_LARGE, calls=1000, stress_sizes=(1000003, 1 << 24),
              replay_sizes=(1, 31, 4097, 1000003, (1 << 25) + 5), rounds=7, n_repeat=20):
@@ -105,11 +106,9 @@ def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=LEAN_CHECK_SIZES,
     check_replay(ctx, replay_sizes, kinds, "room", ROOM_NAME, rle.room_spec)
     entries = {}
     for name, (mode, shape, all_shared) in L1_PLAN.items():
-        room = mode == "room"
-        spec = (rle.room_spec if room else rle.graph_spec)(shape, 0, all_shared)
-        run = (lambda enc, x, sh=shape, a=all_shared: enc._room(x, sh, 0, a)) if room else \
-              (lambda enc, x, sh=shape, a=all_shared: enc._graph(x, sh, 0, a))
-        entries[name] = one_pass_entry(n, run, plan_params(name, cc), spec)
+        def run(enc, x, m=mode, sh=shape, a=all_shared):
+            getattr(enc, "_" + m)(x, sh, 0, a)
+        entries[name] = one_pass_entry(n, run, plan_params(name, cc), plan_spec(name))
     race_encoders(ctx, n, kinds, entries, ("chunked",),
                   ceilings={"read ceiling": (machine.read_once, [machine.read_spec()])})
     call_time_rows(ctx, n, rounds, n_repeat,

@@ -77,8 +77,10 @@ $(VENV)/.installed: requirements.txt requirements-gpu.txt pyproject.toml
 	@touch $@
 
 # PERFLAB_BUILD=1: explorers render as static blocks that work without a kernel.
+# PERFLAB_FIGURE_LOG: every figure drawn logs its smallest text (make test-browser checks it).
 book: $(ENV)
-	PERFLAB_BUILD=1 $(JB) build . $(JB_FLAGS)
+	@mkdir -p _build && rm -f _build/figure-text.jsonl
+	PERFLAB_BUILD=1 PERFLAB_FIGURE_LOG=$(CURDIR)/_build/figure-text.jsonl $(JB) build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
 # On a GPU: build the book live and record what it measured into results/ (one run id).

@@ -132,3 +132,44 @@ def test_named_commit_wins_over_the_copys_git(monkeypatch):
     assert run["git_commit"] == "0123abc" and run["git_dirty"] is None
     monkeypatch.delenv("PERFLAB_GIT_COMMIT")
     assert store.new_run({"name": "test"})["git_commit"] != "0123abc"
+
+
+def test_rows_from_a_tree_with_uncommitted_changes_are_refused(tmp_lab, monkeypatch):
+    row = make_row()
+    row["provenance"]["git_dirty"] = True
+    path = store.file_for("demo-gpu", "00-demo", "demo.exp")
+    monkeypatch.delenv(store.ALLOW_UNCOMMITTED, raising=False)
+    with pytest.raises(ResultsError, match="differ from commit abc.*Commit first"):
+        store.write(path, "demo.exp", "00-demo", {"n": 4}, [row])
+    assert not path.exists()
+    monkeypatch.setenv(store.ALLOW_UNCOMMITTED, "1")
+    store.write(path, "demo.exp", "00-demo", {"n": 4}, [row])
+    assert store.load(path)["rows"][0]["provenance"]["git_dirty"] is True
+
+
+def test_provenance_names_rows_whose_commit_does_not_hold_their_kernel(tmp_lab, monkeypatch):
+    """A row must name a commit of this history whose kernels hash to the row's sha256."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              cwd=tmp_lab, check=True, capture_output=True, text=True).stdout.strip()
+    monkeypatch.setattr(store.paths, "ROOT", tmp_lab)
+    git("init", "-q")
+    git("add", "kernels")
+    git("commit", "-qm", "kernels")
+    first = git("rev-parse", "HEAD")
+    good = make_row("good")
+    good["provenance"]["git_commit"] = first[:7] + "+wip"     # an older row's form
+    (tmp_lab / "kernels" / "demo" / "common.cuh").write_text("#define SCALE 3.0f\n")
+    git("commit", "-qam", "scale 3")
+    edited = make_row("edited")                                # measured after the edit ...
+    edited["provenance"]["git_commit"] = first                 # ... but naming the first commit
+    lost = make_row("lost")
+    lost["provenance"]["git_commit"] = "0" * 40
+    path = store.file_for("demo-gpu", "00-demo", "demo.exp")
+    store.write(path, "demo.exp", "00-demo", {"n": 4}, [good, edited, lost])
+    problems = {variant: what for _, _, variant, what in store.provenance_problems()}
+    assert set(problems) == {"edited", "lost"}
+    assert problems["edited"] == f"kernels/demo/scale.cu at {first} does not hash to the row's sha256"
+    assert "is not in this repository's history" in problems["lost"]

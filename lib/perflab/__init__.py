@@ -10,8 +10,8 @@ is added.
 from .device import mode
 from .errors import (ConfigError, KernelCompileError, KernelRuntimeError, LaunchConfigError,
                      NoGPUError, PerflabError, ResultsError, UnknownExperimentError)
-from .lab import caption, frame, record, replay, run
+from .lab import caption, captions, frame, record, replay, run
 
-__all__ = ["run", "replay", "record", "frame", "caption", "mode", "PerflabError",
+__all__ = ["run", "replay", "record", "frame", "caption", "captions", "mode", "PerflabError",
            "ConfigError", "KernelCompileError", "KernelRuntimeError", "LaunchConfigError",
            "NoGPUError", "ResultsError", "UnknownExperimentError"]

@@ -5,6 +5,7 @@
   python -m perflab record [--chapter C]     measure on the GPU and rewrite results/<device>/
   python -m perflab show EXP [--device S] [--json]   print recorded rows
   python -m perflab stale                    list stale recorded rows; exit 1 if any
+  python -m perflab provenance               rows whose commit does not hold their kernels
   python -m perflab check [--chapter C]      every kernel's correctness check, small sizes
   python -m perflab sanitize                 `check` under compute-sanitizer memcheck + racecheck
   python -m perflab compile-report [...]     offline NVRTC resource report (no GPU needed)
@@ -87,6 +88,25 @@ def _stale(args) -> int:
     return 1
 
 
+def _provenance(args) -> int:
+    """Every recorded row must name a commit of this history whose kernel sources hash to
+    the row's: list the results files with rows that do not, and why (exit 1 if any)."""
+    from collections import Counter
+
+    from . import store
+    problems = store.provenance_problems()
+    if not problems:
+        n = len(list(store.results_dir().glob("*/*/*.json")))
+        print(f"every row names a commit that holds its kernels ({n} results files checked)")
+        return 0
+    for (path, why), n in sorted(Counter((store.relative(p), w) for p, _, _, w in problems).items()):
+        print(f"{path}: {n} row(s): {why}")
+    chapters = sorted({p.parent.name for p, *_ in problems})
+    print(f"{len(problems)} row(s); re-record from a committed tree on a machine with an NVIDIA "
+          "GPU: " + "; ".join(f"python -m perflab record --chapter {c}" for c in chapters))
+    return 1
+
+
 def _check(args) -> int:
     from . import lab
     if os.environ.get("PERFLAB_NO_POOL") == "1":
@@ -153,6 +173,7 @@ def main(argv=None) -> int:
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=_show)
     sub.add_parser("stale").set_defaults(fn=_stale)
+    sub.add_parser("provenance").set_defaults(fn=_provenance)
     c = sub.add_parser("check")
     c.add_argument("--chapter")
     c.add_argument("--quick", action="store_true",

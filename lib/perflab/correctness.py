@@ -1,7 +1,7 @@
 """Correct before fast: compare a kernel's output with a float64 reference.
 
 The error is the relative Frobenius norm ‖out − ref‖ / ‖ref‖ computed in float64 (for a
-matrix product this is the seed write-ups' RRMSE). The output buffer is poisoned with NaN
+matrix product this is the RRMSE the SGEMM case study uses). The output buffer is poisoned with NaN
 before the kernel runs, so an element the kernel never wrote makes the error NaN, and NaN
 never passes.
 """

@@ -85,9 +85,10 @@ def _template_arg(a) -> str:
     return str(a)
 
 
-def _resolve(including: Path, name: str) -> Path | None:
-    """The file a quoted #include names: next to the including file, then under kernels/."""
-    for base in (including.parent, paths.KERNELS):
+def _resolve(including: Path, name: str, root: Path | None = None) -> Path | None:
+    """The file a quoted #include names: next to the including file, then under kernels/
+    (`root`: another copy of kernels/, e.g. one taken from a past commit)."""
+    for base in (including.parent, root or paths.KERNELS):
         if (base / name).exists():
             return (base / name).resolve()
     return None
@@ -112,11 +113,12 @@ def source_files(file: str) -> list[Path]:
     return seen
 
 
-def expanded_source(file: str) -> str:
+def expanded_source(file: str, root: Path | None = None) -> str:
     """The source with every quoted #include of a lab file replaced by that file's text
     (each file once, as `#pragma once` would): what the compiler reads, whatever the
     files are called or where they sit. Includes that name no file of the lab (system
-    headers, <...>) stay as written."""
+    headers, <...>) stay as written. `root`: read another copy of kernels/."""
+    root = root or paths.KERNELS
     seen: set[Path] = set()
 
     def expand(p: Path) -> str:
@@ -128,20 +130,20 @@ def expanded_source(file: str) -> str:
         out = []
         for line in p.read_text().splitlines(keepends=True):
             m = _INCLUDE.match(line)
-            found = _resolve(p, m.group(1)) if m else None
+            found = _resolve(p, m.group(1), root) if m else None
             out.append(expand(found) if found is not None else line)
         return "".join(out)
 
-    return expand((paths.KERNELS / file).resolve())
+    return expand((root / file).resolve())
 
 
-def source_sha256(file: str) -> str:
+def source_sha256(file: str, root: Path | None = None) -> str:
     """sha256 of `expanded_source(file)`: a row records it, staleness compares it.
 
     It covers the kernel and every header it includes, and nothing else: moving or
     renaming a file (and the #include lines that name it) leaves it unchanged, while any
     edit of the text that is compiled changes it."""
-    return hashlib.sha256(expanded_source(file).encode()).hexdigest()
+    return hashlib.sha256(expanded_source(file, root).encode()).hexdigest()
 
 
 def read_source(file: str) -> str:

@@ -156,23 +156,46 @@ def frame(rows: list[dict], source: str) -> pd.DataFrame:
         "slug": prov.get("device", {}).get("slug", "?"),
         "date": prov.get("date", "?"),
         "commit": prov.get("git_commit", "?"),
+        "commits": sorted({commit_text(r["provenance"].get("git_commit"),
+                                       r["provenance"].get("git_dirty")) for r in rows}),
         "run_ids": run_ids,
     }
     df.attrs["provenance"] = prov
     return df
 
 
+def commit_text(commit, dirty=None) -> str:
+    """A recorded row's commit as a reader should see it: the whole short hash, and
+    "with uncommitted changes" where the measured tree differed from it (the row says
+    so with `git_dirty`, or older rows with a "+wip" / "-dirty" suffix)."""
+    c = str(commit or "unknown")
+    for suffix in ("+wip", "-dirty"):
+        if c.endswith(suffix):
+            c, dirty = c[: -len(suffix)], True
+    if len(c) >= 7 and all(ch in "0123456789abcdef" for ch in c):
+        c = c[:7]
+    return f"{c} with uncommitted changes" if dirty else c
+
+
 def caption(df: pd.DataFrame) -> str:
-    """'measured live on NVIDIA H200 · 2026-11-29' or 'recorded on … · date · commit …'."""
+    """'measured live on NVIDIA H200 · 2026-11-29 · run …' or 'recorded on … · date ·
+    commit 4d9039a (with uncommitted changes) · run …', never cut short."""
     s = df.attrs.get("source", {})
     date = str(s.get("date", "?"))[:10]
     runs = ", ".join(s.get("run_ids", []))
     if s.get("kind") == "live":
         return f"measured live on {s.get('device')} · {date} · run {runs}"
-    commit = str(s.get("commit", "?"))[:10]
+    commits = s.get("commits") or [commit_text(s.get("commit"))]
+    commit = ("commit " if len(commits) == 1 else "commits ") + ", ".join(commits)
     stale = " · STALE rows present" if "stale" in df and df["stale"].any() else ""
     note = f" ({s['note']})" if s.get("note") else ""
-    return f"recorded on {s.get('device')} · {date} · commit {commit} · run {runs}{stale}{note}"
+    return f"recorded on {s.get('device')} · {date} · {commit} · run {runs}{stale}{note}"
+
+
+def captions(*dfs: pd.DataFrame) -> str:
+    """The captions of several frames, each source once, in order: a figure that shows a
+    live machine beside a recorded one names both."""
+    return "\n".join(dict.fromkeys(caption(df) for df in dfs))
 
 
 def record(chapter: str | None = None, experiments: list[str] | None = None,

@@ -1,10 +1,27 @@
-"""Figures and tables the chapters share. Every figure carries its provenance caption."""
+"""Figures and tables the chapters share. Every figure carries its provenance caption.
+
+The book's figure style: PNGs at twice their displayed resolution (sharp on a high-density
+screen), and no text smaller than 9 pt at the size a figure is shown in the book's main
+column. `style()` sets it in a notebook; `text_check` measures it on every figure drawn
+while the book builds (`make book` collects the measures, `make test-browser` checks them).
+"""
 from __future__ import annotations
+
+import json
+import os
 
 import pandas as pd
 
 from .device import fp32_lanes, fp32_peak_flops
-from .lab import caption
+from .lab import captions
+
+#: The book's main column at 1400 px wide, in CSS px: a figure wider than this is scaled
+#: down to fit, and its text with it.
+COLUMN_PX = 784
+#: The smallest text a figure may show, in points at its displayed size.
+MIN_TEXT_PT = 9
+#: Where the book build collects each figure's smallest text (set by `make book`).
+FIGURE_LOG_ENV = "PERFLAB_FIGURE_LOG"
 
 #: One colour per series across the book: the vendor baselines always the same greys,
 #: FP32 (FFMA) kernels blue, tensor-core kernels red.
@@ -19,9 +36,79 @@ _OFFSETS = [(5, 4), (5, -11), (-5, 4), (-5, -11), (6, 14), (6, -21), (-6, 14), (
 _NEAR = 4
 
 
-def stamp(fig, df) -> None:
-    """Write the provenance caption under a figure."""
-    fig.text(0.01, -0.07, caption(df), fontsize=7, color="0.35", ha="left", va="top")
+def stamp(fig, *dfs) -> None:
+    """Write the provenance caption of the rows behind a figure under it, in full: one
+    line per source (a live machine beside a recorded one names both)."""
+    fig.text(0.01, -0.07, captions(*dfs), fontsize=MIN_TEXT_PT, color="0.3", ha="left",
+             va="top", wrap=False)
+
+
+def displayed_scale(width_in: float, dpi: float) -> float:
+    """How much the book scales a figure `width_in` inches wide drawn at `dpi` (the inline
+    PNG is shown at width_in × dpi CSS px, shrunk to the main column when wider)."""
+    return min(1.0, COLUMN_PX / (width_in * dpi))
+
+
+def text_check(fig, renderer=None) -> dict:
+    """The smallest text of a drawn figure at its displayed size: {"pt", "text",
+    "width_px", "labels"} (pt = font size × dpi / 96 × the scale to the column, in CSS
+    points; `labels` names the figure by its titles and axis labels)."""
+    from matplotlib.text import Text
+
+    renderer = renderer or fig.canvas.get_renderer()
+    dpi = getattr(fig, "_perflab_dpi", None) or fig.dpi
+    width_in = fig.get_tightbbox(renderer).width
+    scale = displayed_scale(width_in, dpi)
+    smallest, which, labels = None, "", []
+    for t in fig.findobj(Text):
+        text = t.get_text().strip()
+        if not text or not t.get_visible():
+            continue
+        pt = t.get_fontsize() * dpi / 96 * scale
+        if smallest is None or pt < smallest:
+            smallest, which = pt, text
+    for ax in fig.axes:
+        labels += [x for x in (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) if x]
+    return {"pt": round(smallest or 0.0, 2), "text": which[:80], "width_px": round(width_in * dpi),
+            "labels": labels[:4]}
+
+
+def _log_text(event) -> None:
+    """draw_event: append the figure's smallest displayed text to the build's log."""
+    path = os.environ.get(FIGURE_LOG_ENV)
+    if not path:
+        return
+    fig = event.canvas.figure
+    rec = {"page": os.environ.get("PERFLAB_PAGE") or os.path.basename(os.getcwd()),
+           "figure": id(fig), **text_check(fig, event.renderer)}
+    with open(path, "a") as f:
+        f.write(json.dumps(rec) + "\n")
+
+
+def figure_hook(fig) -> None:
+    """rcParams["figure.hooks"]: every pyplot figure remembers the dpi it is shown at (a
+    retina PNG is drawn at twice it) and, in a book build, logs its smallest text."""
+    fig._perflab_dpi = fig.dpi
+    fig.canvas.mpl_connect("draw_event", _log_text)
+
+
+def style() -> None:
+    """The book's figure style, in a notebook: retina PNGs, readable text, the check."""
+    import matplotlib as mpl
+
+    hook = "perflab.plots:figure_hook"
+    if hook not in mpl.rcParams["figure.hooks"]:
+        mpl.rcParams["figure.hooks"] = [*mpl.rcParams["figure.hooks"], hook]
+    mpl.rcParams.update({"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10,
+                         "xtick.labelsize": 9.5, "ytick.labelsize": 9.5,
+                         "legend.fontsize": 9.5, "figure.titlesize": 11})
+    try:
+        from IPython import get_ipython
+        if get_ipython() is not None:
+            from matplotlib_inline.backend_inline import set_matplotlib_formats
+            set_matplotlib_formats("retina")
+    except ImportError:
+        pass
 
 
 def device_of(df) -> dict:
@@ -69,7 +156,7 @@ def _nearest(box, marks) -> int:
     return min(range(len(marks)), key=lambda i: (marks[i][0] - cx) ** 2 + (marks[i][1] - cy) ** 2)
 
 
-def label_points(ax, points, fontsize: int = 8, avoid=(), colors=None) -> None:
+def label_points(ax, points, fontsize: float = MIN_TEXT_PT, avoid=(), colors=None) -> None:
     """Label (x, y, text) points so that no label overlaps another label, a marker or a
     point of `avoid` ((x, y) in data coordinates: a line sampled densely, say): each label
     takes the first offset around its point that is clear, with a leader line when it had
@@ -108,3 +195,6 @@ def label_points(ax, points, fontsize: int = 8, avoid=(), colors=None) -> None:
         else:
             ann, box = place(x, y, text, fallback or 0, color)
         boxes.append(box)
+
+
+style()

@@ -71,12 +71,25 @@ def new_run(device: dict, extra: dict | None = None) -> dict:
     }
 
 
+#: Set to 1 to record rows measured from a tree whose kernels/ or lib/ differ from HEAD.
+ALLOW_UNCOMMITTED = "PERFLAB_ALLOW_UNCOMMITTED"
+
+
 def write(path: Path, experiment: str, chapter: str, params: dict, rows: list[dict]) -> Path:
     """Write one experiment's rows atomically (temp file in the same folder, then rename)."""
     for r in rows:
         missing = [k for k in ROW_KEYS if k not in r]
         if missing:
             raise ResultsError(f"row for {experiment}/{r.get('variant')} lacks {missing}")
+    dirty = sorted({str(r["provenance"].get("git_commit")) for r in rows
+                    if r.get("provenance", {}).get("git_dirty")})
+    if dirty and os.environ.get(ALLOW_UNCOMMITTED) != "1":
+        # A row must name a commit that holds the code that measured it.
+        raise ResultsError(
+            f"not recording {experiment}: kernels/ or lib/ differ from commit "
+            f"{', '.join(c[:7] for c in dirty)}. Commit first and record again; or set "
+            f"{ALLOW_UNCOMMITTED}=1 to keep such rows, whose stamps then say "
+            "'with uncommitted changes'")
     doc = {"schema": SCHEMA, "experiment": experiment, "chapter": chapter,
            "params": params, "rows": rows}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -196,4 +209,59 @@ def all_stale() -> list[tuple[Path, str, str, list[str]]]:
             changed = stale_kernels(r)
             if changed:
                 out.append((path, r["experiment"], r["variant"], changed))
+    return out
+
+
+def provenance_problems(paths_=None) -> list[tuple[Path, str, str, str]]:
+    """(file, experiment, variant, problem) for every recorded row whose commit is not in
+    this repository's history, or whose kernel sources at that commit do not hash to the
+    row's recorded hashes: a reader could not find the code that measured it.
+
+    A commit written "abc1234+wip" or "abc1234-dirty" (or with git_dirty true) is looked
+    up as abc1234; its stamp says "with uncommitted changes" in full."""
+    import io
+    import tarfile
+
+    from .kernels import source_sha256
+
+    def git(*args, **kw):
+        return subprocess.run(["git", *args], cwd=paths.ROOT, capture_output=True, timeout=60, **kw)
+
+    trees: dict[str, Path | None] = {}
+    out = []
+    with tempfile.TemporaryDirectory(prefix="perflab-provenance-") as tmp:
+        def tree(commit: str) -> Path | None:
+            if commit not in trees:
+                full = git("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}", text=True)
+                if full.returncode != 0:
+                    trees[commit] = None
+                else:
+                    sha = full.stdout.strip()
+                    dest = Path(tmp) / sha
+                    arch = git("archive", "--format=tar", sha, "kernels")
+                    if not dest.exists() and arch.returncode == 0:
+                        with tarfile.open(fileobj=io.BytesIO(arch.stdout)) as t:
+                            t.extractall(dest, filter="data")
+                    trees[commit] = dest / "kernels"
+            return trees[commit]
+
+        for path in sorted(paths_ or results_dir().glob("*/*/*.json")):
+            doc = load(path)
+            for r in doc["rows"]:
+                raw = str(r["provenance"].get("git_commit") or "")
+                commit = raw.removesuffix("+wip").removesuffix("-dirty")
+                root = tree(commit) if commit and commit != "unknown" else None
+                if root is None:
+                    out.append((path, r["experiment"], r["variant"],
+                                f"commit {raw or 'unknown'} is not in this repository's history"))
+                    continue
+                for k in r.get("kernels", []):
+                    try:
+                        then = source_sha256(k["file"], root)
+                    except Exception:
+                        then = None
+                    if then != k["sha256"]:
+                        out.append((path, r["experiment"], r["variant"],
+                                    f"kernels/{k['file']} at {commit} does not hash to the row's "
+                                    "sha256"))
     return out

@@ -6,6 +6,7 @@
   python -m perflab show EXP [--device S] [--json]   print recorded rows
   python -m perflab stale                    list stale recorded rows; exit 1 if any
   python -m perflab provenance               rows whose commit does not hold their kernels
+  python -m perflab execute [--chapter C] [--record]   execute chapters as a reader does, timed
   python -m perflab check [--chapter C]      every kernel's correctness check, small sizes
   python -m perflab sanitize                 `check` under compute-sanitizer memcheck + racecheck
   python -m perflab compile-report [...]     offline NVRTC resource report (no GPU needed)
@@ -107,6 +108,12 @@ def _provenance(args) -> int:
     return 1
 
 
+def _execute(args) -> int:
+    from .execute import execute
+    rows = execute(args.chapter or None, timeout=args.timeout, record=args.record)
+    return 0 if all(r["correct"] for r in rows) else 1
+
+
 def _check(args) -> int:
     from . import lab
     if os.environ.get("PERFLAB_NO_POOL") == "1":
@@ -174,6 +181,11 @@ def main(argv=None) -> int:
     s.set_defaults(fn=_show)
     sub.add_parser("stale").set_defaults(fn=_stale)
     sub.add_parser("provenance").set_defaults(fn=_provenance)
+    x = sub.add_parser("execute", help="execute the chapters in a Jupyter kernel, timed")
+    x.add_argument("--chapter", action="append", help="e.g. 02-memory (repeatable; default all)")
+    x.add_argument("--record", action="store_true", help="write results/<slug>/99-execution/")
+    x.add_argument("--timeout", type=int, default=1800, help="seconds per cell")
+    x.set_defaults(fn=_execute)
     c = sub.add_parser("check")
     c.add_argument("--chapter")
     c.add_argument("--quick", action="store_true",

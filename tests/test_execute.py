@@ -1,0 +1,69 @@
+"""`python -m perflab execute`: each chapter executed in a Jupyter kernel, timed, counted."""
+from __future__ import annotations
+
+import pytest
+
+from perflab import execute, paths, store
+
+CHAPTER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Demo
+
+```{code-cell} ipython3
+import time
+time.sleep(0.2)
+print("setup, not shown as a result")
+```
+
+```{code-cell} ipython3
+import matplotlib
+matplotlib.use("module://matplotlib_inline.backend_inline")
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots()
+ax.plot([1, 2])
+plt.show()
+```
+"""
+
+
+@pytest.fixture
+def chapters(tmp_path, monkeypatch):
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "01-demo.md").write_text(CHAPTER)
+    (tmp_path / "chapters" / "02-broken.md").write_text(
+        CHAPTER.replace("time.sleep(0.2)", "raise ValueError('broken on purpose')"))
+    (tmp_path / "chapters" / "99-execution.md").write_text("# not a chapter\n")
+    monkeypatch.setattr(paths, "ROOT", tmp_path)
+    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
+    monkeypatch.setenv("PERFLAB_MODE", "replay")
+    return tmp_path
+
+
+def test_chapter_files_in_order_and_unknown_names_refused(chapters):
+    assert [p.stem for p in execute.chapter_files()] == ["01-demo", "02-broken"]
+    with pytest.raises(ValueError, match="no chapter.*03-none"):
+        execute.chapter_files(["03-none"])
+
+
+def test_a_chapter_is_timed_counted_and_recorded(chapters):
+    rows = execute.execute(record=True, progress=lambda *_: None, timeout=120)
+    demo, broken = rows
+    m = {k: v["value"] for k, v in demo["metrics"].items()}
+    assert demo["variant"] == "01-demo" and demo["correct"] and demo["error"] is None
+    assert m["cells"] == 2 and m["figures"] == 1
+    assert 0.2 < m["first_output_s"] <= m["seconds"]      # the figure, after the sleep
+    assert not broken["correct"] and "broken on purpose" in broken["error"]   # in its first cell
+    assert broken["metrics"]["cells"]["value"] == 1 and broken["metrics"]["first_output_s"]["value"] is None
+    (path,) = (chapters / "results").glob("*/99-execution/book.execute.json")
+    doc = store.load(path)
+    assert [r["variant"] for r in doc["rows"]] == ["01-demo", "02-broken"]
+    assert doc["rows"][0]["provenance"]["mode"] == "replay"

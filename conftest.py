@@ -18,6 +18,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent
 os.environ.setdefault("PERFLAB_ROOT", str(ROOT))
+# Tests record into temporary folders from whatever tree they run in: the recorder's
+# refusal of uncommitted trees is tested on its own (tests/test_store.py).
+os.environ.setdefault("PERFLAB_ALLOW_UNCOMMITTED", "1")
 if str(ROOT / "lib") not in sys.path:
     sys.path.insert(0, str(ROOT / "lib"))
 

@@ -68,3 +68,21 @@ def test_no_compiler_replays_instead(axpy_experiment, monkeypatch):
     exp = registry.get("demo.axpy")
     assert not lab.live_here(exp)
     assert "no C compiler found" in host.unavailable()
+
+
+def test_a_live_run_counts_its_rows_on_a_bar(axpy_experiment, monkeypatch):
+    made = []
+
+    class Bar(lab.RowBar):
+        def __init__(self, name):
+            super().__init__(name)
+            self.disabled_at_start = self.bar.disable     # close() disables every bar
+            made.append(self)
+    monkeypatch.delenv("PERFLAB_BUILD", raising=False)
+    monkeypatch.setattr(lab, "RowBar", Bar)
+    lab.run("demo.axpy")
+    (bar,) = made
+    assert bar.bar.n == 1 and bar.bar.desc == "demo.axpy" and bar.disabled_at_start is False
+    monkeypatch.setenv("PERFLAB_BUILD", "1")      # the book shows no bar
+    lab.run("demo.axpy")
+    assert made[1].disabled_at_start is True

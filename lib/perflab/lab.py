@@ -64,6 +64,26 @@ def new_run(exp: registry.Experiment, run_id: str | None = None) -> tuple[dict, 
     return store.new_run(info.as_dict(), {"clocks": device.clocks_now(), **extra}), info.slug
 
 
+class RowBar:
+    """A live experiment's progress in a notebook: tqdm's bar (the notebook's widget in
+    Jupyter), counting rows as they are measured, shown only once the experiment has
+    taken a second, and gone when it ends. A book build shows none: its page is what the
+    reader reads."""
+
+    def __init__(self, name: str):
+        from tqdm.auto import tqdm
+        self.bar = tqdm(desc=name, unit=" rows", delay=1.0, leave=False,
+                        disable=os.environ.get("PERFLAB_BUILD") == "1")
+
+    def set_postfix_str(self, text: str, refresh: bool = False) -> None:
+        """Context.row calls this for every row it measured."""
+        self.bar.update(1)
+        self.bar.set_postfix_str(text, refresh=refresh)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
 def run(name: str, *, record: bool = False, run_info: dict | None = None,
         progress=None, **params) -> pd.DataFrame:
     """Measure experiment `name` live (GPU present) or replay its recorded rows."""
@@ -77,7 +97,12 @@ def run(name: str, *, record: bool = False, run_info: dict | None = None,
         return df
     if live:
         info, slug = new_run(exp) if run_info is None else (run_info, run_info["device"]["slug"])
-        rows = registry.execute(exp, full, info, progress=progress)
+        bar = RowBar(exp.name) if progress is None else None
+        try:
+            rows = registry.execute(exp, full, info, progress=progress or bar)
+        finally:
+            if bar is not None:
+                bar.close()
         if record or os.environ.get("PERFLAB_RECORD") == "1":   # `make book-record`
             store.write(store.file_for(slug, exp.chapter, exp.name), exp.name,
                         exp.chapter, full, rows)

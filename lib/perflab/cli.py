@@ -182,7 +182,7 @@ def main(argv=None) -> int:
     sub.add_parser("stale").set_defaults(fn=_stale)
     sub.add_parser("provenance").set_defaults(fn=_provenance)
     x = sub.add_parser("execute", help="execute the chapters in a Jupyter kernel, timed")
-    x.add_argument("--chapter", action="append", help="e.g. 02-memory (repeatable; default all)")
+    x.add_argument("--chapter", action="append", help="a chapter file's name, NN-name (repeatable; default all)")
     x.add_argument("--record", action="store_true", help="write results/<slug>/99-execution/")
     x.add_argument("--timeout", type=int, default=1800, help="seconds per cell")
     x.set_defaults(fn=_execute)

@@ -1,6 +1,6 @@
 """Execute the chapters as a reader does, and record how long each took.
 
-    python -m perflab execute [--chapter 02-memory ...] [--record] [--timeout 1800]
+    python -m perflab execute [--chapter NN-name ...] [--record] [--timeout 1800]
 
 Each chapter (chapters/NN-name.md, a MyST notebook) is read with jupytext and executed
 in a fresh Jupyter kernel with nbclient, from chapters/ as the book build does: live
@@ -26,7 +26,7 @@ SHOWN = ("image/png", "image/svg+xml", "text/html", "text/markdown", "text/latex
 
 
 def chapter_files(names: list[str] | None = None) -> list[Path]:
-    """The chapters' notebooks in file order, or those `names` (e.g. "02-memory") names."""
+    """The chapters' notebooks in file order, or those `names` names (file stems, NN-name)."""
     found = sorted(p for p in (paths.ROOT / "chapters").glob("[0-9][0-9]-*.md")
                    if p.stem != CHAPTER)
     if not names:

@@ -20,7 +20,7 @@ LABELS = {
     "naive": "naive: 81 global loads a pixel", "tiled": "shared-memory tile",
     "sliding": "running sums + shuffles", "cupyx uniform_filter": "cupyx uniform_filter",
     "cudaMemcpy": "cudaMemcpy (same bytes)", "cupy copyto": "cupy copyto (same bytes)",
-    "chapter 0 copy kernel": "chapter 0 copy kernel (same bytes)",
+    "chapter 0 copy kernel": "copy kernel of the machine chapter (same bytes)",
 }
 #: Short keys for glued names.
 KEYS = {"per-element": "elem", "grid-stride": "stride", "vec4": "vec4", "CuPy a + b": "cupy",
@@ -247,6 +247,7 @@ def plot_photo(fig, images: dict, photo: pd.DataFrame, radius: int = RADIUS) -> 
                   interpolation="nearest")
         ax.set_title(title, fontsize=9)
         ax.set_axis_off()
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.9, bottom=0.02, wspace=0.08)
 
 
 # ---- correctness ---------------------------------------------------------------------------
@@ -428,11 +429,13 @@ def plot_race(ax, df: pd.DataFrame, title: str) -> None:
     ax.errorbar(d["of_copy"], y, xerr=[d["of_copy"] - d["of_copy_min"],
                                        d["of_copy_max"] - d["of_copy"]],
                 fmt="none", ecolor="0.2", capsize=3, lw=1)
-    for yi, v in zip(y, d["of_copy"]):
-        ax.text(v + 0.015, yi, f"{v:.2f}×", va="center", fontsize=8)
+    for yi, v in zip(y, d["of_copy"]):        # a column right of the axes: clear of the lines
+        ax.text(1.01, yi, f"{v:.2f}×", va="center", ha="left", fontsize=9,
+                transform=ax.get_yaxis_transform())
     ax.axvline(1.0, color="0.3", ls="--", lw=1)
     ax.axvline(0.9, color="C3", ls=":", lw=1)
-    ax.set_yticks(y, d["label"], fontsize=8)
-    ax.set_xlim(0, 1.18)
-    ax.set_xlabel("rate / copy ceiling of the same bytes (same rounds)", fontsize=8)
+    ax.set_yticks(y, d["label"], fontsize=9)
+    ax.set_xlim(0, 1.1)
+    ax.set_xlabel("rate / copy ceiling of the same bytes (same rounds)", fontsize=9)
     ax.set_title(title, fontsize=9, loc="left")
+    ax.figure.tight_layout()              # the axis label inside the figure, clear of the stamp

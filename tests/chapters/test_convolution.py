@@ -285,3 +285,45 @@ def test_bad_operands_on_the_gpu(monkeypatch):
     with pytest.raises(ConfigError, match="constant memory"):
         V.prepare(v, x, np.zeros((129, 129), np.float32), cp.empty_like(x))
 
+
+
+# ---- the halo diagram ----------------------------------------------------------------------
+
+def test_the_halo_diagram_loads_every_element_once():
+    """The register tile's window, by tile.cuh's loops: every element loaded exactly once;
+    the bulk one per thread per output row, the halo columns by lanes 0 … 2R − 1 only; the
+    input tile computes (T − 2R)² outputs."""
+    from perflab.chapters.convolution import diagrams as d
+
+    for r in (1, 2, 4):
+        ot = d.output_tile(r)
+        p = ot["params"]
+        assert (ot["count"] == 1).all()
+        assert ot["phase"].shape == (p["BY"] * p["PY"] + 2 * r, p["BX"] + 2 * r)
+        assert (ot["phase"] == d.BULK).sum() == p["BX"] * p["BY"] * p["PY"]
+        assert (ot["phase"] == d.HALO_COLS).sum() == 2 * r * p["BY"] * p["PY"]
+        assert ot["halo_col_lanes"] == list(range(2 * r))
+        it = d.input_tile(r)
+        assert it["outputs"] == (it["T"] - 2 * r) ** 2
+    assert d.R == ex.RACE_R[2]
+
+
+def test_the_halo_diagram_draws():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from perflab.chapters.convolution import diagrams as d
+
+    fig = d.draw_halo()
+    try:
+        shapes = sorted(im.get_array().shape for ax in fig.axes for im in ax.images)
+        ot, it = d.output_tile(), d.input_tile()
+        assert shapes == sorted([(it["T"], it["T"]), (ot["rows"], ot["cols"])])
+        texts = [t for ax in fig.axes for t in ax.texts + [ax.title] + ax.get_xticklabels()
+                 + ax.get_yticklabels()] + list(fig.texts)
+        assert any(f"{it['outputs']} of {it['loads']}" in t.get_text() for t in texts)
+        assert fig.get_size_inches()[0] <= 7.5
+        assert min(t.get_fontsize() for t in texts if t.get_text()) >= 9
+    finally:
+        plt.close(fig)

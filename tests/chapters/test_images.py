@@ -280,3 +280,43 @@ def test_the_photograph_shown_is_what_every_recorded_kernel_wrote():
     _, hashes, _ = _recorded()
     kern = hashes[hashes["role"] == "kernel"]
     assert len(kern) == len(ops.GRAY) + len(ops.BLUR) and kern["same_bytes"].all()
+
+
+# ---- the running-sums diagram --------------------------------------------------------------
+
+def test_the_sliding_geometry_is_the_kernels():
+    """Four columns a lane, lanes 1 … 30 write the strip's 120 columns, and a box of radius
+    R ≤ 4 needs only the lane and its two neighbours (the kernel's static_assert); R = 5
+    would need a lane further away."""
+    from perflab.chapters.images import diagrams as d
+
+    assert d.COLS_PER_LANE * d.WRITERS == ops.SLIDING_COLS
+    written = [d.first_column(L) + j for L in range(32) if d.writes(L) for j in range(4)]
+    assert written == list(range(ops.SLIDING_COLS))
+    for r in range(1, ops.MAX_RADIUS["sliding"] + 1):
+        for L in range(1, 31):
+            for j in range(4):
+                assert d.box_lanes(L, j, r) <= {L - 1, L, L + 1}
+    assert not d.box_lanes(5, 0, 5) <= {4, 5, 6}
+
+
+def test_the_sliding_diagram_draws():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from perflab.chapters.images import diagrams as d
+
+    fig = d.draw_sliding()
+    try:
+        texts = [t for ax in fig.axes for t in ax.texts] + list(fig.texts)
+        k = 2 * d.RADIUS + 1
+        signs = [t.get_text() for t in texts]
+        assert signs.count("−") == signs.count("+") == 3 * d.COLS_PER_LANE
+        assert signs.count("Σ") == 3 * d.COLS_PER_LANE
+        assert any(f"{k} × {k} box" in s for s in signs)
+        assert any(f"{ops.SLIDING_COLS} output columns" in s for s in signs)
+        assert fig.get_size_inches()[0] <= 7.5
+        assert min(t.get_fontsize() for t in texts if t.get_text()) >= 9
+    finally:
+        plt.close(fig)

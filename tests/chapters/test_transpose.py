@@ -235,3 +235,47 @@ def test_the_explorer_carries_every_refused_shape_with_its_reason():
     shown = ex_.lookup({"tile": 32, "block_rows": 8})
     assert shown["status"] == "recorded" and 0 < shown["values"]["of_copy"] <= 1.2
     assert "1024" in ex_.lookup({"tile": 64, "block_rows": 32})["reason"]
+
+
+# ---- the bank-map diagram ------------------------------------------------------------------
+
+def _texts(fig):
+    return [t for ax in fig.axes for t in ax.texts + [ax.title, ax.xaxis.label, ax.yaxis.label]
+            + ax.get_xticklabels() + ax.get_yticklabels()] + list(fig.texts)
+
+
+def test_the_bank_map_is_computed_from_the_layouts():
+    """Plain: every column one bank (a column read is chapter 2's conflict degree at
+    stride 32); padded: bank (r + c) mod 32; swizzled: bank c XOR r. The column read's
+    passes are the model's wavefronts."""
+    from perflab.chapters.transpose import diagrams
+
+    plain, padded, swz = (diagrams.bank_map(v) for v in ("tiled", "padded", "swizzled"))
+    r, c = np.mgrid[0:32, 0:32]
+    assert (plain == c).all()
+    assert (padded == (r + c) % 32).all()
+    assert (swz == (c ^ r)).all()
+    for col in (0, 5, 31):
+        assert diagrams.column_read("tiled", col)["passes"] == conflict_degree(32, pad=False) == 32
+        assert diagrams.column_read("padded", col)["passes"] == conflict_degree(32, pad=True) == 1
+        assert diagrams.column_read("swizzled", col)["passes"] == 1
+        assert sorted(diagrams.column_read("swizzled", col)["banks"]) == list(range(32))
+
+
+def test_the_bank_map_draws_three_tiles_with_their_passes():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from perflab.chapters.transpose import diagrams
+
+    fig = diagrams.draw_banks()
+    try:
+        images = [im for ax in fig.axes for im in ax.images]
+        assert len(images) == 3 and all(im.get_array().shape == (32, 32) for im in images)
+        titles = " ".join(ax.get_title() for ax in fig.axes)
+        assert "32 passes" in titles and titles.count(": 1 pass") == 2
+        assert fig.get_size_inches()[0] <= 7.5
+        assert min(t.get_fontsize() for t in _texts(fig) if t.get_text()) >= 9
+    finally:
+        plt.close(fig)

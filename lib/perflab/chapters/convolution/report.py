@@ -101,14 +101,15 @@ def plot_race(ax, df: pd.DataFrame, title: str = "") -> None:
     ax.barh(y, d["of_copy"], color=colors, xerr=[lo, hi], capsize=2, height=0.7)
     short = [v if c in ("-", "mode=constant") else f"{v} ({c})"
              for v, c in zip(d["variant"], d["config"])]
-    ax.set_yticks(y, short, fontsize=7)
+    ax.set_yticks(y, short, fontsize=9)
     ax.axvline(1.0, color="0.25", ls="--", lw=1)
     for yi, v in zip(y, d["of_copy"]):
-        ax.text(v + 0.02, yi, f"{v:.2f}×", va="center", fontsize=7)
-    ax.set_xlim(0, 1.12)
+        ax.text(v + 0.02, yi, f"{v:.2f}×", va="center", fontsize=9)
+    ax.set_xlim(0, 1.16)
     ax.set_xlabel("× the copy of the same bytes (same rounds)")
     if title:
         ax.set_title(title, fontsize=9)
+    ax.figure.tight_layout()              # the axis label inside the figure, clear of the stamp
 
 
 # ---- the roofline and the radius ----------------------------------------------------------
@@ -163,17 +164,48 @@ def roofline_points(frames: dict) -> list:
 
 
 def plot_roofline(ax, ceil, races: dict, sweeps: dict) -> None:
+    """The FP32 roof (these kernels use no tensor cores), the races' kernels as four marker
+    groups (2D ladder, 3D ladder, four-wide tiles, the library), only the four-wide tiles
+    labelled on the plot, the two radius sweeps as lines, and the legend outside the axes."""
     from ... import roofline
-    roofline.plot(ax, ceil, points=roofline_points(races), ai_range=(0.1, 200))
-    for (name, d), color in zip(sweeps.items(), ("C1", "C2")):
+    from ...roofline import Ceilings
+
+    fp32 = Ceilings(ceil.bandwidth_Bps, {"FP32 FMA": ceil.peaks_flops["FP32 FMA"]}, ceil.source)
+    roofline.plot(ax, fp32, points=(), ai_range=(0.1, 200))
+    styles = {"2D ladder": ("o", "C0"), "3D ladder": ("^", "C9"),
+              "four-wide tiles": ("D", "C3"), "cupyx convolve": ("s", "0.45")}
+    groups: dict = {g: ([], [], []) for g in styles}
+    for label, x, y in roofline_points(races):
+        dims, what = label.split(" ", 1)
+        g = ("cupyx convolve" if what == "cupyx" else "four-wide tiles" if what == "wide"
+             else f"{dims} ladder")
+        groups[g][0].append(x)
+        groups[g][1].append(y)
+        groups[g][2].append(label)
+    for g, (xs, ys, labels) in groups.items():
+        if not xs:
+            continue
+        marker, color = styles[g]
+        ax.plot(xs, ys, marker, ls="none", ms=6, color=color, alpha=0.85, label=g)
+        if g == "four-wide tiles":           # labels up in the empty room above the roof
+            for k, (y, x, lab) in enumerate(sorted(zip(ys, xs, labels))):
+                ax.annotate(lab, (x, y), textcoords="offset points", xytext=(-70, 24 + 20 * k),
+                            ha="right", va="center", fontsize=9, color=color,
+                            arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.7})
+    # The two sweeps share their intensities: only the first has its radii written.
+    for i, ((name, d), color) in enumerate(zip(sweeps.items(), ("C1", "C2"))):
         d = d[~d["variant"].isin(COPIES)].sort_values("r")
         ax.plot(d["intensity"], d["TFLOP/s"], "s-", color=color, ms=3.5, lw=1,
                 label=f"{name}, r = {int(d['r'].min())}…{int(d['r'].max())}")
+        if i:
+            continue
         for _, r in d.iterrows():
-            if int(r["r"]) in (0, 2, 4, 8):
-                ax.annotate(f"r={int(r['r'])}", (r["intensity"], r["TFLOP/s"]), fontsize=6,
-                            textcoords="offset points", xytext=(3, -9), color=color)
-    ax.legend(fontsize=7, loc="lower right")
+            if int(r["r"]) in (0, 4, 8):        # under the line, clear of the roof
+                first = int(r["r"]) == 0
+                ax.annotate(f"r={int(r['r'])}", (r["intensity"], r["TFLOP/s"]), fontsize=9,
+                            textcoords="offset points", xytext=(-5, 4) if first else (4, -13),
+                            ha="right" if first else "left", color=color)
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
 # ---- the profiler -------------------------------------------------------------------------

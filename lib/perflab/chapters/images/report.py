@@ -20,7 +20,7 @@ LABELS = {
     "naive": "naive: 81 global loads a pixel", "tiled": "shared-memory tile",
     "sliding": "running sums + shuffles", "cupyx uniform_filter": "cupyx uniform_filter",
     "cudaMemcpy": "cudaMemcpy (same bytes)", "cupy copyto": "cupy copyto (same bytes)",
-    "chapter 0 copy kernel": "chapter 0 copy kernel (same bytes)",
+    "chapter 0 copy kernel": "copy kernel of the machine chapter (same bytes)",
 }
 #: Short keys for glued names.
 KEYS = {"per-element": "elem", "grid-stride": "stride", "vec4": "vec4", "CuPy a + b": "cupy",
@@ -217,6 +217,61 @@ def roofline_points(races: dict, prof: pd.DataFrame) -> list:
     return pts
 
 
+#: The families of the roofline's points (by their SHORT label), each drawn in one colour
+#: and labelled as one stack.
+FAMILY_COLORS = {"VecAdd": "C0", "gray": "C2", "blur": "C3"}
+
+
+def _family(label: str) -> str:
+    if label.startswith(("VecAdd", "CuPy a + b")):
+        return "VecAdd"
+    return "gray" if "gray" in label else "blur"
+
+
+def plot_roofline(ax, ceil, points: list) -> None:
+    """The FP32 roof and the points (label, ops/B, Tops/s), one colour per family. Points
+    whose intensities lie close are labelled as one stack, in a column right of them, a
+    line apart, under the roof, with a leader line to each point: no label lands on
+    another, on a marker or on the roof."""
+    from ... import roofline
+
+    roof = fp32_roof(ceil)
+    roofline.plot(ax, roof, points=(), ai_range=(0.02, 200))
+    ax.legend(fontsize=9, loc="lower right")
+    for fam, color in FAMILY_COLORS.items():
+        pts = [p for p in points if _family(p[0]) == fam]
+        ax.plot([p[1] for p in pts], [p[2] for p in pts], "o", ms=6, ls="none", color=color)
+    clusters: list = []                            # by intensity: within a factor 2.5
+    for label, x, y in sorted(points, key=lambda p: p[1]):
+        if clusters and x < 2.5 * clusters[-1][0][1]:
+            clusters[-1].append((label, x, y))
+        else:
+            clusters.append([(label, x, y)])
+    ax.figure.canvas.draw()
+    to_px, to_data = ax.transData.transform, ax.transData.inverted().transform
+    peak = roof.peaks_flops["FP32 FMA"]
+    line = 15.0                                    # px between label rows (9 pt at 100 dpi)
+    for cl in clusters:
+        px = sorted(((*to_px((x, y)), label, (x, y)) for label, x, y in cl),
+                    key=lambda p: p[1])
+        ys = [p[1] for p in px]
+        for i in range(1, len(ys)):                # push up until a line apart
+            ys[i] = max(ys[i], ys[i - 1] + line)
+        shift = (sum(p[1] for p in px) - sum(ys)) / len(ys)   # keep the stack centred
+        ys = [y + shift for y in ys]
+        x_text = max(p[0] for p in px) + 45
+        ai_text = to_data((x_text, 0))[0]
+        cap = to_px((ai_text, roofline.attainable(ai_text, peak, roof.bandwidth_Bps) / 1e12))[1]
+        cap -= line                                # the top label's centre under the roof
+        for i in range(len(ys) - 1, -1, -1):       # then push down from the top
+            ys[i] = min(ys[i], cap if i == len(ys) - 1 else ys[i + 1] - line)
+        for (x0, y0, label, xy), yt in zip(px, ys):
+            ax.annotate(label, xy, xytext=to_data((x_text, yt)), textcoords="data",
+                        fontsize=9, va="center", ha="left", color=FAMILY_COLORS[_family(label)],
+                        arrowprops={"arrowstyle": "-", "lw": 0.7, "color": "0.55",
+                                    "shrinkA": 2, "shrinkB": 4})
+
+
 # ---- the photograph ----------------------------------------------------------------------------
 
 def photo_images(radius: int = RADIUS) -> dict:
@@ -247,6 +302,7 @@ def plot_photo(fig, images: dict, photo: pd.DataFrame, radius: int = RADIUS) -> 
                   interpolation="nearest")
         ax.set_title(title, fontsize=9)
         ax.set_axis_off()
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.9, bottom=0.02, wspace=0.08)
 
 
 # ---- correctness ---------------------------------------------------------------------------
@@ -428,11 +484,13 @@ def plot_race(ax, df: pd.DataFrame, title: str) -> None:
     ax.errorbar(d["of_copy"], y, xerr=[d["of_copy"] - d["of_copy_min"],
                                        d["of_copy_max"] - d["of_copy"]],
                 fmt="none", ecolor="0.2", capsize=3, lw=1)
-    for yi, v in zip(y, d["of_copy"]):
-        ax.text(v + 0.015, yi, f"{v:.2f}×", va="center", fontsize=8)
+    for yi, v in zip(y, d["of_copy"]):        # a column right of the axes: clear of the lines
+        ax.text(1.01, yi, f"{v:.2f}×", va="center", ha="left", fontsize=9,
+                transform=ax.get_yaxis_transform())
     ax.axvline(1.0, color="0.3", ls="--", lw=1)
     ax.axvline(0.9, color="C3", ls=":", lw=1)
-    ax.set_yticks(y, d["label"], fontsize=8)
-    ax.set_xlim(0, 1.18)
-    ax.set_xlabel("rate / copy ceiling of the same bytes (same rounds)", fontsize=8)
+    ax.set_yticks(y, d["label"], fontsize=9)
+    ax.set_xlim(0, 1.1)
+    ax.set_xlabel("rate / copy ceiling of the same bytes (same rounds)", fontsize=9)
     ax.set_title(title, fontsize=9, loc="left")
+    ax.figure.tight_layout()              # the axis label inside the figure, clear of the stamp

@@ -18,7 +18,7 @@ LABELS = {"naive-rows": "naive, rows read", "naive-cols": "naive, columns read",
           "swizzled": "swizzled, 32×32 threads", "coarsened": "padded, 32×8 threads",
           "coarsened 64x4": "padded, 64² tile, 64×4 threads",
           "wide": "wide, 64² tile, 16×16 threads", "cudaMemcpy": "cudaMemcpy",
-          "copy kernel": "copy kernel (chapter 0)", "cupy strided copy": "cupy.copyto(b, a.T)"}
+          "copy kernel": "copy kernel (the machine chapter)", "cupy strided copy": "cupy.copyto(b, a.T)"}
 FILES = {"naive-rows": "01_naive.cu", "naive-cols": "01_naive.cu", "tiled": "02_tiled.cu",
          "padded": "03_padded.cu", "swizzled": "04_swizzled.cu",
          "coarsened": "05_coarsened.cu", "coarsened 64x4": "05_coarsened.cu",
@@ -170,18 +170,20 @@ def plot_ladder(ax, ladder: pd.DataFrame, case=TARGET_CASE) -> None:
     ax.barh(y, tbs, color=[COLORS.get(e, "C7") for e in d["entry"]], height=0.7)
     ax.errorbar(tbs, y, xerr=[tbs - lo, hi - tbs], fmt="none", ecolor="0.2", lw=0.8,
                 capsize=2)
-    ax.set_yticks(y, d["name"], fontsize=7.5)
+    ax.set_yticks(y, d["name"], fontsize=9)
     roof = _roof(d)
     top = len(d) - 0.45
     if roof:
         ax.axvline(roof, color="0.2", ls="--", lw=1)
         ax.axvline(0.85 * roof, color="0.5", ls=":", lw=1)
-        ax.text(roof, top, " copy", fontsize=7, va="bottom", ha="left", color="0.2")
-        ax.text(0.85 * roof, top, "0.85 × copy ", fontsize=7, va="bottom", ha="right",
+        ax.text(roof, top, " copy", fontsize=9, va="bottom", ha="left", color="0.2")
+        ax.text(0.85 * roof, top, "0.85 × copy ", fontsize=9, va="bottom", ha="right",
                 color="0.4")
+    # The values in a column right of the axes: clear of the whiskers and the roof lines.
     for yi, v in zip(y, tbs):
-        ax.text(v + 0.04, yi, f"{v:.2f}", va="center", fontsize=7)
-    ax.set_xlim(0, max(tbs.max(), roof or 0) * 1.13)
+        ax.text(1.01, yi, f"{v:.2f}", va="center", ha="left", fontsize=9,
+                transform=ax.get_yaxis_transform())
+    ax.set_xlim(0, max(tbs.max(), roof or 0) * 1.08)
     ax.set_ylim(-0.6, len(d) + 0.3)
     ax.set_xlabel("TB/s: bytes read + written over the median time")
 
@@ -298,7 +300,7 @@ def summary(ladder: pd.DataFrame, check: pd.DataFrame, prof: pd.DataFrame,
                 s[f"{k}_inflight_kib"] = float(per_sm) * t * t * 4 / 1024
     copies = [x for x in (s["memcpy_tbs"], s["copyk_tbs"]) if not math.isnan(x)]
     s["roof_tbs"] = max(copies) if copies else math.nan
-    s["roof_name"] = "chapter 0's copy kernel" if s["copyk_tbs"] > s["memcpy_tbs"] else "cudaMemcpy"
+    s["roof_name"] = "the machine chapter's copy kernel" if s["copyk_tbs"] > s["memcpy_tbs"] else "cudaMemcpy"
     s["floor_us"] = s["n_bytes_mb"] / s["roof_tbs"]           # MB / (TB/s) = µs
     s["rounds"] = int(_get(_pick(main, "wide"), "rounds", 0))
     rung = main[main["entry"].isin(RUNG_ENTRIES)]

@@ -293,3 +293,41 @@ def test_jupyter_explorer_answers_a_change_of_its_controls(sweep):
     chosen = {**ex.defaults, "BN": 128, "TN": 8, "WN": 32}
     assert readout.value == ex.readout_html(chosen)
     assert "BN=128 " in readout.value and ex.lookup(chosen)["status"] == "recorded"
+
+
+# ------------------------------------------------------------- the tiling diagram
+
+def test_tiling_diagram_follows_rung_06s_defaults():
+    """The diagram's sizes are rung 06's default parameters, and the lanes' microtiles,
+    placed by the kernel's own indexing, cover a warp tile exactly once."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from perflab.chapters.sgemm import diagrams
+
+    d = get("06-warptiling").params()
+    p = diagrams.tiling_params()
+    assert all(p[k] == int(d[k]) for k in diagrams.KEYS)
+    assert p["warps"] * 32 == warptile.threads(d) == p["threads"]
+    covered = set()
+    for lane in range(32):
+        pieces = diagrams.lane_pieces(p, lane)
+        assert len(pieces) * 16 == p["TM"] * p["TN"]
+        for r, c in pieces:
+            covered |= {(r + i, c + j) for i in range(4) for j in range(4)}
+    assert covered == {(r, c) for r in range(p["WM"]) for c in range(p["WN"])}
+    warps = {diagrams.warp_origin(p, w) for w in range(p["warps"])}
+    assert warps == {(r, c) for r in range(0, p["BM"], p["WM"]) for c in range(0, p["BN"], p["WN"])}
+
+    fig = diagrams.tiling_levels()
+    try:
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+        assert f"block tile\n{p['BM']}×{p['BN']}" in texts
+        assert sum(t.startswith("warp ") for t in texts) == p["warps"]
+        assert any(f"{p['TM']}×{p['TN']} microtile" in t for t in texts)
+        sizes = [t.get_fontsize() for ax in fig.axes for t in ax.texts + [ax.title]]
+        assert min(sizes) >= 9
+        assert fig.get_figwidth() <= 7.5
+    finally:
+        plt.close(fig)

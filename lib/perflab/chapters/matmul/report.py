@@ -119,7 +119,7 @@ def plot_speed(ax, kern: pd.DataFrame) -> None:
     ax.set_yticks([1, 2, 5, 10, 20, 50], ["1", "2", "5", "10", "20", "50"])
     ax.minorticks_off()
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def speed_long(kern: pd.DataFrame) -> pd.DataFrame:
@@ -172,10 +172,10 @@ def plot_roofline(ax, ceil, l2_Bps: float, rt: pd.DataFrame, names) -> None:
     peak = ceil.peaks_flops["FP32 FMA"]
     ai = np.geomspace(0.05, 5000, 256)
     ax.plot(ai, attainable(ai, peak, ceil.bandwidth_Bps) / 1e12, "-", color="0.3", lw=1.2,
-            label=f"FP32 {peak / 1e12:.1f} TFLOP/s, DRAM {ceil.bandwidth_Bps / 1e12:.2f} TB/s (chapter 0)")
+            label="FP32 and DRAM roofs (measured)")
     if l2_Bps and math.isfinite(l2_Bps):
         ax.plot(ai, attainable(ai, peak, l2_Bps) / 1e12, "--", color="0.55", lw=1.1,
-                label=f"L2 roof ({l2_Bps / 1e12:.1f} TB/s, measured here)")
+                label="L2 roof (measured here)")
     ax.axhline(peak / 1e12, color="0.3", lw=0.6, ls=":")
     for name in names:
         r = rt[rt["variant"] == name]
@@ -203,7 +203,7 @@ def plot_roofline(ax, ceil, l2_Bps: float, rt: pd.DataFrame, names) -> None:
     ax.set_xlabel("arithmetic intensity (FLOP per byte)")
     ax.set_ylabel("TFLOP/s")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 # ---------------------------------------------------------------------------- counters
@@ -651,10 +651,11 @@ def plot_coarsening(ax, kern: pd.DataFrame, prof: pd.DataFrame, M: int = 4096) -
     ax.bar(x - 0.2, got, 0.4, yerr=[got - lo, hi - got], color=[KCOLORS[n] for n in names])
     ax.bar(x + 0.2, model, 0.4, color="none", edgecolor="0.3", hatch="///", lw=0.8)
     ax.axhline(1.0, color="0.4", lw=0.8, ls=":")
-    ax.set_xticks(x, names, fontsize=7)
+    # two lines a name, split at its last hyphen, so that neighbours never touch
+    ax.set_xticks(x, ["\n".join(n.rsplit("-", 1)) for n in names], fontsize=9)
     ax.set_ylabel(f"× tiled at {M}³")
     from matplotlib.patches import Patch
     ax.legend(handles=[Patch(color="0.55", label="measured (bars: range over the rounds)"),
                        Patch(facecolor="none", edgecolor="0.3", hatch="///",
                              label="shared-memory wavefronts per FFMA: tiled ÷ kernel")],
-              fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, frameon=False)
+              fontsize=9, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=1, frameon=False)

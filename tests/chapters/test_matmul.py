@@ -313,7 +313,7 @@ def test_a_second_devices_results_are_shown_beside_the_first(tmp_path, monkeypat
     row = t[t["size"] == "2048³"].iloc[0]
     assert row["Reader's GPU (recorded)"] == pytest.approx(100 * 8000e9 / peak)
     assert row["Lab GPU (recorded)"] == pytest.approx(100 * 4000e9 / peak)
-    assert row["T4 (seed)"] == pytest.approx(100 * 393.86e9 / 8.1e12)
+    assert row["T4 (published)"] == pytest.approx(100 * 393.86e9 / 8.1e12)
     g = report.side_by_side("naive", runs, value="gflops")
     assert g[g["size"] == "1024³"].iloc[0]["Reader's GPU (recorded)"] == 6000.0
     src = report.ceilings_table(runs)

@@ -306,7 +306,7 @@ SEED_FIGURES = [
 #: Published FP32 peaks of the seeds' GPUs (vendor datasheets; not measured here).
 SPEC_PEAKS = {
     "Tesla T4": (8.1e12, "NVIDIA T4 datasheet: 8.1 TFLOPS FP32 (40 SMs, 2560 lanes, 1590 MHz)"),
-    "H100 SXM5": (66.9e12, "NVIDIA H100 datasheet: 67 TFLOPS FP32, SXM5 (the seed's 132 SMs "
+    "H100 SXM5": (66.9e12, "NVIDIA H100 datasheet: 67 TFLOPS FP32, SXM5 (the case study's 132 SMs "
                            "and 3.35 TB/s are the SXM5's)"),
     "RTX 4000 Ada": (26.7e12, "NVIDIA RTX 4000 Ada Generation datasheet: 26.7 TFLOPS FP32"),
 }
@@ -322,7 +322,7 @@ def fp32_ceiling(slug: str, dev: dict) -> tuple[float, str]:
     if store.find("machine.fma", slug) is not None:
         try:
             fma = lab.replay("machine.fma", device_slug=slug)
-            return float(fma["TFLOP/s"].max()) * 1e12, "measured (chapter 0)"
+            return float(fma["TFLOP/s"].max()) * 1e12, "measured (the machine chapter)"
         except ResultsError:
             pass
     return fp32_peak_flops(dev), "SMs × lanes × 2 × clock (its attributes)"
@@ -366,7 +366,7 @@ def side_by_side(kernel: str, runs: list, value: str = "pct") -> pd.DataFrame:
         if not figs:
             continue
         peak = SPEC_PEAKS[dev][0]
-        table[f"{_seedname(dev)} (seed)"] = [_val(figs.get(s), peak, value) for s in sizes]
+        table[f"{_seedname(dev)} (published)"] = [_val(figs.get(s), peak, value) for s in sizes]
     for label, _, df, peak, _ in runs:
         table[label] = [_val(at(df, kernel, *s), peak, value) for s in sizes]
     return pd.DataFrame(table)
@@ -384,7 +384,7 @@ def _val(gflops, peak, value):
 
 def ceilings_table(runs: list) -> pd.DataFrame:
     """Every device of the comparison: its FP32 ceiling and where that number comes from."""
-    rows = [{"device": f"{_seedname(d)} (seed)", "TFLOP/s": p / 1e12, "source": src}
+    rows = [{"device": f"{_seedname(d)} (published)", "TFLOP/s": p / 1e12, "source": src}
             for d, (p, src) in SPEC_PEAKS.items()]
     rows += [{"device": label, "TFLOP/s": peak / 1e12, "source": src}
              for label, _, _, peak, src in runs]

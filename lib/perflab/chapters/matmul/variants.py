@@ -209,7 +209,7 @@ def _cm(name, turn, pad, label, idea):
 
 
 VARIANTS: list[RowMajor] = [
-    RowMajor(name="naive", label="naive (the seed's)", precision="fp32",
+    RowMajor(name="naive", label="naive (one thread per element)", precision="fp32",
              idea="One thread per element of C from global memory; x walks columns: B and C "
                   "coalesced, A a broadcast.",
              kernels=lambda p: [_NAIVE], enqueue=_naive_enqueue, validate=_naive_validate),

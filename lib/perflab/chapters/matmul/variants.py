@@ -1,4 +1,4 @@
-"""The kernels of chapter 8 as chapter 1 `Variant`s (kernels/08-matmul/): the seed's naive
+"""The kernels of chapter 8 as chapter 1 `Variant`s (kernels/08-matmul/): the case study's naive
 and 32x32 tiled SGEMM, the tiled kernel with thread coarsening (2 and 4 outputs per
 thread, along a row or along a column of C), and the tiled kernel reading a column-major B
 (plain, corner-turned, corner-turned into a padded tile).

@@ -77,7 +77,7 @@ def tiling_levels(variant: str = "06-warptiling", k_steps: int = 4, lanes=(0, 1)
     microtiles the third panel shows (the first red, the second blue)."""
     p = tiling_params(variant)
     BM, BN, BK, WM, WN, TM, TN = (p[k] for k in KEYS)
-    fig = plt.figure(figsize=(7.5, 3.3))
+    fig = plt.figure(figsize=(7.5, 3.1))
     fig.patch.set_facecolor("white")
 
     # 1. C = A B: a grid of block tiles; one block reads a BK-deep slab of A and of B per

@@ -331,3 +331,27 @@ def test_tiling_diagram_follows_rung_06s_defaults():
         assert fig.get_figwidth() <= 7.5
     finally:
         plt.close(fig)
+
+
+def test_sweep_heatmap_rows_in_numeric_order_and_text_readable():
+    """Rows sort as numbers (64 before 128), and a cell's number is black on a light
+    cell and white on a dark one."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from perflab.chapters.sgemm import report
+
+    rows = [(bm, bn, st, float(bm + bn + st)) for bm in (256, 64, 128) for bn in (128, 64)
+            for st in (2, 3)]
+    df = pd.DataFrame(rows, columns=["BM", "BN", "stages", "TFLOP/s"]).assign(variant="v")
+    fig, ax = plt.subplots()
+    try:
+        t = report.sweep_heatmap(fig, ax, df, "v", ["BM", "BN"], ["stages"])
+        assert list(t.index) == ["64×64", "64×128", "128×64", "128×128", "256×64", "256×128"]
+        texts = {tx.get_text(): tx.get_color() for tx in ax.texts}
+        assert texts["130"] == "white" and texts["387"] == "black"       # darkest, lightest
+        assert min(tx.get_fontsize() for tx in ax.texts) >= 9
+    finally:
+        plt.close(fig)

@@ -313,7 +313,7 @@ def test_a_second_devices_results_are_shown_beside_the_first(tmp_path, monkeypat
     row = t[t["size"] == "2048³"].iloc[0]
     assert row["Reader's GPU (recorded)"] == pytest.approx(100 * 8000e9 / peak)
     assert row["Lab GPU (recorded)"] == pytest.approx(100 * 4000e9 / peak)
-    assert row["T4 (seed)"] == pytest.approx(100 * 393.86e9 / 8.1e12)
+    assert row["T4 (published)"] == pytest.approx(100 * 393.86e9 / 8.1e12)
     g = report.side_by_side("naive", runs, value="gflops")
     assert g[g["size"] == "1024³"].iloc[0]["Reader's GPU (recorded)"] == 6000.0
     src = report.ceilings_table(runs)
@@ -486,3 +486,27 @@ def test_recorded_audit_rows_carry_every_case(tmp_path):
     doc = json.loads(path.read_text())
     for r in doc["rows"]:
         assert r["cases"] and r["verdict"] and isinstance(r["correct"], bool)
+
+
+def test_tiling_diagram_draws_the_tiled_kernels_tile():
+    """The diagram's tile is the tiled kernel's default TILE, and the reuse it states is
+    computed from it: 2 global loads per FMA naive, 2/TILE tiled."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from perflab.chapters.matmul import diagrams
+
+    T = diagrams.tile_size()
+    assert T == variants.get("tiled").params()["TILE"]
+    r = diagrams.reuse(T)
+    assert r["naive"] / r["tiled"] == T == r["uses_per_load"]
+    fig = diagrams.tiling()
+    try:
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+        assert {"As", "Bs", "A", "B", "C"} <= set(texts)
+        assert any(f"{T}×{T} tile of A" in t and f"2/{T}" in t for t in texts)
+        sizes = [t.get_fontsize() for ax in fig.axes for t in ax.texts + [ax.title]]
+        assert min(sizes) >= 9 and fig.get_figwidth() <= 7.5
+    finally:
+        plt.close(fig)

@@ -293,3 +293,65 @@ def test_jupyter_explorer_answers_a_change_of_its_controls(sweep):
     chosen = {**ex.defaults, "BN": 128, "TN": 8, "WN": 32}
     assert readout.value == ex.readout_html(chosen)
     assert "BN=128 " in readout.value and ex.lookup(chosen)["status"] == "recorded"
+
+
+# ------------------------------------------------------------- the tiling diagram
+
+def test_tiling_diagram_follows_rung_06s_defaults():
+    """The diagram's sizes are rung 06's default parameters, and the lanes' microtiles,
+    placed by the kernel's own indexing, cover a warp tile exactly once."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from perflab.chapters.sgemm import diagrams
+
+    d = get("06-warptiling").params()
+    p = diagrams.tiling_params()
+    assert all(p[k] == int(d[k]) for k in diagrams.KEYS)
+    assert p["warps"] * 32 == warptile.threads(d) == p["threads"]
+    covered = set()
+    for lane in range(32):
+        pieces = diagrams.lane_pieces(p, lane)
+        assert len(pieces) * 16 == p["TM"] * p["TN"]
+        for r, c in pieces:
+            covered |= {(r + i, c + j) for i in range(4) for j in range(4)}
+    assert covered == {(r, c) for r in range(p["WM"]) for c in range(p["WN"])}
+    warps = {diagrams.warp_origin(p, w) for w in range(p["warps"])}
+    assert warps == {(r, c) for r in range(0, p["BM"], p["WM"]) for c in range(0, p["BN"], p["WN"])}
+
+    fig = diagrams.tiling_levels()
+    try:
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+        assert f"block tile\n{p['BM']}×{p['BN']}" in texts
+        assert sum(t.startswith("warp ") for t in texts) == p["warps"]
+        assert any(f"{p['TM']}×{p['TN']} microtile" in t for t in texts)
+        sizes = [t.get_fontsize() for ax in fig.axes for t in ax.texts + [ax.title]]
+        assert min(sizes) >= 9
+        assert fig.get_figwidth() <= 7.5
+    finally:
+        plt.close(fig)
+
+
+def test_sweep_heatmap_rows_in_numeric_order_and_text_readable():
+    """Rows sort as numbers (64 before 128), and a cell's number is black on a light
+    cell and white on a dark one."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from perflab.chapters.sgemm import report
+
+    rows = [(bm, bn, st, float(bm + bn + st)) for bm in (256, 64, 128) for bn in (128, 64)
+            for st in (2, 3)]
+    df = pd.DataFrame(rows, columns=["BM", "BN", "stages", "TFLOP/s"]).assign(variant="v")
+    fig, ax = plt.subplots()
+    try:
+        t = report.sweep_heatmap(fig, ax, df, "v", ["BM", "BN"], ["stages"])
+        assert list(t.index) == ["64×64", "64×128", "128×64", "128×128", "256×64", "256×128"]
+        texts = {tx.get_text(): tx.get_color() for tx in ax.texts}
+        assert texts["130"] == "white" and texts["387"] == "black"       # darkest, lightest
+        assert min(tx.get_fontsize() for tx in ax.texts) >= 9
+    finally:
+        plt.close(fig)

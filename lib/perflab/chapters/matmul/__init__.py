@@ -1,8 +1,8 @@
 """Chapter 8, an SGEMM case study (chapters/08-matmul.md): the two simplest kernels of the
-SGEMM ladder, the seed's naive and 32x32 tiled ones, with PMPP's thread coarsening and
+SGEMM ladder, the case study's naive and 32x32 tiled ones, with PMPP's thread coarsening and
 corner turning (kernels/08-matmul/), audited: a correctness audit of every kernel here and
 every rung of chapter 1, category by category; a roofline redone from the bytes the
-profiler counted; and the seeds' GPUs compared with this one as fractions of each
+profiler counted; and the case study's GPUs compared with this one as fractions of each
 device's own FP32 ceiling.
 
 Modules: variants (the kernels as chapter 1 `Variant`s), audit and bounds (the audit's

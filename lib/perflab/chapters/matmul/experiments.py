@@ -1,4 +1,4 @@
-"""Chapter 8's experiments: the seed's and PMPP's kernels checked and timed against cuBLAS
+"""The simple-matmul chapter's experiments: the case study's and PMPP's kernels checked and timed against cuBLAS
 FP32 in the same rounds (`matmul.kernels`), an L2 roof for the roofline (`matmul.l2`),
 the profiler's bytes and counters for each kernel (`matmul.profile`) and the correctness
 audit, category × kernel (`matmul.audit`)."""
@@ -90,7 +90,7 @@ def _entries(prob):
     return out
 
 
-@experiment("matmul.kernels", title="The seed's and PMPP's kernels against cuBLAS FP32",
+@experiment("matmul.kernels", title="The case study's and PMPP's kernels against cuBLAS FP32",
             small={"sizes": SMALL_SIZES}, kernels=lambda: [s for v in VARIANTS
                                                            for s in v.kernels(v.params())])
 def kernels(ctx, sizes=SIZES, budget_s=0.6):

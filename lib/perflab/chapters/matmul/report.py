@@ -119,7 +119,7 @@ def plot_speed(ax, kern: pd.DataFrame) -> None:
     ax.set_yticks([1, 2, 5, 10, 20, 50], ["1", "2", "5", "10", "20", "50"])
     ax.minorticks_off()
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def speed_long(kern: pd.DataFrame) -> pd.DataFrame:
@@ -172,10 +172,10 @@ def plot_roofline(ax, ceil, l2_Bps: float, rt: pd.DataFrame, names) -> None:
     peak = ceil.peaks_flops["FP32 FMA"]
     ai = np.geomspace(0.05, 5000, 256)
     ax.plot(ai, attainable(ai, peak, ceil.bandwidth_Bps) / 1e12, "-", color="0.3", lw=1.2,
-            label=f"FP32 {peak / 1e12:.1f} TFLOP/s, DRAM {ceil.bandwidth_Bps / 1e12:.2f} TB/s (chapter 0)")
+            label="FP32 and DRAM roofs (measured)")
     if l2_Bps and math.isfinite(l2_Bps):
         ax.plot(ai, attainable(ai, peak, l2_Bps) / 1e12, "--", color="0.55", lw=1.1,
-                label=f"L2 roof ({l2_Bps / 1e12:.1f} TB/s, measured here)")
+                label="L2 roof (measured here)")
     ax.axhline(peak / 1e12, color="0.3", lw=0.6, ls=":")
     for name in names:
         r = rt[rt["variant"] == name]
@@ -203,7 +203,7 @@ def plot_roofline(ax, ceil, l2_Bps: float, rt: pd.DataFrame, names) -> None:
     ax.set_xlabel("arithmetic intensity (FLOP per byte)")
     ax.set_ylabel("TFLOP/s")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 # ---------------------------------------------------------------------------- counters
@@ -306,7 +306,7 @@ SEED_FIGURES = [
 #: Published FP32 peaks of the seeds' GPUs (vendor datasheets; not measured here).
 SPEC_PEAKS = {
     "Tesla T4": (8.1e12, "NVIDIA T4 datasheet: 8.1 TFLOPS FP32 (40 SMs, 2560 lanes, 1590 MHz)"),
-    "H100 SXM5": (66.9e12, "NVIDIA H100 datasheet: 67 TFLOPS FP32, SXM5 (the seed's 132 SMs "
+    "H100 SXM5": (66.9e12, "NVIDIA H100 datasheet: 67 TFLOPS FP32, SXM5 (the case study's 132 SMs "
                            "and 3.35 TB/s are the SXM5's)"),
     "RTX 4000 Ada": (26.7e12, "NVIDIA RTX 4000 Ada Generation datasheet: 26.7 TFLOPS FP32"),
 }
@@ -322,7 +322,7 @@ def fp32_ceiling(slug: str, dev: dict) -> tuple[float, str]:
     if store.find("machine.fma", slug) is not None:
         try:
             fma = lab.replay("machine.fma", device_slug=slug)
-            return float(fma["TFLOP/s"].max()) * 1e12, "measured (chapter 0)"
+            return float(fma["TFLOP/s"].max()) * 1e12, "measured (the machine chapter)"
         except ResultsError:
             pass
     return fp32_peak_flops(dev), "SMs × lanes × 2 × clock (its attributes)"
@@ -366,7 +366,7 @@ def side_by_side(kernel: str, runs: list, value: str = "pct") -> pd.DataFrame:
         if not figs:
             continue
         peak = SPEC_PEAKS[dev][0]
-        table[f"{_seedname(dev)} (seed)"] = [_val(figs.get(s), peak, value) for s in sizes]
+        table[f"{_seedname(dev)} (published)"] = [_val(figs.get(s), peak, value) for s in sizes]
     for label, _, df, peak, _ in runs:
         table[label] = [_val(at(df, kernel, *s), peak, value) for s in sizes]
     return pd.DataFrame(table)
@@ -384,7 +384,7 @@ def _val(gflops, peak, value):
 
 def ceilings_table(runs: list) -> pd.DataFrame:
     """Every device of the comparison: its FP32 ceiling and where that number comes from."""
-    rows = [{"device": f"{_seedname(d)} (seed)", "TFLOP/s": p / 1e12, "source": src}
+    rows = [{"device": f"{_seedname(d)} (published)", "TFLOP/s": p / 1e12, "source": src}
             for d, (p, src) in SPEC_PEAKS.items()]
     rows += [{"device": label, "TFLOP/s": peak / 1e12, "source": src}
              for label, _, _, peak, src in runs]
@@ -627,7 +627,7 @@ def targets(g: dict, aud: pd.DataFrame, rt: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame([
         tgt("kernels of this chapter right or refused clearly in all 13 categories",
             ok_k(ours), ours["variant"].nunique()),
-        tgt("chapter 1 rungs right or refused clearly in all 13 categories",
+        tgt("SGEMM ladder rungs right or refused clearly in all 13 categories",
             ok_k(theirs), theirs["variant"].nunique()),
         *san,
         tgt("kernels with all three roofline points from measured bytes", three,
@@ -651,10 +651,11 @@ def plot_coarsening(ax, kern: pd.DataFrame, prof: pd.DataFrame, M: int = 4096) -
     ax.bar(x - 0.2, got, 0.4, yerr=[got - lo, hi - got], color=[KCOLORS[n] for n in names])
     ax.bar(x + 0.2, model, 0.4, color="none", edgecolor="0.3", hatch="///", lw=0.8)
     ax.axhline(1.0, color="0.4", lw=0.8, ls=":")
-    ax.set_xticks(x, names, fontsize=7)
+    # two lines a name, split at its last hyphen, so that neighbours never touch
+    ax.set_xticks(x, ["\n".join(n.rsplit("-", 1)) for n in names], fontsize=9)
     ax.set_ylabel(f"× tiled at {M}³")
     from matplotlib.patches import Patch
     ax.legend(handles=[Patch(color="0.55", label="measured (bars: range over the rounds)"),
                        Patch(facecolor="none", edgecolor="0.3", hatch="///",
                              label="shared-memory wavefronts per FFMA: tiled ÷ kernel")],
-              fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, frameon=False)
+              fontsize=9, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=1, frameon=False)

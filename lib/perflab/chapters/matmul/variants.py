@@ -1,4 +1,4 @@
-"""The kernels of chapter 8 as chapter 1 `Variant`s (kernels/08-matmul/): the seed's naive
+"""The kernels of chapter 8 as chapter 1 `Variant`s (kernels/08-matmul/): the case study's naive
 and 32x32 tiled SGEMM, the tiled kernel with thread coarsening (2 and 4 outputs per
 thread, along a row or along a column of C), and the tiled kernel reading a column-major B
 (plain, corner-turned, corner-turned into a padded tile).
@@ -209,7 +209,7 @@ def _cm(name, turn, pad, label, idea):
 
 
 VARIANTS: list[RowMajor] = [
-    RowMajor(name="naive", label="naive (the seed's)", precision="fp32",
+    RowMajor(name="naive", label="naive (one thread per element)", precision="fp32",
              idea="One thread per element of C from global memory; x walks columns: B and C "
                   "coalesced, A a broadcast.",
              kernels=lambda p: [_NAIVE], enqueue=_naive_enqueue, validate=_naive_validate),

@@ -1,4 +1,4 @@
-"""Chapter 0 (perflab.chapters.machine) without a GPU: the ceilings other chapters read,
+"""The machine chapter (perflab.chapters.machine) without a GPU: the ceilings other chapters read,
 from rows, and the closed form its FMA check uses."""
 from __future__ import annotations
 

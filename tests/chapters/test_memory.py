@@ -1,4 +1,4 @@
-"""Chapter 2 (perflab.chapters.memory) without a GPU: the models the chapter predicts
+"""The memory chapter (perflab.chapters.memory) without a GPU: the models the chapter predicts
 with (conflict degree, chain layout and the walk the host expects), bad input, every
 kernel compiled offline with the load operator it names; and on a GPU the correctness
 pass."""

@@ -1,5 +1,6 @@
-"""Chapter 2's experiments: latency by working set (the staircase), what each load cache
-operator does, the RTX 4000 Ada portfolio's probe, shared-memory banks, coalescing, and bytes in flight.
+"""The memory chapter's experiments: latency by working set (the staircase), what each
+load cache operator does, the RTX 4000 Ada portfolio's probe, shared-memory banks,
+coalescing, and bytes in flight.
 
 Every kernel is checked before its time counts: a chase must end where the host says a
 walk of that length ends and visit the indices the host expects; a copy must equal its
@@ -345,7 +346,7 @@ def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30):
             calls[name], launches[name] = _stream_call(dev, src, dst, k, blocked, threads,
                                                        per_sm)
             kspec[name] = [stream_spec(k, blocked)]
-    # chapter 0's copy kernel: one trip per thread, 4 vectors, blocks over the buffer in order
+    # the machine chapter's copy kernel: one trip per thread, 4 vectors, blocks in order
     c0 = get_kernel(machine.copy_spec())
     n4, u = src.nbytes // 16, machine.copy_spec().template[0]
     g0 = -(-n4 // (256 * u))

@@ -1,4 +1,4 @@
-"""Chapter 2's numbers and figures, computed from the rows (live or recorded): the prose
+"""The memory chapter's numbers and figures, computed from the rows (live or recorded): the prose
 quotes only what `summary` returns."""
 from __future__ import annotations
 
@@ -340,7 +340,7 @@ def plot_inflight(ax, inf: pd.DataFrame, latency_ns: float, sms: int, ceiling_tb
 # ---- every number the prose quotes --------------------------------------------------------
 
 def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
-    """The glued numbers of chapter 2, each computed from the rows."""
+    """The glued numbers of the memory chapter, each computed from the rows."""
     l2 = int(dev["l2_bytes"])
     sms = int(dev["sms"])
     pl = plateaus(lat, l2).set_index("level")

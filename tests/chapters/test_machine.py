@@ -1,4 +1,4 @@
-"""Chapter 0 (perflab.chapters.machine) without a GPU: the ceilings other chapters read,
+"""The machine chapter (perflab.chapters.machine) without a GPU: the ceilings other chapters read,
 from rows, and the closed form its FMA check uses."""
 from __future__ import annotations
 
@@ -38,3 +38,65 @@ def testfma_reference_is_the_iterated_map():
     for _ in range(steps):
         x = x * y + z
     assert fma_reference(1, steps, y, z) == pytest.approx(x, rel=1e-15)
+
+
+# ---- the latency × parallelism diagram ---------------------------------------------------
+
+def _texts_ok(fig):
+    """Every text of a figure at 9 pt or more, and the figure no wider than 7.5 in."""
+    sizes = [t.get_fontsize() for ax in fig.axes for t in ax.texts]
+    sizes += [t.get_fontsize() for ax in fig.axes if ax.get_legend()
+              for t in ax.get_legend().get_texts()]
+    return min(sizes) >= 9 and fig.get_size_inches()[0] <= 7.5
+
+
+@pytest.mark.parametrize("chains,latency", [(1, 4), (2, 4), (4, 4), (8, 4), (3, 5)])
+def test_schedule_issues_min_of_chains_and_latency_per_latency(chains, latency):
+    from perflab.chapters.machine.diagrams import schedule
+    s = schedule(chains, latency, 4 * latency)
+    issued = [(c, j, k) for c, j, k in s if j is not None]
+    assert len(issued) == 4 * min(chains, latency)
+    last = {}
+    for c, j, _ in issued:                      # a chain's next FFMA waits for its result
+        assert c - last.get(j, -latency) >= latency
+        last[j] = c
+
+
+def test_latency_of_the_recorded_run_and_its_diagram(monkeypatch):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import perflab as lab
+    from perflab import plots
+    from perflab.chapters.machine import diagrams
+
+    monkeypatch.setenv("PERFLAB_MODE", "replay")
+    fma = lab.run("machine.fma")
+    dev = plots.device_of(fma)
+    m = diagrams.latency_from_rows(fma, dev)
+    assert 3.5 < m["cycles_per_dependent"] < 6 and m["L"] == round(m["cycles_per_dependent"])
+    assert m["issue_rate"] == 1                 # 128 lanes / 4 schedulers / 32 = 1 warp-FFMA
+    fig = diagrams.draw_pipeline(fma, dev)
+    ax = fig.axes[0]
+    L = m["L"]
+    assert ax.rows == [1, 2, L]
+    assert len(ax.cells) == 3 * 4 * L
+    for k in ax.rows:                           # row k issues min(k, L) FFMAs every L cycles
+        assert sum(j is not None for kk, _, j in ax.cells if kk == k) == 4 * min(k, L)
+    shown = [t.get_text() for t in ax.texts]
+    assert f"{100 * m['frac_of_best'][1]:.0f} %" in shown and "1/4" in shown
+    assert _texts_ok(fig)
+    plt.close(fig)
+
+
+def test_targets_of_the_recorded_run(monkeypatch):
+    import perflab as lab
+    from perflab import plots
+    from perflab.chapters.machine import report
+
+    monkeypatch.setenv("PERFLAB_MODE", "replay")
+    copy, fma, ten = lab.run("machine.copy"), lab.run("machine.fma"), lab.run("machine.tensor")
+    t = report.targets(copy, fma, ten, plots.datasheet(plots.device_of(copy)))
+    assert len(t) == 4 and t["met"].all()
+    assert report.run_label(fma).startswith("recorded run ")

@@ -1,4 +1,4 @@
-"""Chapter 2 (perflab.chapters.memory) without a GPU: the models the chapter predicts
+"""The memory chapter (perflab.chapters.memory) without a GPU: the models the chapter predicts
 with (conflict degree, chain layout and the walk the host expects), bad input, every
 kernel compiled offline with the load operator it names; and on a GPU the correctness
 pass."""
@@ -146,3 +146,96 @@ def test_a_race_checks_every_copy_before_timing_and_times_none_that_fails():
     assert rows["cudaMemcpy"]["correct"] and not rows["short"]["correct"]
     assert all("median_ms" not in r["metrics"] for r in rows.values())
     assert rows["short"]["metrics"]["bytes_moved"]["value"] == 2 * src.nbytes
+
+
+# ---- the diagrams and the annotated staircase -------------------------------------------
+
+def _texts_ok(fig):
+    """Every text of a figure at 9 pt or more, and the figure no wider than 7.5 in."""
+    sizes = [t.get_fontsize() for ax in fig.axes for t in ax.texts]
+    sizes += [t.get_fontsize() for ax in fig.axes if ax.get_legend()
+              for t in ax.get_legend().get_texts()]
+    return min(sizes) >= 9 and fig.get_size_inches()[0] <= 7.5
+
+
+@pytest.mark.parametrize("stride", [1, 2, 3, 4, 8, 16, 32])
+def test_sectors_follow_the_address_formula(stride):
+    from perflab.chapters.memory import diagrams as d
+    # 32 lanes × 4 bytes: 4·stride bytes apart, so min(32, 4·stride) sectors of 32 bytes
+    assert len(d.sectors(stride)) == min(32, 4 * stride)
+    assert len(d.lines(stride)) == min(32, stride)
+    assert d.addresses(stride)[31] == 4 * stride * 31
+
+
+def test_the_sector_model_is_the_recorded_prediction_and_the_profilers_count(monkeypatch):
+    """The diagram's formula gives the stride sweep's recorded prediction (fetched per
+    useful byte) and the profiler's sectors per request at every recorded stride."""
+    import perflab as lab
+    from perflab.chapters.memory import diagrams as d
+    from perflab.chapters.memory import report
+
+    monkeypatch.setenv("PERFLAB_MODE", "replay")
+    coal, prof = lab.run("memory.coalescing"), lab.run("memory.profile")
+    sd = report.strided_table(coal, prof, 4.0)
+    for _, r in sd.iterrows():
+        assert d.copy_fetch_per_useful(int(r["stride"])) == pytest.approx(r["predicted_fetch_per_useful"])
+        assert len(d.sectors(int(r["stride"]))) == r["gld_sectors_per_request"]
+
+
+def test_coalescing_diagram_draws_the_computed_sectors():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from perflab.chapters.memory import diagrams as d
+
+    fig = d.draw_coalescing((1, 2, 4, 8), {1: 4.0, 2: 8.0})
+    ax = fig.axes[0]
+    assert ax.sectors_drawn == {1: 4, 2: 8, 4: 16, 8: 32}
+    shown = [t.get_text() for t in ax.texts]
+    assert "4 (4)" in shown and "16" in shown and "8×" in shown
+    assert _texts_ok(fig)
+    plt.close(fig)
+
+
+def test_staircase_is_annotated_with_the_hierarchy(monkeypatch):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import perflab as lab
+    from perflab import plots
+    from perflab.chapters.memory import report
+
+    monkeypatch.setenv("PERFLAB_MODE", "replay")
+    lat = lab.run("memory.latency")
+    dev = plots.device_of(lat)
+    fig, ax = plt.subplots(figsize=(7.5, 4.0))
+    levels = report.plot_staircase(ax, lat, int(dev["l2_bytes"]), dev)
+    assert [lv["level"] for lv in levels] == ["L1", "near L2", "far L2", "HBM"]
+    l2 = int(dev["l2_bytes"])
+    assert levels[1]["to"] == l2 / 2 and levels[2]["to"] == l2          # from the device
+    assert [lv["from"] for lv in levels[1:]] == [lv["to"] for lv in levels[:-1]]
+    shown = " ".join(t.get_text() for t in ax.texts)
+    for lv in levels:                           # every plateau's measured value on it
+        assert f"{lv['cycles']:.0f} cycles" in shown
+    assert report.size_label(l2) in shown and report.size_label(dev["total_mem_bytes"]) in shown
+    assert _texts_ok(fig)
+    plt.close(fig)
+
+
+def test_no_chapter_number_or_history_word_reaches_the_page(monkeypatch):
+    """Variant names shown on the page carry no chapter number; the probe's kernel is shown
+    from the lines that do not name its file."""
+    import re
+    from pathlib import Path
+
+    from perflab.chapters.memory import report
+    assert not re.search(r"chapter \d", report.shown("chapter 0 copy_vec4"))
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "chapters" / "02-memory.md").read_text()
+    m = re.search(r"```\{literalinclude\} \.\./kernels/02-memory/seed_probe\.cu\n(.*?)```", page, re.S)
+    lines = re.search(r":lines: (\d+)-(\d+)", m.group(1))
+    src = (root / "kernels" / "02-memory" / "seed_probe.cu").read_text().splitlines()
+    shown = src[int(lines.group(1)) - 1:int(lines.group(2))]
+    assert shown[-1] == "}" and not any("seed" in ln for ln in shown)
+    assert "seed" not in page.replace("kernels/02-memory/seed_probe.cu", "")

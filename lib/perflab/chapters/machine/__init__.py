@@ -1,4 +1,4 @@
-"""Chapter 0, the machine (chapters/00-machine.md): the ceilings every other chapter is
+"""The machine chapter (chapters/00-machine.md): the ceilings every other chapter is
 placed against — copy bandwidth, the FP32 FMA rate, the TF32 tensor-core rates
 (mma.sync, wgmma, cuBLAS) — measured on the device.
 

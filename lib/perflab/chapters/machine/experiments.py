@@ -1,4 +1,4 @@
-"""Chapter 0's experiments: the three ceilings every other chapter is placed against,
+"""The machine chapter's experiments: the three ceilings every other chapter is placed against,
 measured on the device rather than quoted from a datasheet."""
 from __future__ import annotations
 

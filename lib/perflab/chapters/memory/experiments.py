@@ -1,5 +1,6 @@
-"""Chapter 2's experiments: latency by working set (the staircase), what each load cache
-operator does, the seed's probe, shared-memory banks, coalescing, and bytes in flight.
+"""The memory chapter's experiments: latency by working set (the staircase), what each
+load cache operator does, the RTX 4000 Ada portfolio's probe, shared-memory banks,
+coalescing, and bytes in flight.
 
 Every kernel is checked before its time counts: a chase must end where the host says a
 walk of that length ends and visit the indices the host expects; a copy must equal its
@@ -123,7 +124,7 @@ def stride_chase(ctx, sizes=EXPLORE_SIZES, strides=EXPLORE_STRIDES):
             + [probe_spec(o, w) for o in OPS for w in (False, True)])
 def operators(ctx, sizes=OPERATOR_SIZES):
     """Every operator (plain, .ca, .cg, .cv, .nc) through the random chase at each working
-    set; then the seed's probe (clock, one load, clock) with and without waiting for the
+    set; then the portfolio's probe (clock, one load, clock) with and without waiting for the
     value, on the same buffers."""
     dev = current()
     for ch in _chains(sizes, rng=np.random.default_rng()):
@@ -280,11 +281,11 @@ def race(ctx, calls, src, dst, params_of, kernels_of, launch_of, budget_s):
                 kernels=kernels_of(k), launch=launch_of(k), baseline=best_base if res else None)
 
 
-@experiment("memory.coalescing", title="Coalescing: the seed's pair, a stride sweep, the best streaming copy",
+@experiment("memory.coalescing", title="Coalescing: the portfolio's pair, a stride sweep, the best streaming copy",
             small={"n": 1000003, "stride_n": 100003, "big": 1 << 22},
             kernels=lambda: coalescing_specs() + _stream_specs() + [machine.copy_spec()])
 def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30):
-    """(1) The seed's pair: `n` floats copied by the same threads, interleaved or in runs,
+    """(1) The portfolio's pair: `n` floats copied by the same threads, interleaved or in runs,
     raced against cudaMemcpy of the same bytes. (2) out[i] = in[i·stride] for `stride_n`
     outputs. (3) Streaming copies of `big` bytes against the copy ceiling, interleaved."""
     import cupy as cp
@@ -345,7 +346,7 @@ def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30):
             calls[name], launches[name] = _stream_call(dev, src, dst, k, blocked, threads,
                                                        per_sm)
             kspec[name] = [stream_spec(k, blocked)]
-    # chapter 0's copy kernel: one trip per thread, 4 vectors, blocks over the buffer in order
+    # the machine chapter's copy kernel: one trip per thread, 4 vectors, blocks in order
     c0 = get_kernel(machine.copy_spec())
     n4, u = src.nbytes // 16, machine.copy_spec().template[0]
     g0 = -(-n4 // (256 * u))

@@ -1,4 +1,4 @@
-"""The working-set × stride explorer of chapter 2: pick a buffer size and the stride of a
+"""The working-set × stride explorer of the memory chapter: pick a buffer size and the stride of a
 strided pointer chase, read the recorded latency (or, in Jupyter on a GPU, measure it)."""
 from __future__ import annotations
 

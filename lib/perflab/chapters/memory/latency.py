@@ -1,5 +1,6 @@
 """Latency: one thread, dependent loads (kernels/02-memory/chase.cu, smem_chase.cu), and
-the seed's probe that timed something else (seed_probe.cu).
+the RTX 4000 Ada portfolio's probe that timed something else (seed_probe.cu, a name kept
+because recorded rows hold its path).
 
 A chain is a single cycle through `m` slots `slot_bytes` apart in a buffer of
 `ws_bytes`: each slot holds the address of the next one. The host keeps the order, so it
@@ -191,7 +192,7 @@ def smem_walk(n: int, steps: int = STEPS, rng=None):
 
 
 def probe(buf, op: str, wait: bool, n: int = 1024, stride_words: int = LINE // 4):
-    """The seed's probe: clock, one 4-byte load, clock, `n` times `stride_words` apart (at
+    """The portfolio's probe: clock, one 4-byte load, clock, `n` times `stride_words` apart (at
     most what `buf` holds), run twice (the second run finds the lines the first brought
     in). Returns (mean cycles between the clock reads, Check: the loaded values' sum)."""
     import cupy as cp

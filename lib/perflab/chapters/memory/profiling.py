@@ -1,5 +1,5 @@
-"""The profiler's view of chapter 2 (perflab.profile runs this module's `prepare` in the
-process ncu watches): bank conflicts at every stride, sectors per request of the copies,
+"""The profiler's view of the memory chapter (perflab.profile runs this module's
+`prepare` in the process ncu watches): bank conflicts at every stride, sectors per request of the copies,
 and which level served each load operator."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chapter 2's numbers and figures, computed from the rows (live or recorded): the prose
+"""The memory chapter's numbers and figures, computed from the rows (live or recorded): the prose
 quotes only what `summary` returns."""
 from __future__ import annotations
 
@@ -86,38 +86,96 @@ def edges(st: pd.DataFrame, l1: float, near: float, hbm: float) -> dict:
             "hbm_from": int(hb.min()) if len(hb) else None}
 
 
-def plot_staircase(ax, lat: pd.DataFrame, l2_bytes: int, dev: dict) -> None:
-    """Cycles per load against working set: every repeat as a dot, the median as a line,
-    the published plateaus as bands, and the L2's size and half marked."""
+def hierarchy(lat: pd.DataFrame, dev: dict) -> list[dict]:
+    """The levels the staircase shows, each with the working sets it serves: L1 up to its
+    measured edge, the near half of the L2 up to half the device's L2, the far half up to
+    the whole L2, HBM (the device's memory) beyond; each with its plateau's latency."""
+    l2 = int(dev["l2_bytes"])
+    st = staircase(lat)
+    pl = plateaus(lat, l2).set_index("level")
+    e = edges(st, pl.loc["L1", "cycles"], pl.loc["near L2", "cycles"], pl.loc["HBM", "cycles"])
+    sizes = sorted(st["bytes"])
+    after = [b for b in sizes if b > e["l1_edge"]]
+    l1_end = (e["l1_edge"] * after[0]) ** 0.5 if after else e["l1_edge"]
+    lo, hi = sizes[0] / 1.4, sizes[-1] * 1.4
+    out = [("L1", "L1", f"≤ {size_label(e['l1_edge'])}", lo, l1_end),
+           ("near L2", "L2, near half", f"½ L2 = {size_label(l2 / 2)}", l1_end, l2 / 2),
+           ("far L2", "L2, far half", f"L2 = {size_label(l2)}", l2 / 2, l2),
+           ("HBM", "HBM", size_label(dev.get("total_mem_bytes", 0)), l2, hi)]
+    return [{"level": k, "name": n, "capacity": c, "from": a_, "to": b_,
+             "cycles": float(pl.loc[k, "cycles"]), "ns": float(pl.loc[k, "ns"]),
+             "published": PUBLISHED["levels"].get(k)} for k, n, c, a_, b_ in out]
+
+
+#: Light fills that tell the levels apart behind the staircase (the lab's blue, greys).
+_LEVEL_FILL = {"L1": "#deebf7", "near L2": "#f2f2f2", "far L2": "#e0e0e0", "HBM": "#f7f7f7"}
+
+
+def plot_staircase(ax, lat: pd.DataFrame, l2_bytes: int, dev: dict) -> list[dict]:
+    """Cycles per load against working set, annotated with the hierarchy: each level's
+    working sets shaded and named with its capacity (from the device), its measured
+    plateau written on it, the published plateau as a grey bar over the same sets; every
+    repeat as a dot, the median as a line. Returns the levels drawn."""
     st = staircase(lat)
     d = lat[(lat["variant"] == "random") & lat["correct"].astype(bool)]
+    levels = hierarchy(lat, {**dev, "l2_bytes": l2_bytes})
+    top = 900
+    for i, lv in enumerate(levels):
+        ax.axvspan(lv["from"], lv["to"], color=_LEVEL_FILL[lv["level"]], zorder=0, lw=0)
+        if lv["published"]:
+            lo, hi = lv["published"]
+            ax.fill_between([lv["from"], lv["to"]], lo - 6, hi + 6, color="0.62", alpha=0.55,
+                            lw=0, zorder=1, label="published (GH200)"
+                            if i == 0 else None)
     ax.plot(d["bytes"], d["cycles"], ".", color=plots.COLORS["fp32"], alpha=0.35, ms=4,
-            label="each repeat")
+            label="each repeat", zorder=3)
     ax.plot(st["bytes"], st["cycles"], "-", color=plots.COLORS["fp32"], lw=1.6,
-            label="median (random pointer chase)")
-    for i, (level, (lo, hi)) in enumerate(PUBLISHED["levels"].items()):
-        ax.axhspan(lo * 0.97, hi * 1.03, color="0.85", zorder=0,
-                   label="published (RRZE, GH200)" if i == 0 else None)
-    for x, txt, ha in ((l2_bytes / 2, "½ L2 ", "right"), (l2_bytes, " L2", "left")):
-        ax.axvline(x, color="0.5", ls=":", lw=1)
-        ax.text(x, 770, txt, fontsize=7, ha=ha, va="bottom", color="0.35")
-    for _, r in plateaus(lat, l2_bytes).iterrows():     # name each plateau over its window
-        if r["level"].startswith("HBM,"):
+            label="median", zorder=3)
+    for lv in levels:
+        mid = (lv["from"] * lv["to"]) ** 0.5
+        val = f"{lv['cycles']:.0f} cycles\n{lv['ns']:.0f} ns"
+        if lv["level"] == "far L2":          # a narrow column: its name along its edge
+            ax.text(lv["from"] / 1.12, lv["cycles"], "far half: " + val.replace("\n", ", "),
+                    ha="right", va="center", fontsize=9, color="0.1", zorder=4,
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1, "alpha": 0.8})
             continue
-        far = r["level"] == "far L2"          # left of its steep window, clear of the line
-        x = r["from"] / 1.3 if far else (r["from"] * r["to"]) ** 0.5
-        ax.text(x, r["cycles"] + (0 if far else 18), f"{r['level']} {r['cycles']:.0f}",
-                fontsize=7, ha="right" if far else "center", va="bottom", color="0.2")
+        if lv["level"] == "near L2":
+            val = "near half: " + val
+        ax.text(mid, lv["cycles"] + 28, val, ha="center", va="bottom", fontsize=9,
+                color="0.1", zorder=4, linespacing=1.0)
+        name = "L2" if lv["level"] == "near L2" else lv["name"]
+        cap = f"{size_label(l2_bytes)}, two halves" if lv["level"] == "near L2" else lv["capacity"]
+        ax.text(mid, top - 14, f"{name}\n{cap}", ha="center", va="top", fontsize=9,
+                color="0.15", linespacing=1.1, fontweight="bold" if len(name) < 4 else None)
     ax.set_xscale("log", base=2)
+    ax.set_xlim(levels[0]["from"], levels[-1]["to"])
     ticks = [4 * KiB, 64 * KiB, 1 * MiB, 16 * MiB, 256 * MiB, 4 * GiB]
     ax.set_xticks(ticks, [size_label(t) for t in ticks])
-    ax.set_ylim(0, 800)
+    ax.set_ylim(0, top)
     ax.set_xlabel("working set")
     ax.set_ylabel("cycles per dependent load")
     sec = ax.secondary_yaxis("right", functions=(lambda c: c / _ghz(st),
                                                  lambda n: n * _ghz(st)))
     sec.set_ylabel("ns")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(0.0, 0.8), framealpha=0.95)
+    return levels
+
+
+#: Variant names of recorded rows as the page shows them (the rows keep theirs).
+_SHOWN = {"chapter 0 copy_vec4": "copy_vec4 (the machine chapter's copy)"}
+
+
+def shown(variant: str) -> str:
+    """A variant's name on the page: the rows' name, but never a chapter number."""
+    return _SHOWN.get(variant, variant)
+
+
+def run_label(df: pd.DataFrame) -> str:
+    """"recorded run ac1b83e360ad" or "live run …": the run a finding comes from, as the
+    figure's stamp names it."""
+    s = df.attrs.get("source", {})
+    kind = "live" if s.get("kind") == "live" else "recorded"
+    return f"{kind} run {', '.join(s.get('run_ids', [])) or '?'}"
 
 
 def _ghz(st) -> float:
@@ -134,7 +192,7 @@ def size_label(b: float) -> str:
     return f"{b:.0f} B"
 
 
-# ---- operators and the seed's probe -----------------------------------------------------
+# ---- operators and the portfolio's probe -----------------------------------------------------
 
 def sass_loads() -> dict:
     """The SASS load each operator's chase compiles to (offline NVRTC, sm_90)."""
@@ -150,7 +208,7 @@ def sass_loads() -> dict:
 
 
 def operator_table(ops: pd.DataFrame, prof: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per operator × working set: chase cycles, the seed's probe (without and
+    """One row per operator × working set: chase cycles, the clock-load-clock probe (without and
     with waiting), the SASS instruction and, from the profiler, the chase's L1 hit rate."""
     ch = ops[(ops["variant"] == "chase") & ops["correct"].astype(bool)]
     pr = ops[(ops["variant"] == "seed-probe") & ops["correct"].astype(bool)]
@@ -223,7 +281,7 @@ def plot_banks(ax, bt: pd.DataFrame) -> None:
     ax.set_xlabel("stride (4-byte words between lanes)")
     ax.set_ylabel("shared-memory TB/s")
     ax.set_xticks([1, 2, 4, 8, 12, 16, 20, 24, 28, 32])
-    ax.legend(fontsize=7, ncol=2, loc="lower left")
+    ax.legend(fontsize=9, ncol=2, loc="lower center", bbox_to_anchor=(0.5, 1.01), frameon=False)
 
 
 # ---- coalescing, streaming, Little's law -----------------------------------------------
@@ -275,13 +333,14 @@ def plot_inflight(ax, inf: pd.DataFrame, latency_ns: float, sms: int, ceiling_tb
     ax.set_xticks(ticks, [size_label(t).replace(" ", "\u2009") for t in ticks])
     ax.set_xlabel("reads in flight per SM (warps × K × 16 bytes)")
     ax.set_ylabel("copy TB/s (read + write)")
-    ax.legend(fontsize=6.5, ncol=2, loc="lower right")
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.figure.subplots_adjust(right=0.7)
 
 
 # ---- every number the prose quotes --------------------------------------------------------
 
 def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
-    """The glued numbers of chapter 2, each computed from the rows."""
+    """The glued numbers of the memory chapter, each computed from the rows."""
     l2 = int(dev["l2_bytes"])
     sms = int(dev["sms"])
     pl = plateaus(lat, l2).set_index("level")
@@ -372,7 +431,7 @@ def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
     out["ceiling_tbs"] = float(stream.loc["cudaMemcpy", "TB/s"])
     kern = stream.drop(index=[b for b in ("cudaMemcpy", "cupy copyto") if b in stream.index])
     best = kern["of_copy"].idxmax()
-    out["stream_best"], out["stream_best_x"] = best, float(kern.loc[best, "of_copy"])
+    out["stream_best"], out["stream_best_x"] = shown(best), float(kern.loc[best, "of_copy"])
     out["stream_best_lo"], out["stream_best_hi"] = float(kern.loc[best, "of_copy_min"]), float(kern.loc[best, "of_copy_max"])
     out["stream_best_tbs"] = float(kern.loc[best, "TB/s"])
     out["stream_gib"] = float(kern.loc[best, "bytes"]) / GiB

@@ -3,6 +3,8 @@ float tolerance, the traffic models, the NumPy encoder; on a GPU: the correctnes
 the edge sizes and inputs, bad input, and 1000 back-to-back single-pass scans."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -64,6 +66,111 @@ def test_numpy_encoder_round_trips(x):
     v, lengths = rle.numpy_encode(x)
     assert np.array_equal(np.repeat(v, lengths), x)
     assert (lengths > 0).all() and (v[1:] != v[:-1]).all()
+
+
+@pytest.mark.parametrize("x", [np.array([], dtype=np.int32), np.array([5], dtype=np.int32),
+                               np.array([1, 1, 2, 2, 2, 1], dtype=np.int32),
+                               np.random.default_rng(3).integers(0, 3, 500).astype(np.int32)])
+def test_numpy_steps_are_the_encoder_step_by_step(x):
+    st = rle.numpy_steps(x)
+    v, lengths = rle.numpy_encode(x)
+    assert np.array_equal(st["values"], v) and np.array_equal(st["lengths"], lengths)
+    assert np.array_equal(st["heads"], np.flatnonzero(st["flags"]))
+    # a head's exclusive count of heads is its run's slot
+    assert np.array_equal(st["positions"][st["heads"]], np.arange(v.size))
+    assert np.array_equal(st["positions"], np.cumsum(st["flags"]) - st["flags"])
+
+
+# -- the diagrams ----------------------------------------------------------------------
+def _texts(fig):
+    return [t for ax in fig.axes for t in ax.texts]
+
+
+def _check_style(fig):
+    assert fig.get_size_inches()[0] <= 7.5
+    assert min(t.get_fontsize() for t in _texts(fig)) >= 9
+
+
+def test_rle_diagram_shows_what_the_reference_computes():
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.patches import Rectangle
+
+    from perflab.chapters.scan import diagrams
+    x = diagrams.RLE_EXAMPLE
+    assert x.size == 16
+    d, st = diagrams.rle_rows(x), rle.numpy_steps(x)
+    for key in ("flags", "positions", "heads", "values", "lengths"):
+        assert np.array_equal(d[key], st[key]), key
+    fig = diagrams.rle_figure()
+    _check_style(fig)
+    cells = [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]
+    runs = st["values"].size
+    assert len(cells) == 4 * 16 + 2 * runs        # index, input, flags, scan; values, lengths
+    words = [t.get_text() for t in _texts(fig)]
+    for row in ("values", "lengths"):
+        for v in st[row]:
+            assert str(int(v)) in words
+    assert f"{runs} runs" in " ".join(words)
+
+
+def test_lookback_walk_is_an_exclusive_scan_and_waits_on_x():
+    from perflab.chapters.scan import diagrams
+    sums = diagrams.TILE_SUMS
+    first, last = (diagrams.lookback_walk(p, sums, len(sums) - 1) for p in diagrams.POLLS)
+    assert first["prefix"] is None and diagrams.POLLS[0][first["waits_on"]] == "X"
+    assert last["prefix"] == int(np.cumsum(sums)[-2])
+    assert diagrams.POLLS[1][last["read"][-1]] == "P"
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        n = int(rng.integers(2, 12))
+        v = rng.integers(0, 50, n)
+        states = ["P"] + [str(rng.choice(["P", "A"])) for _ in range(n - 2)] + [None]
+        assert diagrams.lookback_walk(states, v, n - 1)["prefix"] == int(v[:-1].sum())
+
+
+def test_lookback_diagram_draws_the_computed_prefix():
+    import matplotlib
+    matplotlib.use("Agg")
+
+    from perflab.chapters.scan import diagrams
+    fig = diagrams.lookback_figure()
+    _check_style(fig)
+    words = " ".join(t.get_text() for t in _texts(fig))
+    prefix = diagrams.lookback_walk(diagrams.POLLS[1], diagrams.TILE_SUMS, 7)["prefix"]
+    assert f"= {prefix} " in words
+    for state in ("not ready", "aggregate", "inclusive prefix"):
+        assert state in words
+
+
+# -- the pages' tables -----------------------------------------------------------------
+class _Keys(dict):
+    """A summary in which every key is 50.0 (the tables' formatting, not their data)."""
+
+    def __missing__(self, key):
+        return "16+4 warps" if key.endswith("shape") else 50.0
+
+
+def test_the_tries_tables_have_one_line_a_try_and_no_nan():
+    from perflab.chapters.scan import report
+    s = _Keys(serial_n_log2=24)
+    for df, kernels in ((report.scan_tries_table(s), {"01", "02", "03", "16"}),
+                        (report.rle_tries_table(s), {"04", "05", "17", "23", "24", "25"})):
+        assert kernels <= set(df["kernel"])
+        assert not df.isna().any().any()
+        assert df["kept?"].str.startswith(("kept", "dropped", "replaced", "its idea")).all()
+    cost = report.lookback_cost_table(s)
+    assert len(cost) == 3 and (cost["cost"] == 0).all()
+    assert report.powers_of_two({"a_n_log2": 24, "b": 3}) == {"a_n_pow": "2^24"}
+
+
+def test_no_page_puts_a_glued_value_inside_math():
+    from perflab import paths
+    for page in ("03-scan", "03-rle"):
+        text = (paths.ROOT / "chapters" / f"{page}.md").read_text()
+        for math in re.findall(r"\$[^$\n]+\$", text):
+            assert "glue" not in math, (page, math)
+        assert "seed" not in text.lower(), page
 
 
 # -- on a GPU --------------------------------------------------------------------------

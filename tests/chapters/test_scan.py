@@ -81,6 +81,36 @@ def test_numpy_steps_are_the_encoder_step_by_step(x):
     assert np.array_equal(st["positions"], np.cumsum(st["flags"]) - st["flags"])
 
 
+# -- the library's variants and default -------------------------------------------------
+def test_variants_lists_every_string_scan_accepts():
+    assert len(set(ops.VARIANTS)) == len(ops.VARIANTS) and set(ops.RACED) <= set(ops.VARIANTS)
+    for v in ops.VARIANTS:
+        assert ops.specs(v, "int32", True)          # each names its kernels
+    # the dispatch of the timed path knows no other names
+    import inspect
+    named = set(re.findall(r'variant == "([a-z-]+)"', inspect.getsource(ops.enqueue)))
+    named |= set(re.findall(r'variant == "([a-z-]+)"', inspect.getsource(ops.specs)))
+    assert named <= set(ops.VARIANTS)
+
+
+@pytest.mark.parametrize("bad", ["", "Single-Pass", "bulk-nolookback", "cub", "nope"])
+@pytest.mark.parametrize("n", [0, 1, 1000])
+def test_an_unknown_variant_is_refused_at_every_size(bad, n):
+    # refused before the array is looked at: the empty input too, and with no GPU
+    with pytest.raises(ConfigError, match="unknown scan variant.*known: serial"):
+        ops.scan(np.zeros(n, dtype=np.int32), variant=bad)
+    with pytest.raises(ConfigError, match="unknown scan variant"):
+        ops.specs(bad)
+
+
+def test_the_default_is_the_fastest_variant_the_gpu_supports(monkeypatch):
+    monkeypatch.setattr(ops, "bulk_missing", lambda *a: None)
+    assert ops.default_variant() == "bulk"
+    monkeypatch.setattr(ops, "bulk_missing", lambda *a: "needs compute capability 9.0")
+    assert ops.default_variant() == "single-pass"
+    assert "default_variant" in ops.scan.__doc__ and '"bulk"' in ops.scan.__doc__
+
+
 # -- the diagrams ----------------------------------------------------------------------
 def _texts(fig):
     return [t for ax in fig.axes for t in ax.texts]
@@ -210,6 +240,8 @@ def test_scans_at_edge_sizes(live, dtype, n):
     import cupy as cp
     x = ex.fresh(n, dtype, 7)
     for v in ops.VARIANTS:
+        if v == "bulk" and ops.bulk_missing():
+            continue
         for inc in (True, False):
             out = ops.scan(x, inclusive=inc, variant=v)
             assert ex.check_scan(out, x, inc).correct, (v, inc)

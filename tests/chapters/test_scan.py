@@ -191,7 +191,7 @@ def test_the_tries_tables_have_one_line_a_try_and_no_nan():
         assert df["kept?"].str.startswith(("kept", "dropped", "replaced", "its idea")).all()
     cost = report.lookback_cost_table(s)
     assert len(cost) == 3 and (cost["cost"] == 0).all()
-    assert report.powers_of_two({"a_n_log2": 24, "b": 3}) == {"a_n_pow": "2^24"}
+    assert report.powers_of_two({"a_n_log2": 24, "b": 3}) == {"a_n_pow": "2²⁴"}
 
 
 def test_no_page_puts_a_glued_value_inside_math():

@@ -195,8 +195,9 @@ def sizes_figure(fig, sizes, bulk=None):
     ax2.axhline(2 / 3, color="C2", lw=0.8, ls=":")
     ax2.text(2 ** 10, 2 / 3 + 0.02, "2/3: the three kernels' bound", color="C2", fontsize=9)
     handles, labels = ax1.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
-    fig.tight_layout(rect=(0, 0.2, 1, 1))
+    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.01), ncol=3,
+               fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.22, 1, 1))
 
 
 def rle_figure(ax, rle, n=1 << 25):
@@ -1630,7 +1631,8 @@ def scan_tries_table(s: dict) -> pd.DataFrame:
     and bulk_summary."""
     rows = [
         ("one thread of each block works", "01",
-         f"{s['serial_of_copy']:.1f} % of the copy at 2^{s['serial_n_log2']}",
+         f"{s['serial_of_copy']:.1f} % of the copy at "
+         + "2" + str(int(s["serial_n_log2"])).translate(_SUPERSCRIPT),
          "replaced by 02: too few loads in flight"),
         ("every thread works, three kernels", "02", f"{_pct(s, 'tk_of_copy')} of the copy",
          "kept as the step that shows the 2/3 bound"),
@@ -1662,7 +1664,7 @@ def scan_tries_table(s: dict) -> pd.DataFrame:
          f"{_pct(s, 'bk6_of_copy')}, {_x(s, 'bk6_x_torch')} torch.cumsum",
          "kept: the fastest (variant \"bulk\")"),
     ]
-    return pd.DataFrame(rows, columns=["idea", "kernel", "result at 2^28 int32", "kept?"])
+    return pd.DataFrame(rows, columns=["idea", "kernel", "result at 2²⁸ int32", "kept?"])
 
 
 def lookback_cost_table(s: dict) -> pd.DataFrame:
@@ -1750,8 +1752,23 @@ def rle_page_summary(s: dict) -> dict:
             "rle_torch_host_over_room_call": s["rm17_ct_torch_host_us"] / s["rm17_ct_rm_call_us"]}
 
 
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def powers_of_two(s: dict) -> dict:
-    """The sizes the pages quote as plain text ("2^24"), never inside $…$ math: keys
+    """The sizes the pages quote as plain text ("2²⁴"), never inside $…$ math: keys
     `*_n_pow` from the `*_n_log2` keys of `s`."""
-    return {k.replace("_n_log2", "_n_pow"): f"2^{int(v)}" for k, v in s.items()
-            if k.endswith("_n_log2") and v == v}
+    return {k.replace("_n_log2", "_n_pow"): "2" + str(int(v)).translate(_SUPERSCRIPT)
+            for k, v in s.items() if k.endswith("_n_log2") and v == v}
+
+
+def serial_source() -> str:
+    """kernels/03-scan/01_serial_block.cu for the page, with the lab's old word for the
+    write-up it came from renamed in its identifiers and first comment (the file itself,
+    whose hash is in the recorded rows, stays as it ran)."""
+    from ... import paths
+    text = (paths.ROOT / "kernels" / "03-scan" / "01_serial_block.cu").read_text()
+    for old, new in (("The seed's scan", "The portfolio's scan"), ("SEED_BLOCK", "SERIAL_BLOCK"),
+                     ("seed_", "serial_")):
+        text = text.replace(old, new)
+    return text

@@ -291,3 +291,14 @@ def test_every_swept_pipeline_shape_can_run_and_the_defaults_are_in_the_specs():
     assert all(ex.pipeline_reason(*shape) is None for shape in ops.PIPELINE_SHAPES)
     assert "scan.targets" in registry.all_experiments()
     assert ops.traffic_bytes("pipelined", 1 << 28, 4) < 2 * 4 * (1 << 28) * 1.01
+
+
+def test_used_by_keeps_the_quoted_keys_and_refuses_a_missing_one(tmp_path, monkeypatch):
+    from perflab import paths
+    from perflab.chapters.scan import report
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "x.md").write_text("a {glue:text}`k1:.2f` b {glue:text}`k2`")
+    monkeypatch.setattr(paths, "ROOT", tmp_path)
+    assert report.used_by({"k1": 1.0, "k2": "s", "k3": 3}, "x") == {"k1": 1.0, "k2": "s"}
+    with pytest.raises(KeyError, match="k2"):
+        report.used_by({"k1": 1.0}, "x")

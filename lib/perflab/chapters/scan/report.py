@@ -1772,3 +1772,18 @@ def serial_source() -> str:
                      ("seed_", "serial_")):
         text = text.replace(old, new)
     return text
+
+
+def used_by(values: dict, page: str) -> dict:
+    """The entries of `values` that chapters/<page>.md quotes with {glue:text}: the pages
+    glue only those (thousands of keys across the runs, some eighty a page). A key the
+    page quotes and `values` lacks is an error here, not a blank in the book."""
+    import re
+
+    from ... import paths
+    text = (paths.ROOT / "chapters" / f"{page}.md").read_text()
+    names = set(re.findall(r"\{glue:text\}`([^`:]+)", text))
+    missing = sorted(names - set(values))
+    if missing:
+        raise KeyError(f"chapters/{page}.md quotes keys no summary gives: {missing}")
+    return {k: values[k] for k in sorted(names)}

@@ -1,5 +1,5 @@
-"""Parallel scan and run-length encoding (chapters/03-scan.md): the seed's
-serial-in-block scan, the three-kernel fix, a single-pass decoupled look-back scan, and
+"""Parallel scan (chapters/03-scan.md) and run-length encoding (chapters/03-rle.md): the
+portfolio's serial-in-block scan, the three-kernel fix, a single-pass decoupled look-back scan, and
 run-length encoding built on the scan, each checked before it is timed next to CUB
 (through CuPy and PyTorch) and the copy of the same bytes, in the same run.
 
@@ -24,7 +24,10 @@ test_scan_ballot.py, test_scan_graph.py, test_scan_room.py).
 from __future__ import annotations
 
 CHAPTER = "03-scan"
-TITLE = "Parallel scan and run-length encoding"
+TITLE = "Parallel scan"
+#: the pages this package serves: chapters/03-scan.md and chapters/03-rle.md (Run-length
+#: encoding), both built on these experiments, kernels and results
+PAGES = (CHAPTER, "03-rle")
 
 from . import experiments  # noqa: E402,F401  (registers scan.*)
 from . import bulk  # noqa: E402,F401  (registers scan.bulk, scan.rle_bulk, scan.bulk_profile)

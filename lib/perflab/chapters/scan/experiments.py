@@ -257,7 +257,7 @@ def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
                 x = fresh(n, dt, s, dist)
                 out = cp.empty_like(x)
                 for inc in (True, False):
-                    calls = {v: ours(v, inc) for v in ops.VARIANTS}
+                    calls = {v: ours(v, inc) for v in ops.RACED}
                     calls.update({k: v for k, v in baselines(x, out, inc).items() if k != "copy"})
                     for name, fn in calls.items():
                         if name == "serial" and n > 1 << 22:
@@ -266,7 +266,7 @@ def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
                         ctx.row(variant=name, params={"n": n, "dtype": dt, "inclusive": inc,
                                                       "input": dist},
                                 metrics={}, check=chk,
-                                kernels=ops.specs(name, dt, inc) if name in ops.VARIANTS else [],
+                                kernels=ops.specs(name, dt, inc) if name in ops.RACED else [],
                                 launch=launches, seed=s)
                 del x, out
                 TORCH_VIEWS.clear()
@@ -275,7 +275,7 @@ def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
 
 @experiment("scan.float_order", title="Summation order and the float32 result",
             small={"sizes": (1 << 16,)},
-            kernels=lambda: [s for v in ops.VARIANTS for s in ops.specs(v, "float32", True)])
+            kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "float32", True)])
 def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
     """One float32 input, scanned by every variant, by CUB, and sequentially on the CPU
     (NumPy's float32 cumsum adds left to right); each against the float64 scan."""
@@ -285,7 +285,7 @@ def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
         x = fresh(n, "float32", s)
         ref = cp.cumsum(x, dtype=cp.float64)
         out = cp.empty_like(x)
-        calls = {v: ours(v, True) for v in ops.VARIANTS}
+        calls = {v: ours(v, True) for v in ops.RACED}
         calls.update({k: v for k, v in baselines(x, out, True).items() if k != "copy"})
         calls["NumPy float32 (CPU, left to right)"] = None
         for name, fn in calls.items():
@@ -302,7 +302,7 @@ def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
                     metrics={"rel_err_last": (last, "1"), "tolerance": (tol, "1")},
                     check=Check(c.rel_err <= tol and c.unwritten == 0, c.rel_err, tol,
                                 c.unwritten),
-                    kernels=ops.specs(name, "float32", True) if name in ops.VARIANTS else [],
+                    kernels=ops.specs(name, "float32", True) if name in ops.RACED else [],
                     seed=s)
         del x, ref, out
         TORCH_VIEWS.clear()
@@ -347,7 +347,7 @@ def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
     for name, d in info.items():
         useful = 2 * x.nbytes
         metrics = {"bytes_moved": ((ops.traffic_bytes(d["variant"], n, x.itemsize)
-                                    if d["variant"] in ops.VARIANTS else useful), "B")}
+                                    if d["variant"] in ops.RACED else useful), "B")}
         if name in res:
             metrics.update(timing_metrics(res[name], useful))
             metrics.update(ratio_metrics(res, name))
@@ -366,12 +366,12 @@ def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
 
 @experiment("scan.sizes", title="int32 inclusive scan from 2^10 to 2^30 elements",
             small={"sizes": (1000003,)},
-            kernels=lambda: [s for v in ops.VARIANTS for s in ops.specs(v, "int32", True)])
+            kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "int32", True)])
 def sizes(ctx, sizes=SWEEP_SIZES):
     """At each size: the three scans, CUB through CuPy and PyTorch, and a copy of the
     input's bytes, timed round by round in the same run."""
     for n in sizes:
-        time_set(ctx, n, "int32", (True,), ops.VARIANTS, budget_s=0.6)
+        time_set(ctx, n, "int32", (True,), ops.RACED, budget_s=0.6)
 
 
 @experiment("scan.dtypes", title="int32, int64, float32; inclusive and exclusive",
@@ -613,7 +613,7 @@ def profile_missing():
 
 @experiment("scan.profile", title="Where the seed's scan loses: profiler counters",
             small={"segments": ()}, requires=profile_missing,
-            kernels=lambda: [s for v in ops.VARIANTS for s in ops.specs(v, "int32", True)])
+            kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "int32", True)])
 def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
                            ("single-pass", 1 << 24), ("cupy.cumsum (CUB)", 1 << 24))):
     """Each scan once under Nsight Compute at 2^24 int32: DRAM bytes, occupancy and how
@@ -628,7 +628,7 @@ def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
                                      "%", None)}
     plan = [{"variant": v, "n": n} for v, n in segments]
     for seg in run_ncu(plan, child="perflab.chapters.scan.profiling", extra_metrics=extra):
-        specs = ops.specs(seg["variant"], "int32", True) if seg["variant"] in ops.VARIANTS else []
+        specs = ops.specs(seg["variant"], "int32", True) if seg["variant"] in ops.RACED else []
         ctx.row(variant=seg["variant"], params={"n": seg["n"], "dtype": "int32"},
                 metrics=seg["metrics"], kernels=specs,
                 profiled_kernels=", ".join(seg["kernels"]))

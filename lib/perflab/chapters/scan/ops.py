@@ -1,30 +1,34 @@
-"""The scans of chapter 3 as Python calls, checked before anything is launched.
+"""The scans of the scan chapter as Python calls, checked before anything is launched.
 
-    out = scan(x, inclusive=True, variant="single-pass", block=256, items=16)
+    out = scan(x)                            # the fastest variant this GPU runs
+    out = scan(x, inclusive=False, variant="single-pass", block=256, items=16)
 
 `x` is a 1-D contiguous CuPy array of int32, int64 or float32; `out` (optional) an array of
 the same shape and dtype that does not overlap `x`. Integer sums wrap as C's do (modulo
 2^32 or 2^64), which is exact; float sums are float32 in the order the kernel adds.
 
-Variants (one idea each, kernels/03-scan/):
-  "serial"       01_serial_block.cu: the seed's three kernels, one thread per block works
+Variants (one idea each, kernels/03-scan/; VARIANTS lists them all, and `scan` refuses
+any other string):
+  "serial"       01_serial_block.cu: the three kernels the lab started from, one thread
+                 per block works
   "three-kernel" 02_three_kernel.cu: reduce, scan the totals, scan the tiles
   "single-pass"  03_single_pass.cu: one pass, decoupled look-back
   "pipelined"    08_single_pass_pipelined.cu: the same look-back, persistent blocks that
                  keep STAGES tiles loading into shared memory (cp.async) ahead of the work
-                 (not in VARIANTS: its own experiments, scan.pipeline and scan.targets)
+                 (its own experiments, scan.pipeline and scan.targets)
   "staged"       10_single_pass_staged.cu: 03 with the tile waiting in shared memory
                  (cp.async) instead of registers, so more tiles fit on an SM
   "lookahead"    12_single_pass_lookahead.cu: 10 with one more warp that looks back
-                 while the tile loads, the chapter's fastest scan (neither in VARIANTS:
-                 their sweep is scan.staged; 12's checks and timing at its default are
-                 scan.targets, its 1000 back-to-back calls scan.stress)
+                 while the tile loads (their sweep is scan.staged; 12's checks and
+                 timing at its default are scan.targets, its 1000 back-to-back calls
+                 scan.stress)
   "chunked"      14_single_pass_chunked.cu: persistent blocks that reduce a chunk from
                  memory, look back for the previous one meanwhile, then scan that one
                  again from L2 (its sweep is scan.chunked)
   "bulk"         16_single_pass_bulk.cu: tiles bulk-copied into a shared-memory ring, one
                  sequencer warp for the grid turns aggregates into prefixes; compute
-                 capability 9.0 and later (its sweep is scan.bulk)
+                 capability 9.0 and later (its sweep is scan.bulk); the fastest, and
+                 the default where it runs (see `default_variant`)
 """
 from __future__ import annotations
 
@@ -36,7 +40,11 @@ from . import CHAPTER
 
 #: dtype name -> C type of the kernels' template parameter
 CTYPES = {"int32": "int", "int64": "long long", "float32": "float"}
-VARIANTS = ("serial", "three-kernel", "single-pass")
+#: the three scans that scan.check, scan.sizes, scan.float_order and scan.profile race
+#: (their recorded rows are these three)
+RACED = ("serial", "three-kernel", "single-pass")
+#: every variant `scan` accepts
+VARIANTS = RACED + ("pipelined", "staged", "lookahead", "chunked", "bulk")
 DEFAULT_BLOCK, DEFAULT_ITEMS = 256, 32          # DEFAULT_ITEMS: for 4-byte values
 #: The single pass's look-back ("block": every thread reads a predecessor; "warp": one
 #: warp, 32 per step) and its grid ("persistent": resident blocks loop over tiles and
@@ -625,10 +633,41 @@ def _totals(dtype, tiles):
     return a
 
 
-def scan(x, out=None, *, inclusive: bool = True, variant: str = "single-pass",
-         block: int = DEFAULT_BLOCK, items: int | None = None):
+def default_variant() -> str:
+    """The variant `scan` runs when none is named: the fastest this GPU supports.
+
+    - "bulk" (16) where the GPU has bulk copies (compute capability 9.0 and later): on the
+      H200 it reached 0.87 of the copy and 1.5× torch.cumsum at 2^28 int32, the fastest
+      scan of the chapter (scan.targets), on every dtype.
+    - "single-pass" (03) elsewhere. 12 ("lookahead") and 14 ("chunked") were a few points
+      of the copy faster than 03 on the H200, but they were measured only there, and 14
+      falls well below 03 on int64 (two-word status); 03 is the plain single pass the
+      lab keeps as its portable default.
+    """
+    return "bulk" if bulk_missing() is None else "single-pass"
+
+
+def check_variant(variant: str) -> None:
+    """ConfigError unless `variant` is one of VARIANTS."""
+    if variant not in VARIANTS:
+        raise ConfigError(f"unknown scan variant {variant!r}; known: {', '.join(VARIANTS)}")
+
+
+def scan(x, out=None, *, inclusive: bool = True, variant: str | None = None,
+         block: int | None = None, items: int | None = None):
     """The inclusive (or exclusive) prefix sum of `x` into `out` (made if None); returns
-    `out`. Checks every argument first (ConfigError with the reason)."""
+    `out`. Checks every argument first (ConfigError with the reason), an unknown
+    `variant` at every size, the empty input included.
+
+    `variant` is one of VARIANTS; by default (None) the fastest this GPU supports:
+    "bulk" (16, compute capability 9.0 and later), else "single-pass" (03); see
+    `default_variant` for the measurements and the reason. `block` and `items` shape the
+    tile of "single-pass", "three-kernel" and "serial" only; given without a variant,
+    they name the single pass."""
+    if variant is None:
+        variant = "single-pass" if (block, items) != (None, None) else default_variant()
+    check_variant(variant)
+    block = block or DEFAULT_BLOCK
     import cupy as cp
     check_array(x)
     if out is None:

@@ -30,7 +30,7 @@ def prepare(segments: list[dict]) -> list:
             shape = tuple(seg["shape"]) if seg.get("shape") else None
             run(x, shape, seg.get("diag", 0))
             fn = (lambda x=x, run=run: run(x))
-        elif seg["variant"] in ops.VARIANTS + ("lookahead", "chunked", "bulk"):
+        elif seg["variant"] in ops.RACED + ("lookahead", "chunked", "bulk"):
             fn = (lambda x=x, out=out, v=seg["variant"]: ops.enqueue(x, out, True, v))
         else:
             fn = (lambda x=x, out=out: cp.cumsum(x, dtype=x.dtype, out=out))

@@ -14,7 +14,7 @@ COLORS = {"single-pass": "C0", "three-kernel": "C2", "serial": "C1",
           "fused": "C0", "unfused": "C2", "torch.unique_consecutive": "0.25",
           "NumPy (CPU)": "C4"}
 LABELS = {"single-pass": "single pass (03)", "three-kernel": "three kernels, fixed (02)",
-          "serial": "seed: serial in block (01)", "cupy.cumsum (CUB)": "cupy.cumsum (CUB)",
+          "serial": "serial in block (01)", "cupy.cumsum (CUB)": "cupy.cumsum (CUB)",
           "torch.cumsum": "torch.cumsum (CUB)", "copy": "copy (cudaMemcpy)"}
 
 
@@ -162,9 +162,10 @@ def targets(s: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def sizes_figure(fig, sizes):
+def sizes_figure(fig, sizes, bulk=None):
     """Left: time per call against n (launch-bound at small n); right: fraction of the
-    copy measured in the same rounds."""
+    copy measured in the same rounds. With `bulk` (scan.bulk's rows), 16 at its default
+    shape is drawn at the sizes that run measured (its own copy in its own rounds)."""
     ax1, ax2 = fig.subplots(1, 2)
     for v in ("serial", "three-kernel", "single-pass", "cupy.cumsum (CUB)", "torch.cumsum", "copy"):
         d = sizes[(sizes["variant"] == v) & sizes["median_ms"].notna()].sort_values("n")
@@ -177,16 +178,26 @@ def sizes_figure(fig, sizes):
         if v != "copy":
             ax2.plot(d["n"], d["of_copy"], ls, marker="o", ms=3, color=COLORS[v], label=LABELS[v])
             ax2.fill_between(d["n"], d["of_copy_min"], d["of_copy_max"], color=COLORS[v], alpha=0.2)
+    if bulk is not None and len(bulk):
+        d = bulk[(bulk["variant"] == "bulk") & bulk["median_ms"].notna()].sort_values("n")
+        if len(d):
+            kw = dict(color="C3", marker="D", ms=5, ls="none", label="bulk copy + sequencer (16)")
+            ax1.plot(d["n"], d["median_ms"] * 1e3, **kw)
+            ax2.plot(d["n"], d["of_copy"], **kw)
+            ax2.errorbar(d["n"], d["of_copy"], yerr=[d["of_copy"] - d["of_copy_min"],
+                         d["of_copy_max"] - d["of_copy"]], color="C3", ls="none")
     for ax in (ax1, ax2):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("elements (int32)")
     ax1.set_yscale("log")
     ax1.set_ylabel("time per call (µs)")
     ax2.set_ylabel("speed as a fraction of the copy")
-    ax2.axhline(0.85, color="0.6", lw=0.8, ls=":")
     ax2.axhline(2 / 3, color="C2", lw=0.8, ls=":")
-    ax1.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
+    ax2.text(2 ** 10, 2 / 3 + 0.02, "2/3: the three kernels' bound", color="C2", fontsize=9)
+    handles, labels = ax1.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.01), ncol=3,
+               fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.22, 1, 1))
 
 
 def rle_figure(ax, rle, n=1 << 25):
@@ -198,10 +209,10 @@ def rle_figure(ax, rle, n=1 << 25):
         ys = [_get(_one(d, variant=v, kind=k), "median_ms") * 1e3 for k in kinds]
         ax.bar([i + j * w for i in range(len(kinds))], ys, w, color=COLORS[v], label=v)
     ax.set_xticks([i + w * (len(variants) - 1) / 2 for i in range(len(kinds))])
-    ax.set_xticklabels([f"{k} runs" for k in kinds], fontsize=8)
+    ax.set_xticklabels([f"{k} runs" for k in kinds], fontsize=9)
     ax.set_yscale("log")
-    ax.set_ylabel(f"time per encode of 2^{int(math.log2(n))} int32 (µs)")
-    ax.legend(fontsize=7)
+    ax.set_ylabel(f"µs per encode of 2^{int(math.log2(n))} int32")
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
 
 
 def sizes_table(sizes):
@@ -1290,18 +1301,18 @@ def call_time_figure(ax, rows) -> None:
                     label=None if name in seen else name)
             seen.add(name)
             left += w
-        ax.text(left + 1, i, f"{left:.0f} µs", va="center", fontsize=8)
+        ax.text(left + 1, i, f"{left:.0f} µs", va="center", fontsize=9)
     need = s["ct_need_call_us"]
     ax.axvline(need, color="C3", lw=1, ls="--")
     ax.text(need - 1, -0.55, f"4× the torch call ({s['ct_torch_call_us']:.0f} µs): {need:.0f} µs",
-            color="C3", fontsize=8, va="center", ha="right")
+            color="C3", fontsize=9, va="center", ha="right")
     ax.set_yticks(range(len(bars)))
     ax.set_yticklabels([b[0] for b in bars], fontsize=9)
     ax.invert_yaxis()
     ax.set_ylim(len(bars) - 0.3, -0.9)
     ax.set_xlim(0, max(sum(w for _, w in b[1]) for b in bars) * 1.4)   # (room for the legend)
     ax.set_xlabel(f"time a call, $2^{{{s['ct_n_log2']}}}$ int32 on runs of 1–15 (µs)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=9, loc="lower right")
 
 
 # -- the twelfth try: the ballot encoder (23) ---------------------------------------------
@@ -1601,3 +1612,178 @@ def targets_seventeenth_try(s: dict) -> pd.DataFrame:
     scan.rle_room's race, and its call against the torch call in the call-time part's
     rounds."""
     return _call_targets(s, "rm17", "rm", "roomy encoder", "25")
+
+
+# -- the two distilled pages: their tries tables, the look-back's cost, their targets ----
+def _pct(s: dict, k: str) -> str:
+    return f"{s[k]:.0f} %"
+
+
+def _x(s: dict, k: str) -> str:
+    return f"{s[k]:.2f}×"
+
+
+def scan_tries_table(s: dict) -> pd.DataFrame:
+    """Every scan tried on the scan page's way to 16, one line each: the idea, its kernel,
+    its result at 2^28 int32 from its recorded rows (fractions of the copy in the same
+    rounds; the runs differ from line to line), and whether it was kept. `s` holds the
+    keys of summary, pipeline_summary, staged_summary, lookahead_summary, chunked_summary
+    and bulk_summary."""
+    rows = [
+        ("one thread of each block works", "01",
+         f"{s['serial_of_copy']:.1f} % of the copy at "
+         + "2" + str(int(s["serial_n_log2"])).translate(_SUPERSCRIPT),
+         "replaced by 02: too few loads in flight"),
+        ("every thread works, three kernels", "02", f"{_pct(s, 'tk_of_copy')} of the copy",
+         "kept as the step that shows the 2/3 bound"),
+        ("one pass, one warp looks back, one block a tile", "03",
+         f"{_pct(s, 'sp_of_copy')} of the copy, {_x(s, 'sp_x_torch')} torch.cumsum",
+         "kept: the portable single pass"),
+        ("the whole block looks back", "03", f"{s['lb_block_tile']:.0f} % (one warp "
+         f"{s['lb_warp_tile']:.0f} %)", "dropped: no faster"),
+        ("persistent blocks take the next ticket early", "03",
+         f"{s['lb_warp_persistent']:.0f} %", "dropped: fewer blocks fit, slower"),
+        ("persistent blocks, tiles loading ahead by cp.async", "08",
+         f"{_pct(s, 'pl_of_copy')} (03: {_pct(s, 'pl_sp_of_copy')})",
+         "dropped: tiles leave ticket order"),
+        ("the tile waits in shared memory", "10",
+         f"{_pct(s, 'st_of_copy')}; without its look-back {_pct(s, 'st_diag_of_copy')}",
+         "dropped; it showed the look-back is the cost"),
+        ("a warp looks back while the tile loads", "12",
+         f"{_pct(s, 'la4_of_copy')}, {_x(s, 'la4_x_torch')} torch.cumsum",
+         "dropped for 16"),
+        ("bigger tiles for 12", "12", f"{s['la4_sw_lo']:.0f}–{s['la4_sw_hi']:.0f} %",
+         "dropped: the rate is set per tile"),
+        ("reduce from memory, scan again from L2", "14",
+         f"{_pct(s, 'ch5_of_copy')}; without its look-back {_pct(s, 'ch5_diag_of_copy')}",
+         "dropped for 16"),
+        ("two-level look-back over super-chunks", "14",
+         f"first shape {s['ch5_first']:.0f} % → {s['ch5_first_t32']:.0f} %",
+         "dropped with 14"),
+        ("one sequencer warp, tiles by bulk copy into a ring", "16",
+         f"{_pct(s, 'bk6_of_copy')}, {_x(s, 'bk6_x_torch')} torch.cumsum",
+         "kept: the fastest (variant \"bulk\")"),
+    ]
+    return pd.DataFrame(rows, columns=["idea", "kernel", "result at 2²⁸ int32", "kept?"])
+
+
+def lookback_cost_table(s: dict) -> pd.DataFrame:
+    """Three single passes at 2^28 int32 with and without their chaining of the tiles
+    (the diagnostic that scans each tile alone), each pair in the same rounds."""
+    rows = [("10: tile waits in shared memory, warp looks back", "st_of_copy", "st_diag_of_copy"),
+            ("14: reduce from memory, scan from L2, warp looks back", "ch5_of_copy",
+             "ch5_diag_of_copy"),
+            ("16: bulk-copy ring, one sequencer", "bk6_sw_of_copy", "bk6_sw_diag_of_copy")]
+    return pd.DataFrame([{"kernel": k, "with": s[a] / 100, "without": s[b] / 100,
+                          "cost": (s[b] - s[a])} for k, a, b in rows])
+
+
+def rle_tries_table(s: dict) -> pd.DataFrame:
+    """Every encoder tried on the run-length page, one line each: the idea, its kernel,
+    its result on 2^25 int32 in runs of 1–15 (× torch.unique_consecutive in its own run,
+    and against its predecessor in the same rounds), and whether it was kept. `s` holds
+    the keys of summary and of the later tries' summaries."""
+    rows = [
+        ("flags, scan and scatter as separate passes", "04",
+         f"{s['rle_short_fused_over_unfused']:.1f}× slower than 05", "kept to show the bytes"),
+        ("flags, scan and scatter fused on 03's look-back", "05",
+         f"{_x(s, 'rle_short_x_torch')}", "kept: the portable encoder"),
+        ("05 on the cp.async pipeline", "09", f"{_x(s, 'pl_rle_x_torch')} (05: "
+         f"{_x(s, 'pl_rle_fused_x_torch')})", "dropped: slower"),
+        ("on 12's look-ahead, runs written in the pass", "13",
+         f"{_x(s, 'la4_rle_short_x_torch')} (05: {_x(s, 'la4_rle_fused_short_x_torch')})",
+         "dropped for 17"),
+        ("on 14: count from memory, write from L2", "15", f"{_x(s, 'ch5_rle_short_x_torch')}",
+         "dropped for 17"),
+        ("a sequencer instead of look-backs, bulk-copy ring", "17",
+         f"{_x(s, 'bk6_rle_short_x_torch')} (15: {_x(s, 'bk6_rle_ch_short_x_torch')})",
+         "its idea kept in 23–25"),
+        ("fewer instructions a step, two blocks an SM", "18",
+         f"{_x(s, 'ln7_short_x_torch')}, {s['ln7_over_bulk']:.2f}× as fast as 17",
+         "dropped: the sequencer is the floor"),
+        ("each head found once, as masks; the chain shared", "19",
+         f"{_x(s, 'mk8_short_x_torch')}, {s['mk8_over_lean']:.2f}× as fast as 18",
+         "dropped: the ring turns at the prefixes' pace"),
+        ("no chain: lockstep rounds, every block reads every count", "20",
+         f"{_x(s, 'rd9_short_x_torch')}, {s['rd9_over_masks']:.2f}× as fast as 19",
+         "dropped for 23"),
+        ("count from registers, read each segment again from L2", "21",
+         f"{_x(s, 'rr10_short_x_torch')}, {s['rr10_over_rounds']:.2f}× as fast as 20",
+         "dropped: slower"),
+        ("21 with the heads left as masks for the writers", "22",
+         f"{_x(s, 'wk11_short_x_torch')}, {s['wk11_over_rounds']:.2f}× as fast as 20",
+         "dropped: no faster"),
+        ("hold only the runs: ballots, three stages, a sequencer", "23",
+         f"{_x(s, 'bl12_short_x_torch')}, {s['bl12_over_rounds']:.2f}× as fast as 20",
+         "kept inside 24 and 25"),
+        ("23 launched as a CUDA graph", "24",
+         f"{_x(s, 'gr15_short_x_torch')}, {s['gr15_over_ballot']:.2f}× as fast as 23",
+         "kept inside 25"),
+        ("6-byte staged heads: L1 room for the loads", "25",
+         f"{_x(s, 'rm17_short_x_torch')}, {s['rm17_over_g384']:.2f}× as fast as 24",
+         "kept: the fastest (encoder \"room\")"),
+    ]
+    return pd.DataFrame(rows, columns=["idea", "kernel", "result (× torch.unique_consecutive)",
+                                       "kept?"])
+
+
+def scan_page_targets(s: dict) -> pd.DataFrame:
+    """The scan page's targets: 03's (summary) and 16's (bulk_summary)."""
+    t = targets(s)
+    t6 = targets_sixth_try(s)
+    return pd.concat([t.iloc[[0, 1, 4, 5]], t6.iloc[[0, 1, 3, 4]]], ignore_index=True)
+
+
+def rle_page_targets(s: dict) -> pd.DataFrame:
+    """The run-length page's targets: 05's (summary), 17's (bulk_summary), 25's
+    (room_summary)."""
+    t = targets(s)
+    t6 = targets_sixth_try(s)
+    return pd.concat([t.iloc[[2, 3]], t6.iloc[[2]], targets_seventeenth_try(s)],
+                     ignore_index=True)
+
+
+def rle_page_summary(s: dict) -> dict:
+    """The few numbers the run-length page derives from the later tries' keys: 25's call
+    against the read ceiling in the same rounds (`rle_room_over_read`), and the torch
+    call's GPU work alone against 25's (`rle_torch_work_over_room`)."""
+    return {"rle_room_over_read": s["rm17_short_us"] / s["rm17_short_read_us"],
+            "rle_torch_work_over_room": s["rm17_ct_torch_queued_us"] / s["rm17_ct_rm_queued_us"],
+            "rle_torch_host_over_room_call": s["rm17_ct_torch_host_us"] / s["rm17_ct_rm_call_us"]}
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def powers_of_two(s: dict) -> dict:
+    """The sizes the pages quote as plain text ("2²⁴"), never inside $…$ math: keys
+    `*_n_pow` from the `*_n_log2` keys of `s`."""
+    return {k.replace("_n_log2", "_n_pow"): "2" + str(int(v)).translate(_SUPERSCRIPT)
+            for k, v in s.items() if k.endswith("_n_log2") and v == v}
+
+
+def serial_source() -> str:
+    """kernels/03-scan/01_serial_block.cu for the page, with the lab's old word for the
+    write-up it came from renamed in its identifiers and first comment (the file itself,
+    whose hash is in the recorded rows, stays as it ran)."""
+    from ... import paths
+    text = (paths.ROOT / "kernels" / "03-scan" / "01_serial_block.cu").read_text()
+    for old, new in (("The seed's scan", "The portfolio's scan"), ("SEED_BLOCK", "SERIAL_BLOCK"),
+                     ("seed_", "serial_")):
+        text = text.replace(old, new)
+    return text
+
+
+def used_by(values: dict, page: str) -> dict:
+    """The entries of `values` that chapters/<page>.md quotes with {glue:text}: the pages
+    glue only those (thousands of keys across the runs, some eighty a page). A key the
+    page quotes and `values` lacks is an error here, not a blank in the book."""
+    import re
+
+    from ... import paths
+    text = (paths.ROOT / "chapters" / f"{page}.md").read_text()
+    names = set(re.findall(r"\{glue:text\}`([^`:]+)", text))
+    missing = sorted(names - set(values))
+    if missing:
+        raise KeyError(f"chapters/{page}.md quotes keys no summary gives: {missing}")
+    return {k: values[k] for k in sorted(names)}

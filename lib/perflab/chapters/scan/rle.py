@@ -901,8 +901,25 @@ def decode(values, lengths, n: int):
     return out
 
 
+def numpy_steps(x: np.ndarray) -> dict:
+    """The encoder's steps on the CPU (NumPy), the chapter's reference: `flags` (1 where
+    an element starts a run), `positions` (the exclusive scan of the flags: a run's slot
+    in the output, read at its head), `heads` (each run's first index), `values` and
+    `lengths` (the output). The run-length page draws its worked example from these."""
+    x = np.asarray(x)
+    n = x.size
+    flags = np.ones(n, dtype=np.int64)
+    if n:
+        flags[1:] = x[1:] != x[:-1]
+    positions = np.cumsum(flags) - flags
+    heads = np.flatnonzero(flags)
+    return {"flags": flags, "positions": positions, "heads": heads, "values": x[heads],
+            "lengths": np.diff(np.append(heads, n)).astype(np.int64)}
+
+
 def numpy_encode(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The CPU encoder (NumPy): (values, lengths)."""
+    """The CPU encoder (NumPy) that scan.rle times: (values, lengths), the same as
+    `numpy_steps` gives (a test holds them equal) without the steps it does not need."""
     n = x.size
     if n == 0:
         return x[:0], np.zeros(0, dtype=np.int64)

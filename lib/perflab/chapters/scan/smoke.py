@@ -34,7 +34,7 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
     extra = (only,) if only else ("pipelined", "staged", "lookahead", "chunked")
     if "bulk" not in extra and ops.bulk_missing() is None and not only:
         extra += ("bulk",)
-    variants = () if only else ops.VARIANTS
+    variants = () if only else ops.RACED
     bad = 0
     for n in sizes:
         for dt in ops.CTYPES:

@@ -1,0 +1,187 @@
+"""The scan and run-length pages' explanatory diagrams, drawn with matplotlib patches.
+
+`lookback_figure` draws the decoupled look-back's tile states (X: nothing published,
+A: the tile's aggregate, P: its inclusive prefix) on a row of eight tiles, twice: the
+look-back of the last tile meeting an X and waiting, then finishing at the nearest P. Its
+numbers come from `lookback_walk`, a model of the look-back that the tests hold against
+NumPy's exclusive scan.
+
+`rle_figure` draws run-length encoding worked on 16 elements: the input, its head flags,
+the exclusive scan of the flags (each run's slot in the output), and the output values
+and lengths, all computed by the chapter's NumPy reference, `rle.numpy_steps`.
+
+Both use the lab's colours (C0 blue, C3 red, greys) on white, every text at 9 pt or more,
+at most 7.5 in wide, so the column never scales them down.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .rle import numpy_steps
+
+#: The fixed 16-element example the run-length page works through.
+RLE_EXAMPLE = np.array([7, 7, 3, 3, 3, 9, 1, 1, 1, 1, 4, 4, 8, 8, 8, 8], dtype=np.int32)
+#: The look-back example: eight tiles' sums, and what each tile had published at two
+#: moments while tile 7 looks back ("P", "A" or "X"; tile 7 itself is looking).
+TILE_SUMS = np.array([4, 3, 5, 2, 6, 1, 3, 5], dtype=np.int64)
+POLLS = (("P", "P", "P", "P", "A", "X", "A", None),
+         ("P", "P", "P", "P", "A", "A", "A", None))
+FONT = 10
+WIDTH_IN = 7.4
+
+STATE_FILL = {"P": "C0", "A": "#b9d3ea", "X": "0.88", None: "white"}
+STATE_TEXT = {"P": "white", "A": "black", "X": "0.3", None: "C3"}
+STATE_WORD = {"P": "inclusive prefix", "A": "aggregate", "X": "not ready"}
+
+
+def published(states, sums) -> list:
+    """What each tile's status word holds in the state `states`: its inclusive prefix
+    (P), its own sum (A) or nothing (X), computed from the tiles' sums."""
+    incl = np.cumsum(sums)
+    out = []
+    for s, a, p in zip(states, sums, incl):
+        out.append(int(p) if s == "P" else int(a) if s == "A" else None)
+    return out
+
+
+def lookback_walk(states, sums, tile: int) -> dict:
+    """The look-back of `tile` over its predecessors' words, nearest first: it adds the
+    aggregates (A) it passes and stops at the first inclusive prefix (P), giving the tile's
+    exclusive prefix; a word with nothing yet (X) stops the walk, which must poll again.
+    Returns {"read": tiles read in order, "prefix": the exclusive prefix or None,
+    "waits_on": the X tile or None}."""
+    words = published(states, sums)
+    read, total = [], 0
+    for t in range(tile - 1, -1, -1):
+        read.append(t)
+        if states[t] == "X":
+            return {"read": read, "prefix": None, "waits_on": t}
+        total += words[t]
+        if states[t] == "P":
+            return {"read": read, "prefix": total, "waits_on": None}
+    return {"read": read, "prefix": total, "waits_on": None}
+
+
+def _cell(ax, x, y, w, h, fill, edge="0.3", lw=1.0):
+    from matplotlib.patches import Rectangle
+    ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor=edge, lw=lw))
+
+
+def lookback_figure(fig=None):
+    """The look-back's two polls on eight tiles; returns the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch
+
+    tiles = len(TILE_SUMS)
+    looking = tiles - 1
+    fig = fig or plt.figure(figsize=(WIDTH_IN, 3.6))
+    ax = fig.add_axes([0.0, 0.0, 1.0, 1.0])
+    ax.set_xlim(-1.9, tiles + 0.1)
+    ax.set_ylim(-1.05, 5.0)
+    ax.axis("off")
+    for i in range(tiles):
+        ax.text(i + 0.45, 4.72, f"tile {i}", ha="center", va="center", fontsize=FONT)
+    for row, states in enumerate(POLLS):
+        y = 2.55 - row * 2.35
+        words = published(states, TILE_SUMS)
+        walk = lookback_walk(states, TILE_SUMS, looking)
+        ax.text(-1.85, y + 0.85, "first poll" if row == 0 else "next poll",
+                ha="left", va="center", fontsize=FONT, weight="bold")
+        for i, s in enumerate(states):
+            edge, lw = ("C3", 2.2) if i == looking else ("0.3", 1.0)
+            _cell(ax, i, y, 0.9, 1.3, STATE_FILL[s], edge, lw)
+            if s is None:
+                ax.text(i + 0.45, y + 0.65, "looks\nback", ha="center", va="center",
+                        fontsize=FONT, color="C3")
+                continue
+            ax.text(i + 0.45, y + 0.88, s, ha="center", va="center", fontsize=14,
+                    weight="bold", color=STATE_TEXT[s])
+            ax.text(i + 0.45, y + 0.33, "–" if words[i] is None else str(words[i]),
+                    ha="center", va="center", fontsize=FONT, color=STATE_TEXT[s])
+        prev = looking
+        for k, t in enumerate(walk["read"]):
+            ax.add_patch(FancyArrowPatch((prev + 0.4, y + 1.32), (t + 0.5, y + 1.32),
+                                         connectionstyle="arc3,rad=0.55", arrowstyle="-|>",
+                                         mutation_scale=11, color="C3", lw=1.3))
+            prev = t
+        if walk["prefix"] is None:
+            msg = (f"tile {walk['waits_on']} has published nothing yet: the walk stops "
+                   f"there and polls again")
+        else:
+            parts = " + ".join(str(published(states, TILE_SUMS)[t]) for t in walk["read"])
+            msg = (f"prefix of tile {looking} = {parts} = {walk['prefix']} "
+                   f"(A words added, stop at the first P)")
+        ax.text(-1.85, y - 0.32, msg, ha="left", va="center", fontsize=FONT)
+    lx = -1.85
+    for s in ("X", "A", "P"):
+        _cell(ax, lx, -0.95, 0.32, 0.32, STATE_FILL[s])
+        ax.text(lx + 0.16, -0.79, s, ha="center", va="center", fontsize=9,
+                color=STATE_TEXT[s], weight="bold")
+        ax.text(lx + 0.42, -0.79, STATE_WORD[s], ha="left", va="center", fontsize=FONT)
+        lx += 2.75
+    return fig
+
+
+#: the rows of the worked example, top to bottom: (key of numpy_steps or "x", label)
+RLE_ROWS = (("index", "index i"), ("x", "input x"), ("flags", "head flag"),
+            ("positions", "exclusive scan"))
+
+
+def rle_rows(x=RLE_EXAMPLE) -> dict:
+    """What the diagram shows, from `rle.numpy_steps`: the rows over the input, and the
+    output (values, lengths, heads) with one cell a run."""
+    st = numpy_steps(x)
+    return {"index": np.arange(x.size), "x": np.asarray(x), "flags": st["flags"],
+            "positions": st["positions"], "heads": st["heads"], "values": st["values"],
+            "lengths": st["lengths"]}
+
+
+def rle_figure(fig=None, x=RLE_EXAMPLE):
+    """Run-length encoding of `x` (16 elements) step by step; returns the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch
+
+    d = rle_rows(x)
+    n, runs = x.size, d["values"].size
+    fig = fig or plt.figure(figsize=(WIDTH_IN, 3.7))
+    ax = fig.add_axes([0.0, 0.0, 1.0, 1.0])
+    cw, left = 0.62, 2.3
+    ax.set_xlim(0, left + n * cw + 0.1)
+    ax.set_ylim(-3.35, 4.25)
+    ax.axis("off")
+    heads = set(int(h) for h in d["heads"])
+    for r, (key, label) in enumerate(RLE_ROWS):
+        y = 3.3 - r * 1.0
+        ax.text(left - 0.15, y + 0.4, label, ha="right", va="center", fontsize=FONT)
+        for i in range(n):
+            head = i in heads
+            fill = "white" if key == "index" else ("#f6d2d2" if head else "white")
+            edge = "none" if key == "index" else "0.4"
+            _cell(ax, left + i * cw, y, cw, 0.8, fill, edge)
+            color = "C3" if head and key in ("flags", "positions") else (
+                "0.45" if key == "index" else "black")
+            ax.text(left + i * cw + cw / 2, y + 0.4, str(int(d[key][i])), ha="center",
+                    va="center", fontsize=FONT, color=color,
+                    weight="bold" if head and key != "index" else "normal")
+    # output: one cell a run, at the slot its head's scan gives
+    yo = -2.2
+    for row, (key, label) in enumerate((("values", "values"), ("lengths", "lengths"))):
+        y = yo - row * 1.0
+        ax.text(left - 0.15, y + 0.4, label, ha="right", va="center", fontsize=FONT)
+        for k in range(runs):
+            _cell(ax, left + k * cw, y, cw, 0.8, "#b9d3ea" if key == "values" else "white")
+            ax.text(left + k * cw + cw / 2, y + 0.4, str(int(d[key][k])), ha="center",
+                    va="center", fontsize=FONT)
+    ax.text(left - 0.15, yo + 1.45, "slot", ha="right", va="center", fontsize=FONT)
+    for k in range(runs):
+        ax.text(left + k * cw + cw / 2, yo + 1.45, str(k), ha="center", va="center",
+                fontsize=FONT, color="0.45")
+    for h, k in zip(d["heads"], d["positions"][d["heads"]]):
+        ax.add_patch(FancyArrowPatch((left + h * cw + cw / 2, 0.3 - 0.02),
+                                     (left + k * cw + cw / 2, yo + 1.75), arrowstyle="-|>",
+                                     mutation_scale=10, color="C3", lw=1.1))
+    ax.text(left + runs * cw + 0.3, yo - 0.1,
+            f"{runs} runs: a head writes x[i] at its slot;\nlength = next head's i − this "
+            f"head's i\n(the last run ends at n = {n})", ha="left", va="center",
+            fontsize=FONT)
+    return fig

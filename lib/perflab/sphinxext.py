@@ -3,9 +3,12 @@
 - MathJax 3 (the SVG build, which needs no font files) from the `django-static-mathjax`
   package on PyPI, copied into `_static/perflab/` (_config.yml points `mathjax_path`
   there);
-- Vega, Vega-Lite and vega-embed as one bundle made by the `vl-convert-python` package,
-  written to `_static/perflab/vega-bundle.js` and loaded only on pages with an explorer,
-  with `explorer.js` (lib/perflab/static/);
+- Vega, Vega-Lite and vega-embed as one bundle made by the `vl-convert-python` package at
+  build time, wrapped in a function so that it runs as a classic script, written to
+  `_static/perflab/vega-bundle.js` and loaded only on pages with an explorer, with
+  `explorer.js` (lib/perflab/static/). Classic scripts, not modules: a page opened from
+  disk (file://) has the origin "null", and Chromium refuses module scripts there (CORS),
+  so the explorers would stay frozen;
 - the lab's CSS for tables, dropdowns and explorers on every page.
 """
 from __future__ import annotations
@@ -15,6 +18,9 @@ from pathlib import Path
 
 STATIC = Path(__file__).parent / "static"
 MATHJAX = "perflab/tex-svg-full.js"
+# The first line of the bundle as written here: a bundle without it (an older build's
+# module) is made again.
+BUNDLE_HEAD = "/* Vega, Vega-Lite and vega-embed (vl-convert-python), as a classic script. */"
 
 
 def _mathjax_file() -> Path:
@@ -35,12 +41,23 @@ def _write_assets(app) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(_mathjax_file(), dest / "tex-svg-full.js")
     bundle = dest / "vega-bundle.js"
-    if not bundle.exists():
+    if not bundle.exists() or not bundle.read_text().startswith(BUNDLE_HEAD):
         import vl_convert
-        bundle.write_text(vl_convert.javascript_bundle())
+        bundle.write_text(classic_script(vl_convert.javascript_bundle()))
     for f in STATIC.iterdir():
         shutil.copyfile(f, dest / f.name)
     app.config.html_static_path.append(str(out))
+
+
+def classic_script(bundle: str) -> str:
+    """vl-convert's bundle is an ES module body: top-level const and function declarations
+    (one of them `_`, which Sphinx's own scripts declare too), no import or export, and
+    `window.vegaEmbed = ...` at the end. Inside a strict function it keeps its names to
+    itself and runs as a plain <script>, from file:// as over HTTP."""
+    if any(line.startswith(("import ", "export ")) for line in bundle.splitlines()):
+        raise RuntimeError("vl_convert.javascript_bundle() returned a module with imports or "
+                           "exports: it can no longer be wrapped as a classic script")
+    return f'{BUNDLE_HEAD}\n(function () {{\n"use strict";\n{bundle}\n}})();\n'
 
 
 def _page(app, pagename, templatename, context, doctree) -> None:
@@ -54,10 +71,10 @@ def _page(app, pagename, templatename, context, doctree) -> None:
                   and "THEBE_JS_URL" not in getattr(s, "attributes", {}).get("body", "")]
     styles[:] = [c for c in styles if "thebe" not in str(c)]
     if doctree is not None and "perflab-explorer" in context.get("body", ""):
-        # Modules: the bundle's top-level names stay out of the page's global scope (Sphinx
-        # declares `_`), and the explorer script runs after the bundle.
-        app.add_js_file("perflab/vega-bundle.js", type="module")
-        app.add_js_file("perflab/explorer.js", type="module")
+        # Classic scripts (a module is refused from file://), deferred: they run in this
+        # order once the page is parsed, the explorer script after the bundle.
+        app.add_js_file("perflab/vega-bundle.js", loading_method="defer")
+        app.add_js_file("perflab/explorer.js", loading_method="defer")
 
 
 def setup(app):

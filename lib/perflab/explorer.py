@@ -39,8 +39,8 @@ from .errors import ConfigError
 #: What the page says where the explorer's script does not run (JavaScript off, or
 #: _static/ missing); explorer.js removes it as it draws the controls.
 NOTE = ('<p class="perflab-explorer-note">This explorer cannot run here: its script did not '
-        'load, so there are no controls and the readout below shows only the default '
-        'configuration. Open the book with JavaScript on, from disk or over HTTP.</p>')
+        'run (JavaScript is off, or the book\'s _static folder is missing), so it has no '
+        'controls and the readout below shows only the default configuration.</p>')
 
 #: The colour of the chosen configuration in every explorer chart; the others are grey-blue.
 SELECTED, OTHER = "#d62728", "#9ecae1"

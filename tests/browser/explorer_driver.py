@@ -94,9 +94,9 @@ def _wait_for_controls(box: Locator, names: list[str], timeout_ms: int) -> str |
 
     state = _poll(box.page, lambda: box.evaluate(_CONTROLS, names), settled, timeout_ms)
     readout, missing, note = state["readout"], state["missing"], state["note"]
-    says = f"; the page says {note!r}" if note else ""
+    says = f"; the page says “{note}”" if note else ""
     if readout and not missing:
-        return f"its controls are there, but the page still says it cannot run: {note!r}" if note else None
+        return f"its controls are there, but the page still says it cannot run: “{note}”" if note else None
     if readout and readout["status"] == "failed":
         return f"the explorer failed: {readout['text']!r}{says}"
     absent = [f'<select name="{n}">' for n in missing] + ([] if readout else ["readout"])

@@ -227,8 +227,8 @@ def explorer_page(tmp_path: Path, bug: str, scale: float, script: bool = True) -
     ("no-reason", 1.0, "the readout is 'invalid' with text 'not a valid configuration'; expected 'invalid' "
                        "and the reason '06-warptiling: BN not divisible by WN (64 % 128)'"),
     ("", 1 + 1e-6, f"TFLOP/s shows 42.71828182845905, the results file has {42.71828182845905 * (1 + 1e-6)}"),
-    ("no-chart", 1.0, "the explorer failed: 'the chart library did not load'; the page says 'This explorer cannot run here"),
-    ("keeps-note", 1.0, "its controls are there, but the page still says it cannot run: 'This explorer cannot run here"),
+    ("no-chart", 1.0, "the explorer failed: 'the chart library did not load'; the page says “This explorer cannot run here"),
+    ("keeps-note", 1.0, "its controls are there, but the page still says it cannot run: “This explorer cannot run here"),
 ], ids=["works", "wrong-value", "no-reason", "results-differ", "no-chart", "keeps-note"])
 def test_explorer_driver(tmp_path, browser, bug, scale, complaint):
     explorer_page(tmp_path, bug, scale)
@@ -259,7 +259,7 @@ def test_an_explorer_whose_script_does_not_run_says_so(tmp_path, browser):
         found = drive_explorers(page, tmp_path / "results", timeout_ms=500)
     assert problems == [] and shown.startswith("This explorer cannot run here")
     assert found == ["explorer 'fixture': no <select name=\"BM\">, <select name=\"BN\">, "
-                     "<select name=\"swizzle\"> after 0.5 s; the page says " + repr(shown)]
+                     "<select name=\"swizzle\"> after 0.5 s; the page says “" + shown + "”"]
 
 
 # --- the book's own explorer script and Vega bundle, from disk -------------------------
@@ -330,4 +330,4 @@ def test_module_scripts_from_disk_leave_the_explorer_saying_it_cannot_run(tmp_pa
         problems += drive_explorers(page, tmp_path / "results", timeout_ms=1000)
     text = "\n".join(problems)
     assert "console error" in text and "CORS" in text, text
-    assert "no <select name=\"BM\">" in text and "the page says 'This explorer cannot run here" in text, text
+    assert "no <select name=\"BM\">" in text and "the page says “This explorer cannot run here" in text, text

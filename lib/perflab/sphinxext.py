@@ -9,10 +9,15 @@
   `explorer.js` (lib/perflab/static/). Classic scripts, not modules: a page opened from
   disk (file://) has the origin "null", and Chromium refuses module scripts there (CORS),
   so the explorers would stay frozen;
-- the lab's CSS for tables, dropdowns and explorers on every page.
+- the lab's CSS for tables, dropdowns and explorers on every page;
+- in the first column of every table (the row's name: a kernel such as 06-warptiling, a
+  target), each hyphenated word wrapped in <span class="perflab-word">, which the CSS
+  keeps on one line: a name never breaks at its hyphen, and a long label still wraps at
+  its spaces (a whole first column kept on one line would push the numbers out of view).
 """
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -60,6 +65,28 @@ def classic_script(bundle: str) -> str:
     return f'{BUNDLE_HEAD}\n(function () {{\n"use strict";\n{bundle}\n}})();\n'
 
 
+# The first cell of a table row (cells do not nest), a tag, a hyphenated word.
+_FIRST_CELL = re.compile(r"(<tr\b[^>]*>\s*<t[dh]\b[^>]*>)(.*?)(</t[dh]>)", re.S)
+_TAG = re.compile(r"(<[^>]*>)")
+_HYPHENATED = re.compile(r"[^\s<>]*[^\W_]-[^\W_][^\s<>]*")
+# Math that MathJax reads from the text: a span inside it would break the formula.
+_MATH = re.compile(r"\\[(\[]|\$|<math|mjx-")
+
+
+def keep_words_whole(body: str) -> str:
+    """`body` with every hyphenated word of a table's first column in a
+    <span class="perflab-word"> (cells holding math are left as they are)."""
+    def cell(m):
+        inner = m.group(2)
+        if "-" not in inner or _MATH.search(inner):
+            return m.group(0)
+        parts = _TAG.split(inner)  # text at even indices, tags at odd ones
+        parts[::2] = [_HYPHENATED.sub(lambda w: f'<span class="perflab-word">{w.group(0)}</span>', t)
+                      for t in parts[::2]]
+        return m.group(1) + "".join(parts) + m.group(3)
+    return _FIRST_CELL.sub(cell, body)
+
+
 def _page(app, pagename, templatename, context, doctree) -> None:
     # Jupyter Book loads sphinx-thebe on every page with code cells even with thebe off:
     # its inline script is written twice (a console error) and names a CDN. The book
@@ -70,6 +97,8 @@ def _page(app, pagename, templatename, context, doctree) -> None:
     scripts[:] = [s for s in scripts if "thebe" not in str(s)
                   and "THEBE_JS_URL" not in getattr(s, "attributes", {}).get("body", "")]
     styles[:] = [c for c in styles if "thebe" not in str(c)]
+    if "body" in context and "<tr" in context["body"]:
+        context["body"] = keep_words_whole(context["body"])
     if doctree is not None and "perflab-explorer" in context.get("body", ""):
         # Classic scripts (a module is refused from file://), deferred: they run in this
         # order once the page is parsed, the explorer script after the bundle.

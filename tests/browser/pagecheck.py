@@ -272,6 +272,45 @@ def wide_code(column: ElementHandle) -> list[str]:
             f"“{c['line'][:100]}”" for c in column.evaluate(_WIDE_CODE)]
 
 
+# Tables whose cells a reader cannot read whole: a word of a first-column cell (a row's
+# name, such as a kernel 06-warptiling) laid over two lines, or a cell whose content runs
+# past its box into the next one.
+_BROKEN_CELLS = """column => {
+    const split = [], over = [];
+    for (const cell of column.querySelectorAll("td, th")) {
+        if (!cell.checkVisibility()) continue;
+        if (cell.scrollWidth > cell.clientWidth + 1)
+            over.push(cell.innerText.replace(/\\s+/g, " ").trim().slice(0, 60));
+        if (cell.cellIndex !== 0) continue;
+        const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const m of node.data.matchAll(/\\S+/g)) {
+                const range = document.createRange();
+                range.setStart(node, m.index);
+                range.setEnd(node, m.index + m[0].length);
+                const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+                if (tops.size > 1) split.push(m[0]);
+            }
+        }
+    }
+    return {split, over};
+}"""
+
+
+def broken_cells(column: ElementHandle) -> list[str]:
+    """Words of a table's first column broken over two lines; cells that overflow."""
+    found = column.evaluate(_BROKEN_CELLS)
+    problems = []
+    if found["split"]:
+        words = list(dict.fromkeys(found["split"]))
+        more = f", and {len(words) - MAX_SNIPPETS} more" if len(words) > MAX_SNIPPETS else ""
+        problems.append("first-column words broken over two lines: "
+                        + ", ".join(f"“{w}”" for w in words[:MAX_SNIPPETS]) + more)
+    problems += [f"table cell wider than its column, its text runs into the next: “{t}”"
+                 for t in dict.fromkeys(found["over"])]
+    return problems
+
+
 #: Words the rendered book never uses (whole words, any case, with their plurals).
 FORBIDDEN_WORDS = ("seed",)
 
@@ -292,11 +331,11 @@ def forbidden_words(page: Page, words=FORBIDDEN_WORDS) -> list[str]:
 
 
 def check_page(page: Page) -> list[str]:
-    """Width, math, code and word problems of a loaded page (layout left as it was)."""
+    """Width, math, code, table and word problems of a loaded page (layout left as it was)."""
     column = main_column(page)
     if column is None:
         return [f"no main column ({MAIN_COLUMN})"]
     problems = too_wide(page, column) + unrendered_math(column) + math_errors(page)
     with unfolded(page):
-        problems += wide_code(column) + forbidden_words(page)
+        problems += wide_code(column) + broken_cells(column) + forbidden_words(page)
     return problems

@@ -20,9 +20,8 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from explorer_driver import drive_explorers
-from pagecheck import (CHROMIUM, CHROMIUM_ARGS, check_page, column_height, forbidden_words,
-                       main_column, math_errors, open_page, redirect_target, serve, site_url,
-                       too_tall, wide_code)
+from pagecheck import (CHROMIUM, CHROMIUM_ARGS, check_page, column_height, main_column, math_errors,
+                       open_page, redirect_target, serve, site_url, too_tall)
 
 pytestmark = pytest.mark.browser
 
@@ -116,6 +115,9 @@ PROBLEM_PAGE = r"""<!doctype html><html><head><meta charset="utf-8"><title>A pag
 <p>A seedling and a seedy bar are other words; one seed is not.</p>
 <table class="wide"><tr><td style="min-width: 900px">a wide table</td></tr></table>
 <div style="overflow-x: auto"><table><tr><td style="min-width: 900px">scrolls</td></tr></table></div>
+<table style="width: 140px"><tr><td>06-warptiling tiles</td><td>1.0</td></tr>
+<tr><td><span style="white-space: nowrap">07-split-k</span> tiles</td><td>2.0</td></tr>
+<tr><td>x</td><td style="max-width: 60px">a_mangled_name_with_no_break_at_all</td></tr></table>
 <div style="height: 3000px">tall</div>
 <img src="http://example.invalid/logo.png" alt="">
 <img src="../outside.png" alt="">
@@ -143,11 +145,13 @@ def test_page_checks_report_problems(tmp_path, browser, scheme):
     assert "first line “float wide = a_rather_long_name_for_a_value" in text
     assert "first line “int folded_and_far_too_long = 0;" in text  # folded code is checked too
     assert "the word “seed” in the page's text, 2 times: “…" in text and "Two Seeds, folded." in text
+    assert "first-column words broken over two lines: “06-warptiling”\n" in text + "\n"
+    assert "table cell wider than its column, its text runs into the next: “a_mangled_name_with" in text
     assert len(tall) == 1 and "px tall, over its budget of 2000 px" in tall[0] and short == []
     assert folds == [False]  # the fold opened for the checks is closed again
     others = "\n".join(p for p in problems if "the word “seed”" not in p)  # it quotes the text
     for quiet in ("y\\)", "w\\)", "z\\)", "scrolls", "$5", "page scrolls", "float wraps", "code \\(z",
-                  "MathJax"):
+                  "MathJax", "07-split-k", "“06-warptiling tiles"):
         assert quiet not in others, f"{quiet!r} reported:\n{text}"
 
 
@@ -331,3 +335,43 @@ def test_module_scripts_from_disk_leave_the_explorer_saying_it_cannot_run(tmp_pa
     text = "\n".join(problems)
     assert "console error" in text and "CORS" in text, text
     assert "no <select name=\"BM\">" in text and "the page says “This explorer cannot run here" in text, text
+
+
+# --- the book's CSS and first-column words, on a narrow table ---------------------------
+
+TABLE_PAGE = r"""<!doctype html><html><head><meta charset="utf-8">
+<link rel="stylesheet" href="perflab.css"><style>article { width: 300px }</style></head>
+<body><article class="bd-article"><div class="perflab-table"><table>
+<tr><th>kernel</th><th>TFLOP/s</th><th>note</th></tr>
+<tr><td class="">06-warptiling</td><td class="num">48.6</td><td>warp tiles over a cp.async pipeline, three stages deep</td></tr>
+<tr><td class="">look-ahead single pass (12), best of the sweep, × copy</td><td class="num">1.29</td>
+<td>sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma</td></tr>
+</table></div>
+<div class="highlight"><pre>float wide = a_rather_long_name_for_a_value * another_long_name_for_a_factor + yet_another_long_name;</pre></div>
+</article></body></html>"""
+
+
+def test_first_columns_keep_words_whole_and_code_wraps(tmp_path, browser):
+    """perflab.sphinxext marks the hyphenated words of first columns and perflab.css keeps
+    them whole, while a long label still wraps at its spaces; a long code line wraps."""
+    from perflab.sphinxext import keep_words_whole
+
+    body = keep_words_whole(TABLE_PAGE)
+    assert '<td class=""><span class="perflab-word">06-warptiling</span></td>' in body
+    math = "<table><tr><td>\\(a-b\\) and x-y</td></tr></table>"
+    assert keep_words_whole(math) == math  # a span inside the TeX would break it
+    (tmp_path / "table.html").write_text(body)
+    (tmp_path / "unmarked.html").write_text(TABLE_PAGE)
+    shutil.copyfile(ROOT / "lib" / "perflab" / "static" / "perflab.css", tmp_path / "perflab.css")
+    with site_url(tmp_path, "file") as url, open_page(browser, url, "unmarked.html") as (page, problems):
+        unmarked = check_page(page)
+    assert unmarked == ["first-column words broken over two lines: “06-warptiling”, “look-ahead”"]
+    with site_url(tmp_path, "file") as url, open_page(browser, url, "table.html") as (page, problems):
+        problems += check_page(page)
+        label_lines = page.evaluate("""() => {
+            const lines = cell => { const r = document.createRange(); r.selectNodeContents(cell);
+                                    return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; };
+            const rows = document.querySelectorAll("tr");
+            return [lines(rows[1].cells[0]), lines(rows[2].cells[0])];
+        }""")
+    assert problems == [] and label_lines[0] == 1 and label_lines[1] >= 2, (problems, label_lines)

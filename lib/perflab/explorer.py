@@ -36,6 +36,12 @@ import pandas as pd
 from . import device, lab
 from .errors import ConfigError
 
+#: What the page says where the explorer's script does not run (JavaScript off, or
+#: _static/ missing); explorer.js removes it as it draws the controls.
+NOTE = ('<p class="perflab-explorer-note">This explorer cannot run here: its script did not '
+        'run (JavaScript is off, or the book\'s _static folder is missing), so it has no '
+        'controls and the readout below shows only the default configuration.</p>')
+
 #: The colour of the chosen configuration in every explorer chart; the others are grey-blue.
 SELECTED, OTHER = "#d62728", "#9ecae1"
 
@@ -212,13 +218,14 @@ class Explorer:
                 f'{source}</div>')
 
     def html(self) -> str:
-        """The static explorer: data, readout (for the defaults), chart container."""
+        """The static explorer: data, the note explorer.js removes, readout (for the
+        defaults), chart container."""
         data = json.dumps(self.payload(), allow_nan=False).replace("</", "<\\/")
         title = f'<div class="perflab-explorer-title">{html.escape(self.title)}</div>' \
             if self.title else ""
         return (f'<div class="perflab-explorer" data-explorer="{html.escape(self.id)}">'
                 f'{title}<script type="application/json" class="perflab-explorer-data">'
-                f'{data}</script>{self.readout_html(self.defaults)}'
+                f'{data}</script>{NOTE}{self.readout_html(self.defaults)}'
                 f'<div class="perflab-explorer-chart"></div></div>')
 
     # -- showing it -----------------------------------------------------------------------

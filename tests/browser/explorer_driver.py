@@ -11,7 +11,11 @@ The contract an explorer follows:
   moment after load, as Vega's bound inputs do), option values the values as strings;
 - a readout ``.perflab-explorer-readout`` with ``data-status`` recorded | invalid |
   not-recorded | failed; for a recorded row one ``<span data-field data-value>`` per field
-  (data-value: the raw number as JSON); for an invalid one, text holding the reason.
+  (data-value: the raw number as JSON); for an invalid one, text holding the reason;
+- a note ``.perflab-explorer-note`` saying the explorer cannot run, which its script
+  removes as it draws the controls (where the script never runs, the reader reads it).
+
+An explorer inside a closed fold is unfolded first, as a reader would.
 
 Every value shown is compared with the embedded row and with the recorded results file,
 ``results/<device_slug>/<chapter>/<experiment>.json``.
@@ -29,9 +33,12 @@ REL_TOL = 1e-9
 
 _CONTROLS = """(box, names) => {
     const readout = box.querySelector(".perflab-explorer-readout");
+    const note = box.querySelector(".perflab-explorer-note");
     return {missing: names.filter(name => !box.querySelector(`select[name="${name}"]`)),
-            readout: readout && {status: readout.dataset.status, text: readout.innerText}};
+            readout: readout && {status: readout.dataset.status, text: readout.innerText},
+            note: note && note.checkVisibility() ? note.innerText : null};
 }"""
+_UNFOLD = """box => { for (let d = box.closest("details"); d; d = d.parentElement.closest("details")) d.open = true; }"""
 _READOUT_STATE = """el => ({
     status: el.dataset.status, text: el.innerText,
     values: Object.fromEntries([...el.querySelectorAll("[data-field]")]
@@ -54,6 +61,7 @@ def _drive(box: Locator, results_dir: Path, timeout_ms: int) -> list[str]:
     if not results.is_file():
         return [f"no results file {results}"]
     recorded = json.loads(results.read_text())["rows"]
+    box.evaluate(_UNFOLD)
     if problem := _wait_for_controls(box, [p["name"] for p in data["params"]], timeout_ms):
         return [problem]
     readout = box.locator(".perflab-explorer-readout")
@@ -85,13 +93,14 @@ def _wait_for_controls(box: Locator, names: list[str], timeout_ms: int) -> str |
         return state["readout"] is not None and (not state["missing"] or state["readout"]["status"] == "failed")
 
     state = _poll(box.page, lambda: box.evaluate(_CONTROLS, names), settled, timeout_ms)
-    readout, missing = state["readout"], state["missing"]
+    readout, missing, note = state["readout"], state["missing"], state["note"]
+    says = f"; the page says “{note}”" if note else ""
     if readout and not missing:
-        return None
+        return f"its controls are there, but the page still says it cannot run: “{note}”" if note else None
     if readout and readout["status"] == "failed":
-        return f"the explorer failed: {readout['text']!r}"
+        return f"the explorer failed: {readout['text']!r}{says}"
     absent = [f'<select name="{n}">' for n in missing] + ([] if readout else ["readout"])
-    return f"no {', '.join(absent)} after {timeout_ms / 1000:g} s"
+    return f"no {', '.join(absent)} after {timeout_ms / 1000:g} s{says}"
 
 
 def _picks(rows: list[dict]) -> list[dict]:

@@ -2,7 +2,8 @@
 // explorer_driver.py with plain selects and answers from the embedded JSON.
 // data-bug on the container breaks it on purpose: "wrong-value" shows every value 1%
 // too high, "no-reason" marks an invalid configuration without saying why, "no-chart"
-// fails as explorer.js does when its chart library is missing (no controls).
+// fails as explorer.js does when its chart library is missing (no controls, the note
+// saying it cannot run stays), "keeps-note" draws its controls but leaves that note.
 for (const box of document.querySelectorAll(".perflab-explorer")) {
   const data = JSON.parse(box.querySelector(".perflab-explorer-data").textContent);
   const readout = box.querySelector(".perflab-explorer-readout");
@@ -11,6 +12,7 @@ for (const box of document.querySelectorAll(".perflab-explorer")) {
     readout.textContent = "the chart library did not load";
     continue;
   }
+  if (box.dataset.bug !== "keeps-note") box.querySelectorAll(".perflab-explorer-note").forEach(n => n.remove());
   const chosen = entry => Object.entries(entry.params).every(
     ([name, value]) => box.querySelector(`select[name="${name}"]`).value === String(value));
 

@@ -1,6 +1,8 @@
-"""Open a page of a locally served site in headless Chromium with the network off, and
-check what a reader would see: requests that leave the site, console and page errors,
-TeX left as text, content wider than the main column."""
+"""Open a page of a local site in headless Chromium with the network off, served over
+HTTP or opened from disk (file://), and check what a reader would see: requests that
+leave the site, console and page errors, TeX left as text, MathJax error boxes, content
+wider than the main column, code blocks that scroll, a main column over its height
+budget, and words the book must not use."""
 from __future__ import annotations
 
 import functools
@@ -47,6 +49,19 @@ def serve(directory: Path) -> Iterator[str]:
             server.shutdown()
 
 
+@contextmanager
+def site_url(directory: Path, scheme: str) -> Iterator[str]:
+    """The base URL of `directory`: served on 127.0.0.1 ("http"), or the folder itself
+    ("file", as a reader opens the built book from disk)."""
+    if scheme == "file":
+        yield directory.resolve().as_uri() + "/"
+    elif scheme == "http":
+        with serve(directory) as url:
+            yield url
+    else:
+        raise ValueError(f"scheme {scheme!r}: http or file")
+
+
 def redirect_target(html_file: Path) -> str | None:
     """The page a `<meta http-equiv="Refresh">` stub (Jupyter Book's index.html) sends to."""
     m = re.search(r'<meta http-equiv="Refresh" content="\d+;\s*url=([^"]+)"', html_file.read_text(), re.I)
@@ -59,7 +74,9 @@ def open_page(browser: Browser, base_url: str, path: str, lands_on: str | None =
     """Open base_url + path in a fresh context (empty storage) and wait until it is
     loaded, on `lands_on` if it redirects there, and typeset. Yield the page and the list
     of its problems, which keeps growing while the page is used: requests to anywhere but
-    base_url (aborted), console errors, uncaught exceptions."""
+    base_url (aborted), console errors, uncaught exceptions. base_url may be http:// or
+    file:// (site_url): from disk, a request for a file outside the site's folder leaves
+    the book as surely as one for another host."""
     problems: list[str] = []
     aborted: set[str] = set()
     context = browser.new_context(viewport=VIEWPORT, service_workers="block")
@@ -185,9 +202,140 @@ def too_wide(page: Page, column: ElementHandle) -> list[str]:
     return problems
 
 
+def too_tall(column: ElementHandle, budget: int) -> list[str]:
+    """The main column must be at most `budget` CSS px tall (folds closed)."""
+    height = column_height(column)
+    if height <= budget:
+        return []
+    return [f"the main column is {height} px tall, over its budget of {budget} px: "
+            f"fold what supports the text"]
+
+
+# Every MathJax error box (CHTML: <mjx-merror>; SVG, the book's output: an element with
+# data-mml-node="merror"), with the TeX it was made from where MathJax still knows it.
+_MATH_ERRORS = """() => {
+    const boxes = "mjx-merror, [data-mml-node='merror']";
+    const found = [], seen = new Set();
+    const items = window.MathJax?.startup?.document?.math;
+    for (const item of items || []) {
+        const root = item.typesetRoot;
+        const box = root && root.querySelector && root.querySelector(boxes);
+        if (!box) continue;
+        root.querySelectorAll(boxes).forEach(b => seen.add(b));
+        found.push({tex: String(item.math), error: box.getAttribute("data-mjx-error") || box.textContent});
+    }
+    for (const box of document.querySelectorAll(boxes)) {
+        if (seen.has(box)) continue;
+        const host = box.closest("mjx-container");
+        found.push({tex: host?.getAttribute("aria-label") || "", error: box.getAttribute("data-mjx-error") || box.textContent});
+    }
+    return found;
+}"""
+
+
+def math_errors(page: Page) -> list[str]:
+    """One problem per MathJax error box, naming the TeX and MathJax's message."""
+    return [f"MathJax error box: “{' '.join(e['tex'].split())}” ({' '.join(e['error'].split())})"
+            for e in page.evaluate(_MATH_ERRORS)]
+
+
+# Open every fold (<details>: dropdowns, hidden cells, table folds) and show every tab,
+# so that what a reader can unfold is checked too.
+@contextmanager
+def unfolded(page: Page) -> Iterator[None]:
+    """Every fold of the page open (and closed again afterwards)."""
+    handle = page.evaluate_handle("""() => {
+        const opened = [...document.querySelectorAll("details:not([open])")];
+        opened.forEach(d => d.open = true);
+        const style = document.createElement("style");
+        style.textContent = ".sd-tab-content { display: block !important }";
+        document.head.append(style);
+        return {opened, style};
+    }""")
+    try:
+        yield
+    finally:
+        handle.evaluate("s => { s.opened.forEach(d => d.open = false); s.style.remove(); }")
+        handle.dispose()
+
+
+# Visible code blocks whose lines run past their box (it scrolls, or would).
+_WIDE_CODE = """column => [...column.querySelectorAll("pre")]
+    .filter(pre => pre.checkVisibility() && pre.scrollWidth > pre.clientWidth + 1)
+    .map(pre => ({width: pre.scrollWidth, box: pre.clientWidth,
+                  line: (pre.textContent.split("\\n").find(l => l.trim()) || "").trim()}))"""
+
+
+def wide_code(column: ElementHandle) -> list[str]:
+    """One problem per visible <pre> that scrolls sideways, with its first line."""
+    return [f"code block wider than its box ({c['width']} px in {c['box']} px), first line "
+            f"“{c['line'][:100]}”" for c in column.evaluate(_WIDE_CODE)]
+
+
+# Tables whose cells a reader cannot read whole: a word of a first-column cell (a row's
+# name, such as a kernel 06-warptiling) laid over two lines, or a cell whose content runs
+# past its box into the next one.
+_BROKEN_CELLS = """column => {
+    const split = [], over = [];
+    for (const cell of column.querySelectorAll("td, th")) {
+        if (!cell.checkVisibility()) continue;
+        if (cell.scrollWidth > cell.clientWidth + 1)
+            over.push(cell.innerText.replace(/\\s+/g, " ").trim().slice(0, 60));
+        if (cell.cellIndex !== 0) continue;
+        const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const m of node.data.matchAll(/\\S+/g)) {
+                const range = document.createRange();
+                range.setStart(node, m.index);
+                range.setEnd(node, m.index + m[0].length);
+                const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+                if (tops.size > 1) split.push(m[0]);
+            }
+        }
+    }
+    return {split, over};
+}"""
+
+
+def broken_cells(column: ElementHandle) -> list[str]:
+    """Words of a table's first column broken over two lines; cells that overflow."""
+    found = column.evaluate(_BROKEN_CELLS)
+    problems = []
+    if found["split"]:
+        words = list(dict.fromkeys(found["split"]))
+        more = f", and {len(words) - MAX_SNIPPETS} more" if len(words) > MAX_SNIPPETS else ""
+        problems.append("first-column words broken over two lines: "
+                        + ", ".join(f"“{w}”" for w in words[:MAX_SNIPPETS]) + more)
+    problems += [f"table cell wider than its column, its text runs into the next: “{t}”"
+                 for t in dict.fromkeys(found["over"])]
+    return problems
+
+
+#: Words the rendered book never uses (whole words, any case, with their plurals).
+FORBIDDEN_WORDS = ("seed",)
+
+
+def forbidden_words(page: Page, words=FORBIDDEN_WORDS) -> list[str]:
+    """One problem per word of `words` found in the page's text as a reader can see it
+    (innerText of the whole document, folds open, and its title), with where it stands."""
+    text = page.evaluate("() => document.title + '\\n' + document.documentElement.innerText")
+    problems = []
+    for word in words:
+        hits = list(re.finditer(rf"\b{re.escape(word)}s?\b", text, re.I))
+        if hits:
+            where = ", ".join(f"“…{' '.join(text[max(0, m.start() - 40):m.end() + 40].split())}…”"
+                              for m in hits[:5])
+            more = f", and {len(hits) - 5} more" if len(hits) > 5 else ""
+            problems.append(f"the word “{word}” in the page's text, {len(hits)} times: {where}{more}")
+    return problems
+
+
 def check_page(page: Page) -> list[str]:
-    """Width and math problems of a loaded page."""
+    """Width, math, code, table and word problems of a loaded page (layout left as it was)."""
     column = main_column(page)
     if column is None:
         return [f"no main column ({MAIN_COLUMN})"]
-    return too_wide(page, column) + unrendered_math(column)
+    problems = too_wide(page, column) + unrendered_math(column) + math_errors(page)
+    with unfolded(page):
+        problems += wide_code(column) + broken_cells(column) + forbidden_words(page)
+    return problems

@@ -1,7 +1,8 @@
 // The lab's explorers in the rendered book (perflab/explorer.py writes the markup):
 // every .perflab-explorer carries its rows and the reasons invalid combinations cannot
 // run as JSON; Vega-Lite draws the chart and its bound controls, and this script answers
-// each selection from that JSON. No kernel, no network.
+// each selection from that JSON. No kernel, no network. A classic script (with the Vega
+// bundle, sphinxext.py), so that it also runs in a page opened from disk (file://).
 (function () {
   "use strict";
 
@@ -63,6 +64,8 @@
       console.error("perflab explorer: vegaEmbed is missing");
       return;
     }
+    // The script runs: the note saying it cannot goes.
+    el.querySelectorAll(".perflab-explorer-note").forEach((note) => note.remove());
     window.vegaEmbed(el.querySelector(".perflab-explorer-chart"), data.vega,
                      {actions: false, renderer: "svg"}).then((res) => {
       names.forEach((n) => res.view.addSignalListener(n, (_, value) => { chosen[n] = value; show(); }));

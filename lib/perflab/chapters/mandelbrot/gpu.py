@@ -57,7 +57,7 @@ def _kernels() -> dict[str, GpuKernel]:
           GpuKernel("pixel FMA", "one pixel per thread, FMA build (--fmad=true)",
                     KernelSpec(f"{CHAPTER}/pixel.cu", "mandel_pixel", options=("--fmad=true",)),
                     exact=False),
-          GpuKernel("one lane", "one working lane per warp (the seed's first version)",
+          GpuKernel("one lane", "one working lane per warp (the first GPU version of the RTX 4000 Ada portfolio)",
                     KernelSpec(f"{CHAPTER}/one_lane.cu", "mandel_one_lane", options=EXACT),
                     lane=True),
           GpuKernel("two pixels", "two pixels per thread, in flight together",

@@ -387,12 +387,13 @@ def test_the_cpu_figure_mixing_sources_carries_both_captions():
     both = report.CpuSources(host_df, live, None)
     fig = report.cpu_figure(both)
     texts = [t.get_text() for t in _texts(fig)]
-    stamp = next(t for t in texts if "recorded on" in t)
+    stamp = " ".join(next(t for t in texts if "recorded on" in t).split())   # lines wrapped
     assert lab.caption(host_df) in stamp and lab.caption(live) in stamp
     assert "measured live on AMD EPYC" in stamp and "recorded on Intel(R) Xeon(R)" in stamp
     legend = " ".join(texts)
     assert "the GPU machine's host" in legend and "this machine" in legend
     assert all(t.get_fontsize() >= 9 for t in _texts(fig))
+    _no_text_overlaps(fig)
     plt.close(fig)
     alone = report.cpu_figure(report.CpuSources(host_df, None, "no C compiler"))
     stamp = [t.get_text() for t in _texts(alone) if "recorded on" in t.get_text()]
@@ -450,7 +451,18 @@ def test_the_lanes_diagram_shows_the_reference_counts():
     assert f"{lanes.useful_pct('simd'):.0f} %" in titles and f"{lanes.useful_pct('simt'):.0f} %" in titles
     assert all(t.get_fontsize() >= 9 for t in _texts(fig))
     assert fig.get_size_inches()[0] <= 7.5
+    _no_text_overlaps(fig)
     plt.close(fig)
+
+
+def _no_text_overlaps(fig):
+    """No two texts of a figure (titles, labels, ticks, legend entries) overlap."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    boxes = [(t.get_text(), t.get_window_extent(r)) for t in _texts(fig) if t.get_visible()]
+    for i, (a, ba) in enumerate(boxes):
+        for b, bb in boxes[i + 1:]:
+            assert not ba.overlaps(bb), f"{a!r} overlaps {b!r}"
 
 
 @pytest.mark.gpu

@@ -92,9 +92,9 @@ def draw_lanes(lanes: Lanes | None = None):
 
     lanes = lanes or row_lanes()
     n, mi = len(lanes.trips), lanes.max_iter
-    fig = plt.figure(figsize=(7.5, 6.3))
-    gs = fig.add_gridspec(3, 1, height_ratios=[0.32, 1, 1], hspace=0.62,
-                          left=0.09, right=0.99, top=0.86, bottom=0.07)
+    fig = plt.figure(figsize=(7.5, 5.3))
+    gs = fig.add_gridspec(3, 1, height_ratios=[0.32, 1, 1], hspace=0.7,
+                          left=0.09, right=0.99, top=0.81, bottom=0.07)
     strip, ax_simd, ax_simt = (fig.add_subplot(gs[k]) for k in range(3))
 
     # the pixels, coloured as in the chapter's image (black: still iterating at the limit)

@@ -99,7 +99,9 @@ def source_lines(parts: list[tuple[str, pd.DataFrame]]) -> list[str]:
 def stamp_lines(fig, lines: list[str]) -> None:
     """Every source's caption under a figure, one line each (a figure that mixes a live
     and a recorded source says both)."""
-    fig.text(0.01, -0.02, "\n".join(lines), fontsize=9, color="0.35", ha="left", va="top",
+    import textwrap
+    text = "\n".join(textwrap.fill(x, 100, subsequent_indent="    ") for x in lines)
+    fig.text(0.01, -0.02, text, fontsize=9, color="0.35", ha="left", va="top",
              linespacing=1.4)
 
 
@@ -168,7 +170,7 @@ def cpu_figure(src: CpuSources):
     import matplotlib.pyplot as plt
 
     d = cpu_rows(src)
-    fig, axes = plt.subplots(1, 2, figsize=(7.5, 5.2), sharey=True, sharex=True)
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 4.4), sharey=True, sharex=True)
     plot_cpu(axes, d)
     fig.tight_layout()
     stamp_lines(fig, source_lines([("the GPU machine's host", src.host),
@@ -387,6 +389,9 @@ def summary(src: CpuSources, g, rate, vs, costs, prof=None, *, dev) -> dict:
                 s[f"host_best_{v}_name"] = f"{b_['variant']} on {int(b_['cores'])} cores"
             s[f"host_scalar_ms_{v}"] = _one(df, "median_ms", variant="scalar", view=v, threads="1")
             s[f"host_scalar_all_{v}"] = _one(df, "vs_scalar", variant="scalar", view=v, threads="all")
+            s[f"host_numba_all_{v}"] = _one(df, "vs_scalar", variant="Numba", view=v, threads="all")
+        nb = df[df["variant"] == "Numba"]["version"] if "version" in df else pd.Series(dtype=str)
+        s["host_numba_version"] = str(nb.iloc[0]) if len(nb) else "not installed"
     s["host_512_over_256_cardioid"] = s.get("host_avx512_cardioid", math.nan) / \
         s.get("host_avx2_cardioid", math.nan)
     s["cpus_checked"] = int(allc["correct"].notna().sum()) if len(allc) else 0
@@ -501,20 +506,23 @@ def sweep_summary(sw: pd.DataFrame, kernel: str = "pixel", max_iter: int = 1024)
 
 
 def run_name(df: pd.DataFrame | None) -> str:
-    """How a finding names its run: "recorded run <id> on <device>" or "measured live on
-    <device>, run <id>"."""
+    """How a finding names its run: "recorded run <id>" or "measured live, run <id>" (the
+    finding names the device)."""
     if df is None:
         return "no run"
     src = df.attrs.get("source", {})
     runs = ", ".join(src.get("run_ids", []))
     if src.get("kind") == "live":
-        return f"measured live on the {src.get('device')}, run {runs}"
-    return f"recorded run {runs} on the {src.get('device')}"
+        return f"measured live, run {runs}"
+    return f"recorded run {runs}"
 
 
 def run_names(frames: dict) -> dict:
-    """run_<key> -> run_name(frame), for the findings."""
-    return {f"run_{k}": run_name(v) for k, v in frames.items()}
+    """run_<key> -> run_name(frame) and dev_<key> -> its device, for the findings."""
+    out = {f"run_{k}": run_name(v) for k, v in frames.items()}
+    out.update({f"dev_{k}": (v.attrs.get("source", {}).get("device", "?") if v is not None
+                             else "—") for k, v in frames.items()})
+    return out
 
 
 def targets(s: dict, frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -585,8 +593,7 @@ def image_panel(g: pd.DataFrame) -> dict:
         match = (f"Its count map (sha256 {sha[:12]}…) differs from the one recorded on the "
                  f"{g.attrs['source']['device']}: something here rounds differently.")
     ih, iw = full.shape
-    sources = [f"the image: rendered live on this machine ({host.cpu_info()['model']}) by {how}, "
-               f"while the page was built"]
+    sources = [f"the image: rendered live on this machine ({host.cpu_info()['model']}) by {how}"]
     if where:
         sources.append(f"the red pixels: {lab.caption(g)}")
     return {"fig": fig, "sources": sources, "glue": {**extra, "img_how": how, "img_w": iw, "img_h": ih, "img_match": match,
@@ -649,15 +656,9 @@ def cpu_notes(src: CpuSources) -> dict:
         lv = src.live
         sc = lv[(lv["variant"] == "scalar") & (lv["threads"] == "all")]
         cores = int(sc["cores"].max()) if len(sc) else 1
-        got = float(sc["vs_scalar"].median()) if len(sc) else math.nan
-        best = lv[(lv["view"] == "full") & (lv["threads"] == "1") & lv["vs_scalar"].notna()]
-        b = best.sort_values("vs_scalar").iloc[-1] if len(best) else None
         here = (f"The grey bars are this machine ({lv.attrs['source']['device']}), measured "
                 f"live while the page was built, the all-core rows on the {cores} cores this "
-                f"process may use, shared with whatever else the machine runs (scalar C on "
-                f"all of them: {got:.2f}× one core)"
-                + (f"; its best one-core path on the full view is {b['variant']}, "
-                   f"{b['vs_scalar']:.1f}× scalar." if b is not None else "."))
+                f"process may use, shared with whatever else runs there.")
     else:
         here = (f"This machine measured nothing live ({src.why_not_live}): the host is "
                 f"shown alone.")
@@ -680,25 +681,26 @@ def cpu_notes(src: CpuSources) -> dict:
 
 
 def cpu_tables(d: pd.DataFrame):
-    """Every CPU's rows, one dropdown per view."""
+    """Every CPU's rows, both views, in one dropdown."""
     from IPython.display import display
 
     from ...tables import Col, table
-    for v in ("full", "cardioid"):
-        sub = d[d["view"] == v].copy()
-        if sub.empty:
-            continue
-        sub["where"] = [f"{c} ({ROLES[r]})" for c, r in zip(sub["cpu"], sub["role"])]
-        sub["threads_used"] = [int(c) if r else None for c, r in zip(sub["cores"], sub["runs_here"])]
-        sub["spread"] = [_spread(a, b) for a, b in zip(sub["vs_scalar_min"], sub["vs_scalar_max"])]
-        sub["note"] = [r if r else "" for r in sub["reason"]]
-        w, h, mi = sub["w"].iloc[0], sub["h"].iloc[0], sub["max_iter"].iloc[0]
-        display(table(sub, {"where": "CPU", "variant": "path", "threads_used": Col("cores", "num", 0),
-                            "median_ms": Col("median", "time", 3), "Giter/s": Col("Giter/s", "num", 2),
-                            "vs_scalar": Col("× scalar, 1 core", "ratio", 2),
-                            "spread": "rounds (lowest–highest)", "correct": Col("checked", "bool"),
-                            "note": "not run because"},
-                      fold=f"Every CPU path, {v} view ({w}×{h}, limit {mi}), on every CPU"))
+    sub = d.copy()
+    if sub.empty:
+        return
+    sub["where"] = [f"{c} ({ROLES[r]})" for c, r in zip(sub["cpu"], sub["role"])]
+    sub["threads_used"] = [int(c) if r else None for c, r in zip(sub["cores"], sub["runs_here"])]
+    sub["spread"] = [_spread(a, b) for a, b in zip(sub["vs_scalar_min"], sub["vs_scalar_max"])]
+    sub["note"] = [r if r else "" for r in sub["reason"]]
+    sub["case"] = [f"{v} ({w}×{h}, limit {mi})" for v, w, h, mi in
+                   zip(sub["view"], sub["w"], sub["h"], sub["max_iter"])]
+    display(table(sub, {"where": "CPU", "case": "view", "variant": "path",
+                        "threads_used": Col("cores", "num", 0),
+                        "median_ms": Col("median", "time", 3), "Giter/s": Col("Giter/s", "num", 2),
+                        "vs_scalar": Col("× scalar, 1 core", "ratio", 2),
+                        "spread": "rounds (lowest–highest)", "correct": Col("checked", "bool"),
+                        "note": "not run because"},
+                  fold="Every CPU path on every CPU, both views: times, speed-ups, checks"))
 
 
 def plot_model(ax, gt: pd.DataFrame) -> None:
@@ -717,6 +719,8 @@ def plot_model(ax, gt: pd.DataFrame) -> None:
                    label=f"{k}" if v == "full" else None, zorder=4 if hollow else 3)
     lo, hi = d[["model_ms", "median_ms"]].min().min() / 1.5, d[["model_ms", "median_ms"]].max().max() * 1.5
     ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--", label="measured = model")
+    ax.set_xlim(lo, hi * 2.5)           # room for the labels right of the top points
+    ax.set_ylim(lo, hi * 2.5)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("issue model (ms): Σ warp trips × instructions per trip / issue rate")

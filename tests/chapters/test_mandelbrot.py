@@ -347,14 +347,122 @@ def test_the_explorer_and_the_report_read_the_recorded_rows():
     prof = lab.replay("mandelbrot.profile")
     costs = report.loop_costs("sm_90")
     dev = g.attrs["provenance"]["device"]
-    recorded = {s: lab.replay("mandelbrot.cpu", device_slug=s) for s in ("intel-xeon",)}
-    s = report.summary(None, recorded, report.gpu_table(g, costs, prof, dev),
+    src = report.CpuSources(lab.replay("mandelbrot.cpu", device_slug="intel-xeon"), None,
+                            "not measured here")
+    s = report.summary(src, report.gpu_table(g, costs, prof, dev),
                        report.rate_table(rate, costs), vs, costs,
                        report.profile_table(prof, costs, dev), dev=dev)
     assert s["gpu_exact_mismatches"] == 0 and s["gpu_failed"] == 0
     assert 0 < s["rate_pixel"] <= s["share_pixel"] * 1.02     # issue-bound: under its SASS share
     t = report.targets(s, [g, rate, vs])
     assert t["met"].notna().sum() >= 5
+
+
+def _texts(fig) -> list:
+    """Every text artist of a figure (titles, labels, ticks, legends, annotations)."""
+    import matplotlib.text
+    return [t for t in fig.findobj(matplotlib.text.Text) if t.get_text().strip()]
+
+
+def _as_live(df):
+    """A recorded frame presented as one measured live on this machine (for the figure)."""
+    import copy
+    d = df.copy()
+    d.attrs = copy.deepcopy(df.attrs)
+    d.attrs["source"].update(kind="live", run_ids=["livetest"])
+    return d
+
+
+def test_the_cpu_figure_mixing_sources_carries_both_captions():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from perflab import lab
+    from perflab.chapters.mandelbrot import report
+
+    assert report.host_slug() == "intel-xeon"          # the recorded GPU machine's host
+    host_df = lab.replay("mandelbrot.cpu", device_slug="intel-xeon")
+    live = _as_live(lab.replay("mandelbrot.cpu", device_slug="amd-epyc"))
+    both = report.CpuSources(host_df, live, None)
+    fig = report.cpu_figure(both)
+    texts = [t.get_text() for t in _texts(fig)]
+    stamp = " ".join(next(t for t in texts if "recorded on" in t).split())   # lines wrapped
+    assert lab.caption(host_df) in stamp and lab.caption(live) in stamp
+    assert "measured live on AMD EPYC" in stamp and "recorded on Intel(R) Xeon(R)" in stamp
+    legend = " ".join(texts)
+    assert "the GPU machine's host" in legend and "this machine" in legend
+    assert all(t.get_fontsize() >= 9 for t in _texts(fig))
+    _no_text_overlaps(fig)
+    plt.close(fig)
+    alone = report.cpu_figure(report.CpuSources(host_df, None, "no C compiler"))
+    stamp = [t.get_text() for t in _texts(alone) if "recorded on" in t.get_text()]
+    assert stamp and "measured live" not in stamp[0]
+    plt.close(alone)
+
+
+def test_the_cpu_findings_do_not_change_with_the_build_machine():
+    from perflab import lab
+    from perflab.chapters.mandelbrot import report
+
+    host_df = lab.replay("mandelbrot.cpu", device_slug="intel-xeon")
+    live = _as_live(lab.replay("mandelbrot.cpu", device_slug="amd-epyc"))
+    a = report.cpu_notes(report.CpuSources(host_df, live, None))
+    b = report.cpu_notes(report.CpuSources(host_df, None, "no C compiler"))
+    assert a["cpu_host_note"] == b["cpu_host_note"] and a["numba_note"] == b["numba_note"]
+    assert "Intel(R) Xeon(R)" in a["cpu_host_note"] and "AMD EPYC" in a["cpu_live_note"]
+    assert "AMD EPYC" not in a["numba_note"]
+    rows = report.cpu_rows(report.CpuSources(host_df, live, None))
+    assert list(dict.fromkeys(rows["role"])) == ["host", "live"]
+
+
+def test_the_lanes_diagram_shows_the_reference_counts():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from perflab.chapters.mandelbrot import diagrams
+
+    r = diagrams.ROW
+    lanes = diagrams.row_lanes()
+    g = views.view(r["view"]).grid(r["w"], r["h"])
+    # the counts are the reference's (NumPy's here, which equals scalar C at every pixel)
+    ref = cpu.numpy_render(g, r["max_iter"])[r["row"], r["col"]:r["col"] + 32]
+    assert lanes.counts.tolist() == ref.tolist()
+    trips = model.steps(ref, r["max_iter"])
+    assert lanes.group_trips["simd"] == [trips[:16].max(), trips[16:].max()]
+    assert lanes.group_trips["simt"] == [trips.max()]
+    # the row is one that makes the point: the vectors stop at different trips, and the
+    # warp wastes more of its lane-trips than the two vectors do
+    assert lanes.group_trips["simd"][0] < lanes.group_trips["simd"][1]
+    assert 0 < lanes.useful_pct("simt") < lanes.useful_pct("simd") < 100
+    s = diagrams.lanes_summary(lanes)
+    assert s["dg_simt_lane_trips"] == 32 * trips.max() and s["dg_useful"] == trips.sum()
+    fig = diagrams.draw_lanes(lanes)
+    strip, ax_simd, ax_simt = fig.axes
+    # one useful and one wasted bar per lane; the wasted bars end at their group's trips
+    for ax, groups in ((ax_simd, [trips[:16].max()] * 16 + [trips[16:].max()] * 16),
+                       (ax_simt, [trips.max()] * 32)):
+        bars = ax.patches
+        assert len(bars) == 64
+        assert [b.get_height() for b in bars[:32]] == trips.tolist()
+        assert [b.get_y() + b.get_height() for b in bars[32:]] == groups
+    titles = ax_simd.get_title("left") + ax_simt.get_title("left")
+    assert f"{lanes.useful_pct('simd'):.0f} %" in titles and f"{lanes.useful_pct('simt'):.0f} %" in titles
+    assert all(t.get_fontsize() >= 9 for t in _texts(fig))
+    assert fig.get_size_inches()[0] <= 7.5
+    _no_text_overlaps(fig)
+    plt.close(fig)
+
+
+def _no_text_overlaps(fig):
+    """No two texts of a figure (titles, labels, ticks, legend entries) overlap."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    boxes = [(t.get_text(), t.get_window_extent(r)) for t in _texts(fig) if t.get_visible()]
+    for i, (a, ba) in enumerate(boxes):
+        for b, bb in boxes[i + 1:]:
+            assert not ba.overlaps(bb), f"{a!r} overlaps {b!r}"
 
 
 @pytest.mark.gpu

@@ -224,7 +224,7 @@ def gpu_kernels(ctx, views=GPU_VIEWS, size=GPU_SIZE, max_iter=GPU_ITER,
         checks = None
 
 
-@experiment("mandelbrot.rate", title="FP32 instruction rate inside the cardioid against chapter 0's FFMA peak",
+@experiment("mandelbrot.rate", title="FP32 instruction rate inside the cardioid against the FFMA peak",
             small={"size": (259, 131), "max_iter": 96},
             kernels=lambda: [gpu.kernel(n).spec for n in RATE_KERNELS] + [_fma_peak_spec()])
 def rate(ctx, size=GPU_SIZE, max_iter=GPU_ITER, block=gpu.DEFAULT_BLOCK, budget_s=3.0,

@@ -3,53 +3,106 @@ from the SASS the offline compiler gives: the prose quotes only what `summary` r
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ... import host, lab, store
+from ... import host, lab, registry, store
 from . import cpu, gpu, model
 from .experiments import GPU_ITER, GPU_SIZE
 from .views import VIEWS, view
 
-#: One colour per CPU across the chapter's figures (the build machine first).
-CPU_COLORS = ("C2", "C1", "C4", "C5")
+#: The small views' titles in the image figure.
+SHORT = {"cardioid": "inside the cardioid", "seahorse": "the seahorse valley"}
+#: The recorded host's colour and the build machine's, in the CPU figure.
+HOST_COLOR, LIVE_COLOR = "C0", "0.62"
+#: What each CPU source is, on the page (the figure's legend, the tables' CPU column).
+ROLES = {"host": "the GPU machine's host, recorded", "live": "this machine, measured live",
+         "other": "recorded"}
 
 
 # --------------------------------------------------------------------------- the CPU rows
 
-def cpu_frames() -> tuple[pd.DataFrame | None, str | None, dict[str, pd.DataFrame]]:
-    """(the rows measured live on this machine, or None; why not, or None; the recorded
-    rows of every other CPU, by slug). Live wherever C builds and loads; recorded rows of
-    this machine's own CPU are shown only where it cannot measure."""
+@dataclass
+class CpuSources:
+    """Where the CPU rows come from. The findings are read from `host`: the rows recorded
+    on the CPU of the machine that recorded the GPU runs (mandelbrot.versus names it), the
+    same on every build. `live` is this machine, measured while the page is built where C
+    builds and loads (None elsewhere, `why_not_live` says why); `others` are other CPUs'
+    recorded rows (the tables show them)."""
+    host: pd.DataFrame | None
+    live: pd.DataFrame | None
+    why_not_live: str | None
+    others: dict = field(default_factory=dict)
+
+    def frames(self) -> list[pd.DataFrame]:
+        return [d for d in (self.host, self.live, *self.others.values()) if d is not None]
+
+
+def host_slug() -> str | None:
+    """The slug of the CPU of the recorded GPU machine: the host mandelbrot.versus ran on."""
+    try:
+        vs = lab.replay("mandelbrot.versus")
+    except Exception:          # noqa: BLE001  (no recorded GPU run: no recorded host)
+        return None
+    if "cpu_model" not in vs or not len(vs):
+        return None
+    return host.cpu_slug(str(vs["cpu_model"].iloc[0]))
+
+
+def cpu_frames() -> CpuSources:
+    """The recorded host's rows, this machine's live rows where C builds here (and
+    PERFLAB_MODE is not replay), and every other CPU's recorded rows."""
     why = host.unavailable()
+    if why is None and not lab.live_here(registry.get("mandelbrot.cpu")):
+        why = "PERFLAB_MODE=replay"
     live = None if why else lab.run("mandelbrot.cpu")
+    if live is not None and live.attrs.get("source", {}).get("kind") != "live":
+        live, why = None, "no live measurement"
+    slug = host_slug()
+    host_df = (lab.replay("mandelbrot.cpu", device_slug=slug)
+               if slug and store.find("mandelbrot.cpu", slug) else None)
     here = host.cpu_slug(host.cpu_info()["model"]) if live is not None else None
-    recorded = {}
-    for slug in store.devices():
-        if slug == here or store.find("mandelbrot.cpu", slug) is None:
-            continue
-        recorded[slug] = lab.replay("mandelbrot.cpu", device_slug=slug)
-    return live, why, recorded
+    others = {d: lab.replay("mandelbrot.cpu", device_slug=d) for d in store.devices()
+              if d not in (slug, here) and store.find("mandelbrot.cpu", d) is not None}
+    return CpuSources(host_df, live, why, others)
 
 
-def cpu_rows(live, recorded) -> pd.DataFrame:
-    """Every CPU's rows in one frame, with the CPU's model, whether it was measured live,
-    and the paths' order (scalar, AVX2, AVX-512, NumPy, Numba)."""
+def cpu_rows(src: CpuSources) -> pd.DataFrame:
+    """Every CPU's rows in one frame, with the CPU's model, its role (the recorded host,
+    this machine live, another recorded CPU), its caption, and the paths' order (scalar,
+    AVX2, AVX-512, NumPy, Numba)."""
     parts = []
-    for df, how in [(live, "live")] + [(d, "recorded") for d in recorded.values()]:
+    for role, df in [("host", src.host), ("live", src.live)] + [("other", d) for d in
+                                                                 src.others.values()]:
         if df is None:
             continue
-        cpu_model = df.attrs["source"]["device"]
-        parts.append(df.assign(cpu=cpu_model, how=how, caption=lab.caption(df)))
+        parts.append(df.assign(cpu=df.attrs["source"]["device"], role=role,
+                               how="live" if role == "live" else "recorded",
+                               caption=lab.caption(df)))
     if not parts:
         return pd.DataFrame()
     d = pd.concat(parts, ignore_index=True)
     order = {n: i for i, n in enumerate(list(cpu.C_PATHS) + ["NumPy", "Numba"])}
     d["order"] = d["variant"].map(order)
-    return d.sort_values(["how", "cpu", "view", "order", "threads"], kind="stable",
-                         key=lambda s: s.map({"live": 0, "recorded": 1}) if s.name == "how"
-                         else s)
+    rank = {"host": 0, "live": 1, "other": 2}
+    d["rank"] = d["role"].map(rank)
+    return d.sort_values(["rank", "cpu", "view", "order", "threads"], kind="stable")
+
+
+def source_lines(parts: list[tuple[str, pd.DataFrame]]) -> list[str]:
+    """One provenance line per source of a figure: "<what>: <lab.caption>"."""
+    return [f"{what}: {lab.caption(df)}" for what, df in parts if df is not None]
+
+
+def stamp_lines(fig, lines: list[str]) -> None:
+    """Every source's caption under a figure, one line each (a figure that mixes a live
+    and a recorded source says both)."""
+    import textwrap
+    text = "\n".join(textwrap.fill(x, 100, subsequent_indent="    ") for x in lines)
+    fig.text(0.01, -0.02, text, fontsize=9, color="0.35", ha="left", va="top",
+             linespacing=1.4)
 
 
 def paths_table() -> pd.DataFrame:
@@ -63,56 +116,66 @@ def paths_table() -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
-def cpu_grid(d: pd.DataFrame, view_name: str) -> pd.DataFrame:
-    """One line per path × threads, one column group per CPU: ms and × scalar (one core)."""
-    v = d[d["view"] == view_name]
-    out = None
-    for cpu_model, g in v.groupby("cpu", sort=False):
-        g = g.assign(speed=g["vs_scalar"],
-                     spread=[_spread(a, b) for a, b in zip(g["vs_scalar_min"], g["vs_scalar_max"])],
-                     path=[f"{a} · {'1 core' if t == '1' else f'{int(c)} cores'}"
-                           for a, t, c in zip(g["variant"], g["threads"], g["cores"])])
-        g = g[["variant", "threads", "path", "median_ms", "speed", "spread", "runs_here", "reason"]]
-        g = g.rename(columns={c: f"{c}@{cpu_model}" for c in ("path", "median_ms", "speed",
-                                                               "spread", "runs_here", "reason")})
-        out = g if out is None else out.merge(g, on=["variant", "threads"], how="outer", sort=False)
-    return out
-
-
 def _spread(lo, hi) -> str:
     if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
         return "—"
     return f"{lo:.2f}–{hi:.2f}"
 
 
-def plot_cpu(axes, d: pd.DataFrame) -> None:
-    """× scalar on one core, every path, one panel per view, one colour per CPU."""
-    cpus = list(dict.fromkeys(d["cpu"]))
+def _path_label(variant: str, threads: str) -> str:
+    return f"{variant} · {'1 core' if threads == '1' else 'all'}"
+
+
+def plot_cpu(axes, d: pd.DataFrame) -> list[str]:
+    """× scalar on one core, every path, one panel per view: the recorded host's bars and,
+    beside them, this machine's (where it measured live). Returns the CPUs drawn."""
+    d = d[d["role"].isin(["host", "live"])]
+    roles = [r for r in ("host", "live") if (d["role"] == r).any()]
+    ok = d[d["runs_here"].astype(bool) & d["vs_scalar"].notna()]
+    labels = list(dict.fromkeys(_path_label(a, t) for a, t in
+                                zip(ok.sort_values(["order", "threads"])["variant"],
+                                    ok.sort_values(["order", "threads"])["threads"])))
+    width = 0.8 / max(len(roles), 1)
     for ax, view_name in zip(axes, ("full", "cardioid")):
-        v = d[(d["view"] == view_name) & d["runs_here"].astype(bool) & d["vs_scalar"].notna()]
-        labels = list(dict.fromkeys(f"{a} · {'1' if t == '1' else 'all'}"
-                                    for a, t in zip(v["variant"], v["threads"])))
-        width = 0.8 / max(len(cpus), 1)
-        for k, c in enumerate(cpus):
-            g = v[v["cpu"] == c]
-            lab_ = [f"{a} · {'1' if t == '1' else 'all'}" for a, t in zip(g["variant"], g["threads"])]
-            y = [labels.index(x) + (k - (len(cpus) - 1) / 2) * width for x in lab_]
-            ax.barh(y, g["vs_scalar"], height=width, color=CPU_COLORS[k % len(CPU_COLORS)],
-                    label=c)
+        v = ok[ok["view"] == view_name]
+        for k, role in enumerate(roles):
+            g = v[v["role"] == role]
+            y = [labels.index(_path_label(a, t)) + (k - (len(roles) - 1) / 2) * width
+                 for a, t in zip(g["variant"], g["threads"])]
+            name = f"{g['cpu'].iloc[0] if len(g) else role}: {ROLES[role]}"
+            ax.barh(y, g["vs_scalar"], height=width,
+                    color=HOST_COLOR if role == "host" else LIVE_COLOR, label=name)
             lo = (g["vs_scalar"] - g["vs_scalar_min"]).clip(lower=0)
             hi = (g["vs_scalar_max"] - g["vs_scalar"]).clip(lower=0)
             ax.errorbar(g["vs_scalar"], y, xerr=[lo, hi], fmt="none", ecolor="0.2",
                         elinewidth=0.7, capsize=1.5)
         ax.set_yticks(range(len(labels)))
-        ax.set_yticklabels(labels, fontsize=7)
-        ax.invert_yaxis()
+        ax.set_yticklabels(labels, fontsize=9)
+        ax.set_ylim(len(labels) - 0.5, -0.5)
         ax.set_xscale("log")
         ax.axvline(1, color="0.5", lw=0.6)
-        ax.set_xlabel("× scalar C on one core (log)")
-        ax.set_title(f"{view_name}: {VIEWS[view_name].label}", fontsize=8)
+        ax.tick_params(axis="x", labelsize=9)
+        ax.set_xlabel("× scalar C on one core (log)", fontsize=9)
+        ax.set_title(view_name if view_name == "full" else "cardioid: no lane waits",
+                     fontsize=10)
     handles, names = axes[0].get_legend_handles_labels()
-    axes[0].figure.legend(handles, names, fontsize=7, loc="upper center", ncol=len(names),
-                          bbox_to_anchor=(0.5, 1.04), frameon=False)
+    axes[0].figure.legend(handles, names, fontsize=9, loc="lower left", ncol=1,
+                          bbox_to_anchor=(0.01, 1.0), frameon=False)
+    return roles
+
+
+def cpu_figure(src: CpuSources):
+    """The CPU figure: the recorded host, and this machine beside it where it measured
+    live, with both sources' captions under it."""
+    import matplotlib.pyplot as plt
+
+    d = cpu_rows(src)
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 4.4), sharey=True, sharex=True)
+    plot_cpu(axes, d)
+    fig.tight_layout()
+    stamp_lines(fig, source_lines([("the GPU machine's host", src.host),
+                                   ("this machine", src.live)]))
+    return fig
 
 
 # --------------------------------------------------------------------------- the SASS
@@ -283,8 +346,7 @@ def plot_counts(ax, counts: np.ndarray, max_iter: int, where=None, title: str = 
 
     c = np.log1p(counts.astype(float))
     c = np.where(counts >= max_iter, np.nan, c)
-    cmap = matplotlib.colormaps["bone"].copy()
-    cmap.set_bad("black")
+    cmap = matplotlib.colormaps["bone"].with_extremes(bad="black")
     ax.imshow(c, cmap=cmap, interpolation="antialiased", origin="lower",
               vmin=0, vmax=np.log1p(max_iter))
     if where:
@@ -293,7 +355,7 @@ def plot_counts(ax, counts: np.ndarray, max_iter: int, where=None, title: str = 
     ax.set_xticks([])
     ax.set_yticks([])
     if title:
-        ax.set_title(title, fontsize=8)
+        ax.set_title(title, fontsize=9)
 
 
 # --------------------------------------------------------------------------- the numbers
@@ -304,41 +366,32 @@ def _one(d: pd.DataFrame, col: str, **where):
     return float(d[col].iloc[0]) if len(d) and pd.notna(d[col].iloc[0]) else math.nan
 
 
-def summary(live, recorded, g, rate, vs, costs, prof=None, *, dev) -> dict:
-    """Every number the page quotes."""
+def summary(src: CpuSources, g, rate, vs, costs, prof=None, *, dev) -> dict:
+    """Every number the page quotes. The CPU numbers are the recorded host's ("host_*"),
+    whatever machine builds the page; this machine's live rows only feed cpu_live_note."""
     s: dict = {}
-    allc = cpu_rows(live, recorded)
-    s.update(cpu_notes(live, None if live is not None else host.unavailable(), recorded))
-    s["cpu_recorded"] = ", ".join(df.attrs["source"]["device"] for df in recorded.values()) or "—"
-    # the GPU machine's host (the CPU of mandelbrot.versus) and the machine building the page
-    host_model = str(vs["cpu_model"].iloc[0]) if "cpu_model" in vs and len(vs) else None
-    frames = [d for d in [live, *recorded.values()] if d is not None]
-    host_df = next((d for d in frames if d.attrs["source"]["device"] == host_model), None)
-    here_df = live if live is not None else next((d for d in frames if d is not host_df),
-                                                 host_df)
-    for tag, df in (("here", here_df), ("host", host_df)):
-        if df is None:
-            continue
-        s[f"{tag}_cpu"] = df.attrs["source"]["device"]
-        s[f"{tag}_cores"] = int(df["cores"].max())
+    allc = cpu_rows(src)
+    s.update(cpu_notes(src))
+    if src.host is not None:
+        df = src.host
+        s["host_cpu"] = df.attrs["source"]["device"]
+        s["host_cores"] = int(df["cores"].max())
         for v in ("full", "cardioid"):
             for name, key in (("AVX-512", "avx512"), ("AVX-512 ×2", "avx512x2"),
                               ("AVX2", "avx2"), ("AVX2 ×2", "avx2x2"),
                               ("scalar ×2", "scalarx2"), ("NumPy", "numpy"), ("Numba", "numba")):
-                s[f"{tag}_{key}_{v}"] = _one(df, "vs_scalar", variant=name, view=v, threads="1")
-                s[f"{tag}_{key}_{v}_lo"] = _one(df, "vs_scalar_min", variant=name, view=v, threads="1")
+                s[f"host_{key}_{v}"] = _one(df, "vs_scalar", variant=name, view=v, threads="1")
+                s[f"host_{key}_{v}_lo"] = _one(df, "vs_scalar_min", variant=name, view=v, threads="1")
             best = df[(df["view"] == v) & df["vs_scalar"].notna()]
             if len(best):
                 b_ = best.sort_values("vs_scalar").iloc[-1]
-                s[f"{tag}_best_{v}"] = float(b_["vs_scalar"])
-                s[f"{tag}_best_{v}_name"] = f"{b_['variant']} on {int(b_['cores'])} cores"
-            s[f"{tag}_scalar_ms_{v}"] = _one(df, "median_ms", variant="scalar", view=v, threads="1")
-            s[f"{tag}_scalar_all_{v}"] = _one(df, "vs_scalar", variant="scalar", view=v, threads="all")
-            one = df[(df["view"] == v) & (df["threads"] == "1") & df["vs_scalar"].notna()]
-            if len(one):
-                b1 = one.sort_values("vs_scalar").iloc[-1]
-                s[f"{tag}_best1_{v}"] = float(b1["vs_scalar"])
-                s[f"{tag}_best1_{v}_name"] = str(b1["variant"])
+                s[f"host_best_{v}"] = float(b_["vs_scalar"])
+                s[f"host_best_{v}_name"] = f"{b_['variant']} on {int(b_['cores'])} cores"
+            s[f"host_scalar_ms_{v}"] = _one(df, "median_ms", variant="scalar", view=v, threads="1")
+            s[f"host_scalar_all_{v}"] = _one(df, "vs_scalar", variant="scalar", view=v, threads="all")
+            s[f"host_numba_all_{v}"] = _one(df, "vs_scalar", variant="Numba", view=v, threads="all")
+        nb = df[df["variant"] == "Numba"]["version"] if "version" in df else pd.Series(dtype=str)
+        s["host_numba_version"] = str(nb.iloc[0]) if len(nb) else "not installed"
     s["host_512_over_256_cardioid"] = s.get("host_avx512_cardioid", math.nan) / \
         s.get("host_avx2_cardioid", math.nan)
     s["cpus_checked"] = int(allc["correct"].notna().sum()) if len(allc) else 0
@@ -452,6 +505,26 @@ def sweep_summary(sw: pd.DataFrame, kernel: str = "pixel", max_iter: int = 1024)
     return out
 
 
+def run_name(df: pd.DataFrame | None) -> str:
+    """How a finding names its run: "recorded run <id>" or "measured live, run <id>" (the
+    finding names the device)."""
+    if df is None:
+        return "no run"
+    src = df.attrs.get("source", {})
+    runs = ", ".join(src.get("run_ids", []))
+    if src.get("kind") == "live":
+        return f"measured live, run {runs}"
+    return f"recorded run {runs}"
+
+
+def run_names(frames: dict) -> dict:
+    """run_<key> -> run_name(frame) and dev_<key> -> its device, for the findings."""
+    out = {f"run_{k}": run_name(v) for k, v in frames.items()}
+    out.update({f"dev_{k}": (v.attrs.get("source", {}).get("device", "?") if v is not None
+                             else "—") for k, v in frames.items()})
+    return out
+
+
 def targets(s: dict, frames: list[pd.DataFrame]) -> pd.DataFrame:
     """The chapter's done-when list against the measured numbers of `summary`."""
     checked = sum(int(f["correct"].notna().sum()) for f in frames if "correct" in f)
@@ -486,17 +559,17 @@ def image_panel(g: pd.DataFrame) -> dict:
 
     w, h, mi = int(g["w"].iloc[0]), int(g["h"].iloc[0]), int(g["max_iter"].iloc[0])
     full, how, same_grid = render_here("full", (w, h), mi)
-    fig = plt.figure(figsize=(8.0, 4.1))
+    fig = plt.figure(figsize=(7.5, 3.85))
     ax = fig.add_axes([0.0, 0.0, 0.64, 0.94])
     where = _mismatch_where(g) if same_grid else None
     plot_counts(ax, full, mi, where, "the whole set")
     if where:
-        ax.legend(loc="lower left", fontsize=7, markerscale=4, framealpha=0.8,
-                  title=f"the first {len(where)} recorded, row by row", title_fontsize=6)
+        ax.legend(loc="lower left", fontsize=9, markerscale=4, framealpha=0.85,
+                  title=f"the first {len(where)} recorded, row by row", title_fontsize=9)
     for k, v in enumerate(("cardioid", "seahorse")):
         sub = fig.add_axes([0.66, 0.5 - 0.5 * k, 0.34, 0.41])
         counts, _, _ = render_here(v, (w // 4, h // 4), mi)
-        plot_counts(sub, counts, mi, None, VIEWS[v].label)
+        plot_counts(sub, counts, mi, None, SHORT[v])
     near = 5
     extra = {"full_median": float(np.median(full)), "near_px": near,
              "fma_where_median": math.nan, "fma_where_near_pct": math.nan,
@@ -520,7 +593,10 @@ def image_panel(g: pd.DataFrame) -> dict:
         match = (f"Its count map (sha256 {sha[:12]}…) differs from the one recorded on the "
                  f"{g.attrs['source']['device']}: something here rounds differently.")
     ih, iw = full.shape
-    return {"fig": fig, "glue": {**extra, "img_how": how, "img_w": iw, "img_h": ih, "img_match": match,
+    sources = [f"the image: rendered live on this machine ({host.cpu_info()['model']}) by {how}"]
+    if where:
+        sources.append(f"the red pixels: {lab.caption(g)}")
+    return {"fig": fig, "sources": sources, "glue": {**extra, "img_how": how, "img_w": iw, "img_h": ih, "img_match": match,
                                  "img_same": bool(same_grid and len(gpu_sha)
                                                   and gpu_sha.iloc[0] == sha)}}
 
@@ -552,67 +628,79 @@ def _mismatch_where(g: pd.DataFrame):
     return None
 
 
-def cpu_notes(live, why: str | None, recorded: dict) -> dict:
-    """The sentences that say where the CPU rows come from."""
-    if live is not None:
-        sc = live[(live["variant"] == "scalar") & (live["threads"] == "all")]
-        cores = int(sc["cores"].max()) if len(sc) else 1
-        got = float(sc["vs_scalar"].median()) if len(sc) else math.nan
-        here = (f"This page was built on a {live.attrs['source']['device']}: its rows were "
-                f"measured live, the all-core ones on the {cores} cores this process may "
-                f"use, shared with whatever else the machine runs (scalar C on all of them "
-                f"reached {got:.2f}× one core).")
+def _numba_sentence(d: pd.DataFrame) -> str | None:
+    cpu_model = d.attrs["source"]["device"]
+    one = d[(d["variant"] == "Numba") & (d["view"] == "full") & (d["threads"] == "1")]
+    every = d[(d["variant"] == "Numba") & (d["view"] == "full") & (d["threads"] == "all")]
+    card = d[(d["variant"] == "Numba") & (d["view"] == "cardioid") & (d["threads"] == "all")]
+    if not len(one) or pd.isna(one["vs_scalar"].iloc[0]):
+        return None
+    return (f"{one['vs_scalar'].iloc[0]:.2f}× scalar C on one core of the {cpu_model} "
+            f"({one['version'].iloc[0]}), and with prange on all "
+            f"{int(every['cores'].iloc[0])} cores {every['vs_scalar'].iloc[0]:.1f}× on the "
+            f"full view, {card['vs_scalar'].iloc[0]:.1f}× in the cardioid")
+
+
+def cpu_notes(src: CpuSources) -> dict:
+    """The sentences that say where the CPU rows come from: the recorded host (what the
+    findings read), and this machine beside it (a sentence that is the same in meaning
+    on every build: it says what this machine is, or that it measured nothing)."""
+    h = src.host
+    if h is not None:
+        rec = (f"The blue bars are the rows recorded on the {h.attrs['source']['device']}, "
+               f"the GPU machine's host (run {', '.join(h.attrs['source']['run_ids'])}): "
+               f"the numbers in the text are read from them.")
     else:
-        here = f"No C path can be built here ({why}); every row below was recorded."
-    runs = ", ".join(f"{d.attrs['source']['device']} (run {', '.join(d.attrs['source']['run_ids'])})"
-                     for d in recorded.values())
-    rec = ((" Beside them, the rows recorded on the " if live is not None else
-            " They come from the ") + runs + ".") if recorded else ""
-    done, missing = [], []
-    for d in [live, *recorded.values()]:
-        if d is None:
-            continue
-        cpu_model = d.attrs["source"]["device"]
-        one = d[(d["variant"] == "Numba") & (d["view"] == "full") & (d["threads"] == "1")]
-        every = d[(d["variant"] == "Numba") & (d["view"] == "full") & (d["threads"] == "all")]
-        card = d[(d["variant"] == "Numba") & (d["view"] == "cardioid") & (d["threads"] == "all")]
-        if len(one) and pd.notna(one["vs_scalar"].iloc[0]):
-            done.append(f"{one['vs_scalar'].iloc[0]:.2f}× scalar C on one core of the "
-                        f"{cpu_model} ({one['version'].iloc[0]}), and with prange on all "
-                        f"{int(every['cores'].iloc[0])} cores {every['vs_scalar'].iloc[0]:.1f}× on "
-                        f"the full view, {card['vs_scalar'].iloc[0]:.1f}× in the cardioid")
-        elif len(one):
-            missing.append(cpu_model)
-    numba = ("runs at " + "; ".join(done) + "." if done else "has no measured row.")
-    if missing:
-        numba += (" It is not installed on the " + ", ".join(missing)
-                  + ", so that CPU has no Numba rows (pip install numba adds them).")
-    return {"cpu_live_note": here + rec,
+        rec = "No CPU rows of the GPU machine's host are recorded."
+    if src.live is not None:
+        lv = src.live
+        sc = lv[(lv["variant"] == "scalar") & (lv["threads"] == "all")]
+        cores = int(sc["cores"].max()) if len(sc) else 1
+        here = (f"The grey bars are this machine ({lv.attrs['source']['device']}), measured "
+                f"live while the page was built, the all-core rows on the {cores} cores this "
+                f"process may use, shared with whatever else runs there.")
+    else:
+        here = (f"This machine measured nothing live ({src.why_not_live}): the host is "
+                f"shown alone.")
+    others = ", ".join(f"{d.attrs['source']['device']} (run "
+                       f"{', '.join(d.attrs['source']['run_ids'])})" for d in src.others.values())
+    numba = _numba_sentence(h) if h is not None else None
+    if numba:
+        numba = "runs at " + numba + "."
+    elif h is not None:
+        numba = (f"is not installed on the {h.attrs['source']['device']}, so that CPU has "
+                 f"no Numba rows (pip install numba adds them).")
+    else:
+        numba = "has no measured row."
+    return {"cpu_host_note": rec, "cpu_live_note": here,
+            "cpu_others_note": (f"The tables also hold the rows recorded on the {others}."
+                                if others else ""),
             "cpu_sources": " ".join(f"{d.attrs['source']['device']}: {lab.caption(d)}."
-                                    for d in [live, *recorded.values()] if d is not None),
+                                    for d in src.frames()),
             "numba_note": numba}
 
 
 def cpu_tables(d: pd.DataFrame):
-    """Every CPU's rows, one dropdown per view."""
+    """Every CPU's rows, both views, in one dropdown."""
     from IPython.display import display
 
     from ...tables import Col, table
-    for v in ("full", "cardioid"):
-        sub = d[d["view"] == v].copy()
-        if sub.empty:
-            continue
-        sub["where"] = [f"{c} ({h})" for c, h in zip(sub["cpu"], sub["how"])]
-        sub["threads_used"] = [int(c) if r else None for c, r in zip(sub["cores"], sub["runs_here"])]
-        sub["spread"] = [_spread(a, b) for a, b in zip(sub["vs_scalar_min"], sub["vs_scalar_max"])]
-        sub["note"] = [r if r else "" for r in sub["reason"]]
-        w, h, mi = sub["w"].iloc[0], sub["h"].iloc[0], sub["max_iter"].iloc[0]
-        display(table(sub, {"where": "CPU", "variant": "path", "threads_used": Col("cores", "num", 0),
-                            "median_ms": Col("median", "time", 3), "Giter/s": Col("Giter/s", "num", 2),
-                            "vs_scalar": Col("× scalar, 1 core", "ratio", 2),
-                            "spread": "rounds (lowest–highest)", "correct": Col("checked", "bool"),
-                            "note": "not run because"},
-                      fold=f"Every CPU path, {v} view ({w}×{h}, limit {mi}), on every CPU"))
+    sub = d.copy()
+    if sub.empty:
+        return
+    sub["where"] = [f"{c} ({ROLES[r]})" for c, r in zip(sub["cpu"], sub["role"])]
+    sub["threads_used"] = [int(c) if r else None for c, r in zip(sub["cores"], sub["runs_here"])]
+    sub["spread"] = [_spread(a, b) for a, b in zip(sub["vs_scalar_min"], sub["vs_scalar_max"])]
+    sub["note"] = [r if r else "" for r in sub["reason"]]
+    sub["case"] = [f"{v} ({w}×{h}, limit {mi})" for v, w, h, mi in
+                   zip(sub["view"], sub["w"], sub["h"], sub["max_iter"])]
+    display(table(sub, {"where": "CPU", "case": "view", "variant": "path",
+                        "threads_used": Col("cores", "num", 0),
+                        "median_ms": Col("median", "time", 3), "Giter/s": Col("Giter/s", "num", 2),
+                        "vs_scalar": Col("× scalar, 1 core", "ratio", 2),
+                        "spread": "rounds (lowest–highest)", "correct": Col("checked", "bool"),
+                        "note": "not run because"},
+                  fold="Every CPU path on every CPU, both views: times, speed-ups, checks"))
 
 
 def plot_model(ax, gt: pd.DataFrame) -> None:
@@ -624,19 +712,24 @@ def plot_model(ax, gt: pd.DataFrame) -> None:
               f"chunked U={gpu.DEFAULT_CHUNK}": "C2"}
     marks = {"full": "o", "cardioid": "s", "seahorse": "^"}
     for (k, v), r in d.groupby(["variant", "view"], sort=False):
-        ax.scatter(r["model_ms"], r["median_ms"], color=colors.get(k, "C7"), marker=marks[v],
-                   s=26, label=f"{k}" if v == "full" else None, zorder=3)
+        c = colors.get(k, "C7")
+        hollow = k == "pixel FMA"          # drawn over the exact build's marker: let it show
+        ax.scatter(r["model_ms"], r["median_ms"], marker=marks[v], s=40 if hollow else 26,
+                   facecolors="none" if hollow else c, edgecolors=c, linewidths=1.2,
+                   label=f"{k}" if v == "full" else None, zorder=4 if hollow else 3)
     lo, hi = d[["model_ms", "median_ms"]].min().min() / 1.5, d[["model_ms", "median_ms"]].max().max() * 1.5
     ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8, ls="--", label="measured = model")
+    ax.set_xlim(lo, hi * 2.5)           # room for the labels right of the top points
+    ax.set_ylim(lo, hi * 2.5)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("issue model (ms): Σ warp trips × instructions per trip / issue rate")
     ax.set_ylabel("measured median (ms)")
     pts = [(float(r["model_ms"]), float(r["median_ms"]), r["view"]) for _, r in d.iterrows()
            if r["variant"] == "one lane"]
-    plots.label_points(ax, pts, fontsize=7)
-    ax.legend(fontsize=7, loc="upper left", title="○ full  □ cardioid  △ seahorse",
-              title_fontsize=7)
+    plots.label_points(ax, pts, fontsize=9)
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+              title="○ full  □ cardioid  △ seahorse", title_fontsize=9)
 
 
 def gpu_tables(gt: pd.DataFrame):
@@ -682,8 +775,8 @@ def plot_rate(ax, rt: pd.DataFrame) -> None:
                label="FP32 share of the loop (SASS): the issue-bound ceiling")
     ax.axvline(0.7, color="C1", ls="--", lw=0.9, label="target 0.7")
     ax.set_yticks(y)
-    ax.set_yticklabels(d["variant"], fontsize=7)
+    ax.set_yticklabels(d["variant"], fontsize=9)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
-    ax.set_xlabel("FP32 instructions/s ÷ FFMA instructions/s (chapter 0's kernel, same rounds)")
-    ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    ax.set_xlabel("FP32 instructions/s ÷ FFMA instructions/s (the FFMA peak kernel, same rounds)")
+    ax.legend(fontsize=9, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=1, frameon=False)

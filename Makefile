@@ -95,8 +95,10 @@ test: $(ENV)
 test-gpu: $(ENV)
 	PERFLAB_REQUIRE_GPU=1 $(PYTHON) -m pytest $(ARGS)
 
-# The built book in headless Chromium (tests/browser): requests leaving the book, console
-# errors, math left as TeX, content wider than the column, explorers that do not answer.
+# The built book in headless Chromium (tests/browser), every page from disk and over HTTP:
+# requests leaving the book, console errors, math left as TeX or MathJax error boxes,
+# content or code wider than the column, broken table cells, pages over 12,000 px, the
+# word "seed", explorers that do not answer, figure text under 9 pt (make book's log).
 # Full-page screenshots and heights.json go to _build/screenshots/.
 test-browser: $(ENV) browser
 	@test -f _build/html/index.html || { echo "make test-browser: _build/html/index.html is missing: run make book first" >&2; exit 1; }

@@ -88,3 +88,14 @@ def test_a_figure_of_two_sources_names_both():
     plots.stamp(fig, live, rec)
     assert fig.texts[-1].get_text() == text and fig.texts[-1].get_fontsize() >= plots.MIN_TEXT_PT
     plt.close(fig)
+
+
+def test_a_long_stamp_wraps_inside_its_figure():
+    df = recorded("a923e1a-dirty")
+    df.attrs["source"]["run_ids"] = ["0c3b4ee5ab03", "abcdef123456", "0123456789ab"]
+    fig, ax = plt.subplots(figsize=(4, 2))
+    plots.stamp(fig, df)
+    fig.canvas.draw()
+    bbox = fig.get_tightbbox(fig.canvas.get_renderer())
+    assert bbox.x1 <= 4.0, "the stamp widened the figure"
+    plt.close(fig)

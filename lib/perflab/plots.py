@@ -40,7 +40,7 @@ def stamp(fig, *dfs) -> None:
     """Write the provenance caption of the rows behind a figure under it, in full: one
     line per source (a live machine beside a recorded one names both)."""
     fig.text(0.01, -0.07, captions(*dfs), fontsize=MIN_TEXT_PT, color="0.3", ha="left",
-             va="top", wrap=False)
+             va="top", wrap=True)   # wraps at the figure's width: never widens it
 
 
 def displayed_scale(width_in: float, dpi: float) -> float:

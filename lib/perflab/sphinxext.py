@@ -28,7 +28,7 @@ MATHJAX = "perflab/tex-svg-full.js"
 BUNDLE_HEAD = "/* Vega, Vega-Lite and vega-embed (vl-convert-python), as a classic script. */"
 
 
-def _mathjax_file() -> Path:
+def mathjax_file() -> Path:
     from importlib import resources
     try:
         root = resources.files("mathjax")
@@ -44,7 +44,7 @@ def _write_assets(app) -> None:
     out = Path(app.doctreedir).parent / "perflab_static"
     dest = out / "perflab"
     dest.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(_mathjax_file(), dest / "tex-svg-full.js")
+    shutil.copyfile(mathjax_file(), dest / "tex-svg-full.js")
     bundle = dest / "vega-bundle.js"
     if not bundle.exists() or not bundle.read_text().startswith(BUNDLE_HEAD):
         import vl_convert

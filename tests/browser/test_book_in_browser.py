@@ -164,9 +164,9 @@ MATH_PAGE = r"""<!doctype html><html><head><meta charset="utf-8">
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_math_error_boxes_are_reported_with_their_tex(tmp_path, browser, scheme):
-    from perflab.sphinxext import _mathjax_file  # the book's own MathJax
+    from perflab.sphinxext import mathjax_file  # the book's own MathJax
 
-    shutil.copyfile(_mathjax_file(), tmp_path / "tex-svg-full.js")
+    shutil.copyfile(mathjax_file(), tmp_path / "tex-svg-full.js")
     (tmp_path / "math.html").write_text(MATH_PAGE)
     with site_url(tmp_path, scheme) as url, open_page(browser, url, "math.html") as (page, problems):
         problems += math_errors(page)

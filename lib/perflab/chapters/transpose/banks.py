@@ -50,7 +50,7 @@ def stride_wavefronts(stride: int, pad: bool = False) -> int:
     return wavefronts([4 * w for w in words])
 
 
-def _layout(variant: str, tile: int):
+def layout(variant: str, tile: int):
     if variant == "tiled":
         return lambda r, c: r * tile + c
     if variant == "swizzled":
@@ -104,7 +104,7 @@ def tile_accesses(variant: str, dtype: str = "float32", tile: int | None = None,
         t, r = (tile, block_rows) if tile else ops.default_tile(variant, dtype)
     else:
         t, r = 32, 32
-    at = _layout(variant, t)
+    at = layout(variant, t)
     for warp in _warps(t, r):
         for k in range(0, t, r):
             out["ld"].append(([((y + k) * n + x) * size for x, y in warp], size))

@@ -2,7 +2,7 @@
 shared memory, for the three layouts the rungs use (plain, padded, XOR-swizzled), with the
 tile column one warp reads in phase 2 outlined.
 
-Nothing here is typed: element (r, c) sits at word `banks._layout(variant, 32)(r, c)` (the
+Nothing here is typed: element (r, c) sits at word `banks.layout(variant, 32)(r, c)` (the
 kernels' `Layout::at`, written again in Python), its bank is that word mod 32, and the
 passes the warp's column read needs come from `banks.wavefronts` on the lanes' addresses —
 the same model the chapter predicts the profiler's counters with.
@@ -24,7 +24,7 @@ COLUMN = 5
 
 def bank_map(variant: str, tile: int = TILE) -> np.ndarray:
     """bank[r, c]: the bank holding tile element (r, c) (4-byte words, 32 banks)."""
-    at = banks._layout(variant, tile)
+    at = banks.layout(variant, tile)
     return np.array([[at(r, c) % banks.BANKS for c in range(tile)] for r in range(tile)])
 
 
@@ -32,7 +32,7 @@ def column_read(variant: str, column: int = COLUMN, tile: int = TILE) -> dict:
     """Phase 2 of tile.cuh for one warp: lane x reads tile element (x, column). Returns the
     banks the 32 lanes hit, how many words each bank must deliver, and the passes
     (wavefronts) the access needs."""
-    at = banks._layout(variant, tile)
+    at = banks.layout(variant, tile)
     addrs = [4 * at(x, column) for x in range(32)]
     hit = [a // 4 % banks.BANKS for a in addrs]
     per_bank = np.bincount(hit, minlength=banks.BANKS)

@@ -97,7 +97,9 @@ def style() -> None:
     import matplotlib as mpl
 
     hook = "perflab.plots:figure_hook"
-    if hook not in mpl.rcParams["figure.hooks"]:
+    # figure.hooks came with Matplotlib 3.7 (requirements.txt asks for 3.8): an older one
+    # draws the same figures, unchecked.
+    if "figure.hooks" in mpl.rcParams and hook not in mpl.rcParams["figure.hooks"]:
         mpl.rcParams["figure.hooks"] = [*mpl.rcParams["figure.hooks"], hook]
     mpl.rcParams.update({"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10,
                          "xtick.labelsize": 9.5, "ytick.labelsize": 9.5,

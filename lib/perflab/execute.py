@@ -67,6 +67,9 @@ def execute_one(path: Path, timeout: int = 1800, kernel: str = "python3") -> dic
         if cell.get("cell_type") != "code":
             return
         measures["cells"] += 1
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        if tags & {"remove-cell", "remove-output"}:     # the book shows none of its output
+            return
         seen, figures = _shown(cell.get("outputs", []))
         measures["figures"] += figures
         if seen and measures["first_output_s"] is None:

@@ -204,7 +204,7 @@ def commit_text(commit, dirty=None) -> str:
 
 def caption(df: pd.DataFrame) -> str:
     """'measured live on NVIDIA H200 · 2026-11-29 · run …' or 'recorded on … · date ·
-    commit 4d9039a (with uncommitted changes) · run …', never cut short."""
+    commit 4d9039a[ with uncommitted changes] · run …', never cut short."""
     s = df.attrs.get("source", {})
     date = str(s.get("date", "?"))[:10]
     runs = ", ".join(s.get("run_ids", []))

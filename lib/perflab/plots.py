@@ -158,19 +158,23 @@ def _nearest(box, marks) -> int:
     return min(range(len(marks)), key=lambda i: (marks[i][0] - cx) ** 2 + (marks[i][1] - cy) ** 2)
 
 
-def label_points(ax, points, fontsize: float = MIN_TEXT_PT, avoid=(), colors=None) -> None:
+def label_points(ax, points, fontsize: float = MIN_TEXT_PT, avoid=(), colors=None,
+                 obstacles=()) -> None:
     """Label (x, y, text) points so that no label overlaps another label, a marker or a
     point of `avoid` ((x, y) in data coordinates: a line sampled densely, say): each label
     takes the first offset around its point that is clear, with a leader line when it had
-    to go far, and nearer its own marker than any other; if none is, the first that misses
-    the other labels and markers. `colors`:
-    one per point, for its label (its marker's, so that a reader can pair them)."""
+    to go far, and nearer its own marker than any other; if none is, the place that gets
+    the least wrong (covering another label or a marker is worse than sitting nearer
+    another marker, which is worse than lying on a line). `colors`:
+    one per point, for its label (its marker's, so that a reader can pair them).
+    `obstacles`: boxes in display coordinates (a legend's window extent) no label may
+    overlap."""
     fig = ax.figure
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     taken = [ax.transData.transform((x, y)) for x, y, _ in points]
     lines = [ax.transData.transform(p) for p in avoid]
-    boxes = []
+    boxes = list(obstacles)
 
     def place(x, y, text, i, color):
         (dx, dy), far = _OFFSETS[i], i >= _NEAR
@@ -183,19 +187,20 @@ def label_points(ax, points, fontsize: float = MIN_TEXT_PT, avoid=(), colors=Non
 
     for k, (x, y, text) in enumerate(points):
         color = colors[k] if colors else "black"
-        fallback = None
+        best = None                       # (what the place gets wrong, offset)
         for i in range(len(_OFFSETS)):
             ann, box = place(x, y, text, i, color)
-            free = (not any(box.overlaps(b) for b in boxes)
-                    and not any(box.contains(*p) for p in taken)
-                    and _nearest(box, taken) == k)
-            if free and not any(box.contains(*p) for p in lines):
+            # Worst first: covering another label, the legend or a marker; then being
+            # nearer another marker than its own; then lying on a line.
+            wrong = (sum(box.overlaps(b) for b in boxes) + sum(box.contains(*p) for p in taken),
+                     _nearest(box, taken) != k, any(box.contains(*p) for p in lines))
+            if not any(wrong):
                 break
-            if free and fallback is None:
-                fallback = i
+            if best is None or wrong < best[0]:
+                best = (wrong, i)
             ann.remove()
         else:
-            ann, box = place(x, y, text, fallback or 0, color)
+            ann, box = place(x, y, text, best[1], color)
         boxes.append(box)
 
 

@@ -59,9 +59,11 @@ def plot(ax, ceil: Ceilings, points=(), ai_range=(0.05, 2000.0), kinds=()):
     ax.set_xlabel("arithmetic intensity (FLOP / byte of device memory)")
     ax.set_ylabel("TFLOP/s")
     ax.grid(True, which="both", alpha=0.3)
-    # Upper left lies above the memory roof, where no kernel can be: the legend covers no
-    # point there.
-    ax.legend(fontsize=9, loc="upper left", framealpha=0.9)
+    # Matplotlib's "best" place: where the legend covers the fewest roofs and points; the
+    # labels are then placed clear of it.
+    legend = ax.legend(fontsize=9, loc="best", framealpha=0.9)
     from .plots import label_points
-    label_points(ax, [(p[1], p[2], p[0]) for p in points], avoid=roofs, colors=colors)
+    ax.figure.canvas.draw()
+    label_points(ax, [(p[1], p[2], p[0]) for p in points], avoid=roofs, colors=colors,
+                 obstacles=[legend.get_window_extent()])
     return ax

@@ -466,3 +466,31 @@ def test_every_kernel_without_template_arguments_is_extern_c():
                for (f, n), s in plain.items()
                if cr.compile_cubin(s, "sm_90").lowered_name != n]
     assert not mangled, "kernels loaded by name that are not extern \"C\":\n" + "\n".join(mangled)
+
+
+SASS_LOOP = """
+        /*0000*/                   MOV R1, c[0x0][0x28] ;
+.L_x_1:
+        /*0010*/                   FFMA R2, R2, R3, R4 ;
+        /*0020*/              @!P0 LDS.128 R4, [R2+0x10] ;
+.L_x_2:
+        /*0030*/                   FSETP.GT.AND P0, PT, R2, 4, PT ;
+        /*0040*/               @P0 BRA `(.L_x_2) ;
+        /*0050*/                   BRA `(.L_x_1) ;
+        /*0060*/                   BRA `(.L_x_3) ;
+.L_x_3:
+        /*0070*/                   EXIT ;
+"""
+
+
+def test_instructions_and_loops_are_read_from_the_sass():
+    from perflab import compile_report as cr
+    ins = cr.instructions(SASS_LOOP)
+    assert [i.opcode for i in ins] == ["MOV", "FFMA", "LDS.128", "FSETP.GT.AND", "BRA", "BRA",
+                                       "BRA", "EXIT"]
+    assert ins[2].base == "LDS" and ins[2].address == 0x20 and ins[1].labels == (".L_x_1",)
+    assert cr.count_instructions(SASS_LOOP, base=True)["BRA"] == 3
+    inner, outer = cr.loops(SASS_LOOP)          # the forward branch to .L_x_3 is no loop
+    assert (inner.start, inner.end, inner.instructions) == (0x30, 0x40, 2)
+    assert (outer.start, outer.end) == (0x10, 0x50)
+    assert outer.ops == {"FFMA": 1, "LDS": 1, "FSETP": 1, "BRA": 2}

@@ -1,5 +1,7 @@
 """SASS: nvdisasm from pip (`nvidia-cuda-nvdisasm`) on a kernel's cubin, and what the
-book reads in it (instruction counts, the excerpt around an inner loop)."""
+book reads in it: the instructions (`instructions`), their counts by opcode or opcode
+family (`count_instructions`), the loops (`loops`: a branch back to an earlier label) and
+the excerpt around an inner loop (`sass_excerpt`). Every chapter reads SASS through these."""
 from __future__ import annotations
 
 import collections
@@ -9,7 +11,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import PerflabError
 from ..kernels import KernelSpec
@@ -76,25 +80,79 @@ def sass(spec: KernelSpec, arch: str) -> str:
     return text
 
 
-# `/*0a40*/   @!P0 LDS.128 R4, [R2+0x10] ;` -> opcode "LDS.128"
-_INSTR = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)(.*)$")
+# `/*0a40*/   @!P0 LDS.128 R4, [R2+0x10] ;` -> address 0x0a40, opcode "LDS.128", operands
+_INSTR = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(?:@!?U?P[T0-9]+\s+)?"
+                    r"([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)(.*)$")
+# `.L_x_12:` -> the label of the instruction that follows
+_LABEL = re.compile(r"^\s*(\.L_x_\d+):")
+# a branch's target, "`(.L_x_12)"
+_TARGET = re.compile(r"`\((\.L_x_\d+)\)")
 
 
-def _instructions(lines: list[str]) -> list[tuple[int, str, str]]:
-    """(line index, opcode, whole instruction text) of every instruction line."""
-    out = []
-    for i, ln in enumerate(lines):
+class Instruction(NamedTuple):
+    line: int          # index of its line in the SASS text
+    address: int       # byte address in the function
+    opcode: str        # with its modifiers: "LDS.128", "HMMA.1684.F32.TF32"
+    text: str          # the whole instruction, "LDS.128 R4, [R2+0x10] ;"
+    labels: tuple      # the labels that name this instruction (branch targets)
+
+    @property
+    def base(self) -> str:
+        """The opcode without modifiers: "LDS", "HMMA"."""
+        return self.opcode.split(".")[0]
+
+
+def instructions(sass_text: str) -> list[Instruction]:
+    """Every instruction of `sass_text` in order, with the labels that name it."""
+    out, pending = [], []
+    for i, ln in enumerate(sass_text.splitlines()):
+        lab = _LABEL.match(ln)
+        if lab:
+            pending.append(lab.group(1))
+            continue
         m = _INSTR.match(ln)
         if m:
-            out.append((i, m.group(1), ln.split("*/", 1)[1].strip()))
+            out.append(Instruction(i, int(m.group(1), 16), m.group(2),
+                                   ln.split("*/", 1)[1].strip(), tuple(pending)))
+            pending = []
     return out
 
 
 def count_instructions(sass_text: str, base: bool = False) -> collections.Counter:
     """Counter of opcodes with their modifiers ("FFMA", "LDS.128", "HMMA.1684.F32.TF32",
     "STL", ...) in `sass_text`; `base=True` drops modifiers ("LDS", "HMMA")."""
-    ops = (op for _, op, _ in _instructions(sass_text.splitlines()))
-    return collections.Counter(op.split(".")[0] if base else op for op in ops)
+    return collections.Counter(ins.base if base else ins.opcode
+                               for ins in instructions(sass_text))
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A loop of the SASS: a branch back to an earlier label, and its body, the
+    instructions from that label to the branch."""
+    start: int                          # address of the body's first instruction
+    end: int                            # address of the branch back
+    ops: collections.Counter            # base opcode -> count in the body
+
+    @property
+    def instructions(self) -> int:
+        return sum(self.ops.values())
+
+
+def loops(sass_text: str) -> list[Loop]:
+    """Every loop of `sass_text`, in the order of their branches back."""
+    ins = instructions(sass_text)
+    at = {lab: i.address for i in ins for lab in i.labels}
+    out = []
+    for i in ins:
+        if i.base != "BRA":
+            continue
+        t = _TARGET.search(i.text)
+        if not t or t.group(1) not in at or at[t.group(1)] >= i.address:
+            continue
+        start = at[t.group(1)]
+        out.append(Loop(start, i.address, collections.Counter(
+            j.base for j in ins if start <= j.address <= i.address)))
+    return out
 
 
 def sass_excerpt(sass_text: str, first: str, then: str, context: int = 12, *,
@@ -105,16 +163,16 @@ def sass_excerpt(sass_text: str, first: str, then: str, context: int = 12, *,
     lines before that instruction to `context` lines after the end of the run's first
     `run` instructions. PerflabError when there is no such place."""
     lines = sass_text.splitlines()
-    instrs = _instructions(lines)
+    instrs = instructions(sass_text)
     f_re, t_re = re.compile(first), re.compile(then)
-    for k, (li, _, text) in enumerate(instrs):
-        if not f_re.search(text):
+    for k, ins in enumerate(instrs):
+        if not f_re.search(ins.text):
             continue
         for s in range(k + 1, min(k + 1 + within, len(instrs))):
             window = instrs[s:s + run]
-            if len(window) == run and all(t_re.search(t) for _, _, t in window):
-                start = max(0, li - context)
-                end = min(len(lines), window[-1][0] + context + 1)
+            if len(window) == run and all(t_re.search(w.text) for w in window):
+                start = max(0, ins.line - context)
+                end = min(len(lines), window[-1].line + context + 1)
                 return "\n".join(lines[start:end])
     raise PerflabError(
         f"no instruction matching {first!r} followed within {within} instructions by "

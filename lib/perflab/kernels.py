@@ -197,6 +197,32 @@ def get_kernel(spec: KernelSpec):
             f"kernels/{spec.file}: no kernel {spec.name_expression!r} ({exc})") from None
 
 
+def warm(specs) -> None:
+    """Compile (or load from CuPy's disk cache) every kernel of `specs` before the first
+    launch needs it, several at once: NVRTC releases the GIL while it compiles. A kernel
+    that fails here is left for its launch, which compiles it again alone and raises the
+    error with its message."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cupy as cp
+
+    uniq = list({(s.file, s.name_expression, s.options): s for s in specs}.values())
+    if not uniq:
+        return
+    dev = cp.cuda.Device().id            # the caller's device, in every worker thread
+
+    def one(spec):
+        cp.cuda.Device(dev).use()
+        try:
+            get_kernel(spec)
+        except Exception:   # noqa: BLE001  (the launch raises it again, with its message)
+            pass
+
+    with ThreadPoolExecutor(max_workers=max(1, min(16, os.cpu_count() or 1, len(uniq)))) as ex:
+        list(ex.map(one, uniq))
+
+
 def _prod(xs) -> int:
     n = 1
     for x in xs:

@@ -9,13 +9,12 @@ those that fall on the zero border: 2 (2r + 1)^d per output.
 from __future__ import annotations
 
 import itertools
-import os
 
 import numpy as np
 
 from ...correctness import compare, poison
 from ...device import current
-from ...kernels import checked, get_kernel
+from ...kernels import checked, warm
 from ...registry import experiment
 from ...timing import as_metrics, ratio
 from . import reference as refm
@@ -72,20 +71,6 @@ def _specs_of_checks(names=FIRST) -> list:
         for r, given in cases:
             out.append(v.spec(r, v.params(**given)))
     return out
-
-
-def warm(specs) -> None:
-    """Compile `specs` (NVRTC) on several threads before the first launch needs them. A
-    failure here is left for that launch, which compiles again alone and raises it."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    specs = list(dict.fromkeys(specs))
-    workers = max(1, min(16, os.cpu_count() or 1, len(specs)))
-    try:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(get_kernel, specs))
-    except Exception:       # noqa: BLE001  (get_kernel raises it again, with its message)
-        pass
 
 
 def _run_checked(prep, out, ref):

@@ -99,7 +99,8 @@ def prepare(plan: list[dict]) -> list:
 
     from ...device import current
     from . import reference as refm
-    from .experiments import LIBRARY, warm
+    from ...kernels import warm
+    from .experiments import LIBRARY
     from .variants import get, prepare as prep_call
 
     dev = current().as_dict()

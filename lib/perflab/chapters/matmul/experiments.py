@@ -5,12 +5,12 @@ audit, category × kernel (`matmul.audit`)."""
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
 from ...correctness import TOLERANCE, Check, compare, poison
-from ...kernels import KernelSpec, blocks_per_sm, capture_launches, checked, get_kernel, launch
+from ...kernels import (KernelSpec, blocks_per_sm, capture_launches, checked, get_kernel,
+                        launch, warm)
 from ...profile import ncu_missing
 from ...registry import experiment
 from ...timing import as_metrics, interleaved, ratio
@@ -21,31 +21,15 @@ from .variants import get as get_variant
 
 BASELINE = "cuBLAS FP32"
 
-#: The seed's sizes: 512-2048 (its T4 table), 3072 (the RTX 4000 Ada write-up), 4096 and
-#: 8192 and its two non-square shapes (its H100 table, read as M x N x K).
+#: The sources' sizes: 512-2048 (the T4 table of the SGEMM case study), 3072 (the RTX 4000
+#: Ada portfolio), 4096 and 8192 and the two non-square shapes of the case study's H100
+#: table (M x N x K).
 SIZES = ((512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (3072, 3072, 3072),
          (4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 4096), (4096, 4096, 8192))
 #: The correctness pass: sizes that are multiples of no tile, and N = 1.
 SMALL_SIZES = ((67, 45, 93), (257, 130, 511), (33, 1, 65))
 #: Ratios each row keeps, taken round by round against these kernels of the same run.
 RATIO_TO = ("naive", "tiled", "cm-plain")
-
-
-def warm(specs) -> None:
-    """Compile (or load from CuPy's disk cache) every kernel of `specs` before anything is
-    measured, several at once: NVRTC releases the GIL while it compiles."""
-    import cupy as cp
-    from concurrent.futures import ThreadPoolExecutor
-
-    uniq = list({(s.file, s.name_expression, s.options): s for s in specs}.values())
-    dev = cp.cuda.Device().id
-
-    def one(s):
-        cp.cuda.Device(dev).use()
-        get_kernel(s)
-
-    with ThreadPoolExecutor(max_workers=max(1, min(16, os.cpu_count() or 1))) as ex:
-        list(ex.map(one, uniq))
 
 
 def _once(fn, what: str) -> float:

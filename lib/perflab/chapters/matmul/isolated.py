@@ -18,7 +18,7 @@ def main(argv: list[str]) -> int:
     s = audit.get_subject(name)
     env = audit.Env.gpu()
     # Every kernel the subject may launch, compiled (or loaded from the disk cache) first.
-    from .experiments import warm
+    from ...kernels import warm
     warm(s.specs())
     for case in cases:
         _, fn = audit.ISOLATED[case]

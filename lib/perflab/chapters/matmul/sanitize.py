@@ -142,7 +142,7 @@ def sanitize(ctx, tools=TOOLS, timeout_s=240):
 
     import cupy as cp
 
-    from .experiments import warm
+    from ...kernels import warm
     warm(sanitized_kernels(runnable=True))
     cp.get_default_memory_pool().free_all_blocks()
     tool = shutil.which("compute-sanitizer")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ... import plots
+from ... import lookup, plots
 from .experiments import COPIES, LIBRARY
 from .variants import VARIANTS, get
 
@@ -13,15 +13,6 @@ from .variants import VARIANTS, get
 LABELS = {name: v.label for name, v in VARIANTS.items()}
 LABELS.update({LIBRARY: "cupyx.scipy.ndimage.convolve", "cudaMemcpy": "cudaMemcpy (copy)",
                "cupy copyto": "cupy.copyto (copy)"})
-
-
-def _one(df: pd.DataFrame, col: str, **where):
-    d = df
-    for k, v in where.items():
-        d = d[d[k] == v]
-    if d.empty or col not in d or pd.isna(d[col].iloc[0]):
-        return float("nan")
-    return float(d[col].iloc[0])
 
 
 def span(lo: float, hi: float, digits: int = 2) -> str:
@@ -232,7 +223,7 @@ def seed_branches(prof: pd.DataFrame) -> dict:
     """The seed's comparison (volumetric 3D vs cached depthwise) in this run's counters."""
     p = profile_table(prof)
     p3 = p[p["what"] == "3d"]
-    pick = lambda v, c: _one(p3, c, variant=v)  # noqa: E731
+    pick = lambda v, c: lookup.value(p3, c, variant=v)  # noqa: E731
     return {
         "br_naive3d": pick("3d-naive", "branch_instructions"),
         "br_dwc": pick("3d-dw-cached", "branch_instructions"),
@@ -243,8 +234,8 @@ def seed_branches(prof: pd.DataFrame) -> dict:
         "bpw_dwc": pick("3d-dw-cached", "branch_per_warp"),
         "tpi_dwc": pick("3d-dw-cached", "threads_per_instruction"),
         "tpi_naive3d": pick("3d-naive", "threads_per_instruction"),
-        "br_cached2d": _one(p[p["what"] == "2d"], "branch_instructions", variant="2d-cached"),
-        "be_cached2d": _one(p[p["what"] == "2d"], "branch_efficiency_pct", variant="2d-cached"),
+        "br_cached2d": lookup.value(p[p["what"] == "2d"], "branch_instructions", variant="2d-cached"),
+        "be_cached2d": lookup.value(p[p["what"] == "2d"], "branch_efficiency_pct", variant="2d-cached"),
     }
 
 
@@ -381,7 +372,7 @@ def summary(*, check, check_wide, c1, c2, c3, rad, w2, w3, radw, t2, t3, prof, p
     p = profile_table(prof, profw)
     two = p[p["what"] == "2d"]
     three = p[p["what"] == "3d"]
-    pick = lambda d, v, c, **w: _one(d, c, variant=v, **w)  # noqa: E731
+    pick = lambda d, v, c, **w: lookup.value(d, c, variant=v, **w)  # noqa: E731
     counters = {"ipo": "inst_per_output", "mio": "stall_mio_throttle", "l1hit": "l1_hit_pct",
                 "issue": "issue_active_pct", "be": "branch_efficiency_pct",
                 "wfl": "wavefronts_per_lds", "dram": "dram_throughput_pct",

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ... import plots
+from ... import lookup, plots
 from . import ops, reference as ref
 from .experiments import RADIUS
 
@@ -63,18 +63,13 @@ def race_table(df: pd.DataFrame) -> pd.DataFrame:
     return d
 
 
-def _row(d: pd.DataFrame, variant: str) -> pd.Series | None:
-    r = d[d["variant"] == variant]
-    return r.iloc[0] if len(r) else None
-
-
 def race_summary(df: pd.DataFrame, kind: str) -> dict:
     """{kind}_{key}_x / _lo / _hi / _tbs / _us for every contestant, the ceiling, the best
     kernel and the size."""
     d = timed(df)
     out = {}
     for v in list(KINDS[kind]) + ["cudaMemcpy", "cupy copyto", "chapter 0 copy kernel"]:
-        r = _row(d, v)
+        r = lookup.first(d, variant=v)
         if r is None:
             continue
         k = f"{kind}_{KEYS[v]}"
@@ -205,7 +200,7 @@ def roofline_points(races: dict, prof: pd.DataFrame) -> list:
             _f(d["height"].iloc[0]) * _f(d["width"].iloc[0])
         opsper = ref.ops_per_element(kind, RADIUS if kind == "blur" else 0)
         for v in KINDS[kind]:
-            r = _row(d, v)
+            r = lookup.first(d, variant=v)
             q = c[(c["kind"] == kind) & (c["variant"] == v)]
             if r is None or not len(q) or not _f(r.get("median_ms")) > 0:
                 continue
@@ -392,7 +387,7 @@ def summary(vec, gray, blur, photo, prof, blk, san, *, ceil=None, hashes=None,
     out["blur_slide_over_naive"] = g("blur_naive_us") / g("blur_slide_us")
     out["blur_slide_over_cupyx"] = g("blur_cupyx_us") / g("blur_slide_us")
     lib = timed(blur)
-    r = _row(lib, "cupyx uniform_filter")
+    r = lookup.first(lib, variant="cupyx uniform_filter")
     out["cupyx_max_diff"] = _f(r.get("max_abs_diff")) if r is not None else math.nan
     out["cupyx_pct_differ"] = 100 * _f(r.get("pixels_differing")) / (
         _f(r["height"]) * _f(r["width"])) if r is not None else math.nan

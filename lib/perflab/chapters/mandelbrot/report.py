@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ... import host, lab, registry, store
+from ... import host, lab, lookup, registry, store
 from . import cpu, gpu, model
 from .experiments import GPU_ITER, GPU_SIZE
 from .views import VIEWS, view
@@ -360,12 +360,6 @@ def plot_counts(ax, counts: np.ndarray, max_iter: int, where=None, title: str = 
 
 # --------------------------------------------------------------------------- the numbers
 
-def _one(d: pd.DataFrame, col: str, **where):
-    for k, v in where.items():
-        d = d[d[k] == v]
-    return float(d[col].iloc[0]) if len(d) and pd.notna(d[col].iloc[0]) else math.nan
-
-
 def summary(src: CpuSources, g, rate, vs, costs, prof=None, *, dev) -> dict:
     """Every number the page quotes. The CPU numbers are the recorded host's ("host_*"),
     whatever machine builds the page; this machine's live rows only feed cpu_live_note."""
@@ -380,16 +374,16 @@ def summary(src: CpuSources, g, rate, vs, costs, prof=None, *, dev) -> dict:
             for name, key in (("AVX-512", "avx512"), ("AVX-512 ×2", "avx512x2"),
                               ("AVX2", "avx2"), ("AVX2 ×2", "avx2x2"),
                               ("scalar ×2", "scalarx2"), ("NumPy", "numpy"), ("Numba", "numba")):
-                s[f"host_{key}_{v}"] = _one(df, "vs_scalar", variant=name, view=v, threads="1")
-                s[f"host_{key}_{v}_lo"] = _one(df, "vs_scalar_min", variant=name, view=v, threads="1")
+                s[f"host_{key}_{v}"] = lookup.value(df, "vs_scalar", variant=name, view=v, threads="1")
+                s[f"host_{key}_{v}_lo"] = lookup.value(df, "vs_scalar_min", variant=name, view=v, threads="1")
             best = df[(df["view"] == v) & df["vs_scalar"].notna()]
             if len(best):
                 b_ = best.sort_values("vs_scalar").iloc[-1]
                 s[f"host_best_{v}"] = float(b_["vs_scalar"])
                 s[f"host_best_{v}_name"] = f"{b_['variant']} on {int(b_['cores'])} cores"
-            s[f"host_scalar_ms_{v}"] = _one(df, "median_ms", variant="scalar", view=v, threads="1")
-            s[f"host_scalar_all_{v}"] = _one(df, "vs_scalar", variant="scalar", view=v, threads="all")
-            s[f"host_numba_all_{v}"] = _one(df, "vs_scalar", variant="Numba", view=v, threads="all")
+            s[f"host_scalar_ms_{v}"] = lookup.value(df, "median_ms", variant="scalar", view=v, threads="1")
+            s[f"host_scalar_all_{v}"] = lookup.value(df, "vs_scalar", variant="scalar", view=v, threads="all")
+            s[f"host_numba_all_{v}"] = lookup.value(df, "vs_scalar", variant="Numba", view=v, threads="all")
         nb = df[df["variant"] == "Numba"]["version"] if "version" in df else pd.Series(dtype=str)
         s["host_numba_version"] = str(nb.iloc[0]) if len(nb) else "not installed"
     s["host_512_over_256_cardioid"] = s.get("host_avx512_cardioid", math.nan) / \
@@ -401,39 +395,39 @@ def summary(src: CpuSources, g, rate, vs, costs, prof=None, *, dev) -> dict:
     for v in ("full", "cardioid", "seahorse"):
         for name, key in (("one lane", "onelane"), ("two pixels", "two"),
                           (f"chunked U={gpu.DEFAULT_CHUNK}", "chunked"), ("pixel FMA", "fma")):
-            s[f"{key}_{v}"] = _one(g, "slower_than_base", variant=name, view=v)
-            s[f"{key}_{v}_lo"] = _one(g, "slower_min", variant=name, view=v)
-            s[f"{key}_{v}_hi"] = _one(g, "slower_max", variant=name, view=v)
-            s[f"{key}_{v}_model"] = _one(g, "model_vs_pixel", variant=name, view=v)
-        s[f"pixel_ms_{v}"] = _one(g, "median_ms", variant="pixel", view=v)
-        s[f"pixel_model_ms_{v}"] = _one(g, "model_ms", variant="pixel", view=v)
-        s[f"pixel_over_model_{v}"] = _one(g, "measured_over_model", variant="pixel", view=v)
-        s[f"useful_{v}"] = 100 * _one(g, "useful_frac", variant="pixel", view=v)
-        s[f"useful_two_{v}"] = 100 * _one(g, "useful_frac", variant="two pixels", view=v)
-        s[f"fma_mismatch_{v}"] = _one(g, "mismatches", variant="pixel FMA", view=v)
-        s[f"fma_mismatch_pct_{v}"] = 100 * _one(g, "mismatch_frac", variant="pixel FMA", view=v)
-        s[f"fma_maxdiff_{v}"] = _one(g, "max_count_diff", variant="pixel FMA", view=v)
+            s[f"{key}_{v}"] = lookup.value(g, "slower_than_base", variant=name, view=v)
+            s[f"{key}_{v}_lo"] = lookup.value(g, "slower_min", variant=name, view=v)
+            s[f"{key}_{v}_hi"] = lookup.value(g, "slower_max", variant=name, view=v)
+            s[f"{key}_{v}_model"] = lookup.value(g, "model_vs_pixel", variant=name, view=v)
+        s[f"pixel_ms_{v}"] = lookup.value(g, "median_ms", variant="pixel", view=v)
+        s[f"pixel_model_ms_{v}"] = lookup.value(g, "model_ms", variant="pixel", view=v)
+        s[f"pixel_over_model_{v}"] = lookup.value(g, "measured_over_model", variant="pixel", view=v)
+        s[f"useful_{v}"] = 100 * lookup.value(g, "useful_frac", variant="pixel", view=v)
+        s[f"useful_two_{v}"] = 100 * lookup.value(g, "useful_frac", variant="two pixels", view=v)
+        s[f"fma_mismatch_{v}"] = lookup.value(g, "mismatches", variant="pixel FMA", view=v)
+        s[f"fma_mismatch_pct_{v}"] = 100 * lookup.value(g, "mismatch_frac", variant="pixel FMA", view=v)
+        s[f"fma_maxdiff_{v}"] = lookup.value(g, "max_count_diff", variant="pixel FMA", view=v)
     exact = g[g["variant"] != "pixel FMA"]
     s["gpu_exact_mismatches"] = int(exact["mismatches"].fillna(0).sum())
     s["gpu_rows_checked"] = int(g["correct"].notna().sum())
     s["gpu_failed"] = int((g["correct"] == False).sum())  # noqa: E712
     s["gpu_w"], s["gpu_h"] = int(g["w"].iloc[0]), int(g["h"].iloc[0])
     s["gpu_iter"] = int(g["max_iter"].iloc[0])
-    s["regs_pixel"] = _one(g, "registers", variant="pixel", view="full")
-    s["regs_two"] = _one(g, "registers", variant="two pixels", view="full")
-    s["occ_pixel"] = _one(g, "occupancy_pct", variant="pixel", view="full")
-    s["occ_two"] = _one(g, "occupancy_pct", variant="two pixels", view="full")
+    s["regs_pixel"] = lookup.value(g, "registers", variant="pixel", view="full")
+    s["regs_two"] = lookup.value(g, "registers", variant="two pixels", view="full")
+    s["occ_pixel"] = lookup.value(g, "occupancy_pct", variant="pixel", view="full")
+    s["occ_two"] = lookup.value(g, "occupancy_pct", variant="two pixels", view="full")
     for name, key in (("pixel", "pixel"), ("two pixels", "two"),
                       (f"chunked U={gpu.DEFAULT_CHUNK}", "chunked")):
-        s[f"ips_{key}"] = _one(costs, "instructions_per_step", variant=name)
-        s[f"fp32share_{key}"] = 100 * _one(costs, "fp32_fraction", variant=name)
+        s[f"ips_{key}"] = lookup.value(costs, "instructions_per_step", variant=name)
+        s[f"fp32share_{key}"] = 100 * lookup.value(costs, "fp32_fraction", variant=name)
     # FP32 rate in the cardioid
     for name in rate["variant"]:
         key = name.replace("chunked U=", "u").replace(" ", "_")
-        s[f"rate_{key}"] = _one(rate, "of_peak", variant=name)
-        s[f"rate_{key}_lo"] = _one(rate, "of_peak_min", variant=name)
-        s[f"rate_{key}_hi"] = _one(rate, "of_peak_max", variant=name)
-        s[f"share_{key}"] = _one(rate, "fp32_fraction", variant=name)
+        s[f"rate_{key}"] = lookup.value(rate, "of_peak", variant=name)
+        s[f"rate_{key}_lo"] = lookup.value(rate, "of_peak_min", variant=name)
+        s[f"rate_{key}_hi"] = lookup.value(rate, "of_peak_max", variant=name)
+        s[f"share_{key}"] = lookup.value(rate, "fp32_fraction", variant=name)
     best = rate.sort_values("of_peak").iloc[-1]
     s["rate_best"] = float(best["of_peak"])
     s["rate_best_lo"] = float(best["of_peak_min"])
@@ -445,15 +439,15 @@ def summary(src: CpuSources, g, rate, vs, costs, prof=None, *, dev) -> dict:
     # GPU vs CPU
     gv = vs[vs["side"] == "gpu"]
     for v in ("full", "cardioid"):
-        s[f"vs_{v}"] = _one(gv, "vs_best_cpu", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
-        s[f"vs_{v}_lo"] = _one(gv, "vs_best_cpu_min", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
-        s[f"vs_{v}_hi"] = _one(gv, "vs_best_cpu_max", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
-        s[f"vs_pixel_{v}"] = _one(gv, "vs_best_cpu", variant="pixel", view=v)
+        s[f"vs_{v}"] = lookup.value(gv, "vs_best_cpu", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
+        s[f"vs_{v}_lo"] = lookup.value(gv, "vs_best_cpu_min", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
+        s[f"vs_{v}_hi"] = lookup.value(gv, "vs_best_cpu_max", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
+        s[f"vs_pixel_{v}"] = lookup.value(gv, "vs_best_cpu", variant="pixel", view=v)
         bc = gv[gv["view"] == v]["best_cpu"]
         s[f"vs_{v}_cpu"] = str(bc.iloc[0]) if len(bc) else "—"
         cv = vs[(vs["side"] == "cpu") & (vs["view"] == v)]
         s[f"vs_{v}_cpu_ms"] = float(cv["median_ms"].min()) if len(cv) else math.nan
-        s[f"vs_{v}_gpu_ms"] = _one(gv, "median_ms", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
+        s[f"vs_{v}_gpu_ms"] = lookup.value(gv, "median_ms", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
     s["vs_host"] = str(vs["cpu_model"].iloc[0]) if "cpu_model" in vs else "—"
     s["sms"] = int(dev["sms"])
     ratios = g["measured_over_model"].dropna()
@@ -461,22 +455,22 @@ def summary(src: CpuSources, g, rate, vs, costs, prof=None, *, dev) -> dict:
     s["model_span"] = f"{s['model_lo']:.2f}–{s['model_hi']:.2f}×"
     s["rate_pixel_of_share"] = s["rate_pixel"] / s["share_pixel"]
     if prof is not None and len(prof) and "fp32_per_iter" in prof:
-        s["ncu_fp32_iter_pixel"] = _one(prof, "fp32_per_iter", variant="pixel", view="cardioid")
+        s["ncu_fp32_iter_pixel"] = lookup.value(prof, "fp32_per_iter", variant="pixel", view="cardioid")
     else:
         s["ncu_fp32_iter_pixel"] = math.nan
     if prof is not None and len(prof):
         for v in ("full", "cardioid", "seahorse"):
             for name, key in (("pixel", "pixel"), ("two pixels", "two"),
                               (f"chunked U={gpu.DEFAULT_CHUNK}", "chunked")):
-                s[f"ncu_thr_{key}_{v}"] = _one(prof, "threads_per_inst", variant=name, view=v)
-                s[f"ncu_br_{key}_{v}"] = _one(prof, "branch_uniform_pct", variant=name, view=v)
-                s[f"ncu_issue_{key}_{v}"] = _one(prof, "issue_active_pct", variant=name, view=v)
-                s[f"ncu_occ_{key}_{v}"] = _one(prof, "achieved_occupancy_pct", variant=name, view=v)
-                s[f"ncu_throttle_{key}_{v}"] = _one(prof, "stall_math_pipe_throttle", variant=name, view=v)
-                s[f"ncu_alu_{key}_{v}"] = 100 * _one(prof, "pipe_alu_inst", variant=name, view=v) \
-                    / _one(prof, "warp_inst", variant=name, view=v)
-            s[f"ncu_inst_ratio_{v}"] = _one(prof, "warp_inst", variant="two pixels", view=v) \
-                / _one(prof, "warp_inst", variant="pixel", view=v)
+                s[f"ncu_thr_{key}_{v}"] = lookup.value(prof, "threads_per_inst", variant=name, view=v)
+                s[f"ncu_br_{key}_{v}"] = lookup.value(prof, "branch_uniform_pct", variant=name, view=v)
+                s[f"ncu_issue_{key}_{v}"] = lookup.value(prof, "issue_active_pct", variant=name, view=v)
+                s[f"ncu_occ_{key}_{v}"] = lookup.value(prof, "achieved_occupancy_pct", variant=name, view=v)
+                s[f"ncu_throttle_{key}_{v}"] = lookup.value(prof, "stall_math_pipe_throttle", variant=name, view=v)
+                s[f"ncu_alu_{key}_{v}"] = 100 * lookup.value(prof, "pipe_alu_inst", variant=name, view=v) \
+                    / lookup.value(prof, "warp_inst", variant=name, view=v)
+            s[f"ncu_inst_ratio_{v}"] = lookup.value(prof, "warp_inst", variant="two pixels", view=v) \
+                / lookup.value(prof, "warp_inst", variant="pixel", view=v)
         r = prof["inst_over_model"].dropna() if "inst_over_model" in prof else pd.Series(dtype=float)
         if len(r):
             s["inst_model_lo"], s["inst_model_hi"] = float(r.min()), float(r.max())

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ... import plots
+from ... import lookup, plots
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
@@ -218,11 +218,11 @@ def operator_table(ops: pd.DataFrame, prof: pd.DataFrame | None = None) -> pd.Da
         p = pr[(pr["op"] == op) & (pr["bytes"] == ws)]
         rec = {"op": op, "sass": sass.get(op, "?"), "bytes": ws,
                "chase": float(g["cycles"].median()),
-               "probe": _one(p[~p["wait"].astype(bool)], "cycles"),
-               "probe_wait": _one(p[p["wait"].astype(bool)], "cycles")}
+               "probe": lookup.value(p[~p["wait"].astype(bool)], "cycles", None),
+               "probe_wait": lookup.value(p[p["wait"].astype(bool)], "cycles", None)}
         if prof is not None and len(prof):
             q = prof[(prof["what"] == "chase") & (prof["op"] == op) & (prof["bytes"] == ws)]
-            rec["l1_hit_pct"] = _one(q, "l1_hit_pct")
+            rec["l1_hit_pct"] = lookup.value(q, "l1_hit_pct", None)
         recs.append(rec)
     return pd.DataFrame(recs)
 
@@ -246,10 +246,6 @@ def operator_grid(ot: pd.DataFrame) -> pd.DataFrame:
         rec["probe_wait"] = span(g["probe_wait"].min(), g["probe_wait"].max())
         out.append(rec)
     return pd.DataFrame(out)
-
-
-def _one(d: pd.DataFrame, col: str):
-    return float(d[col].iloc[0]) if len(d) and col in d and not pd.isna(d[col].iloc[0]) else None
 
 
 # ---- shared-memory banks ------------------------------------------------------------------

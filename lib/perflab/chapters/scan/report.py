@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from ... import plots
+from ... import lookup, plots
 
 #: One colour per series of this chapter (CUB in the vendor greys, the copy dashed).
 COLORS = {"single-pass": "C0", "three-kernel": "C2", "serial": "C1",
@@ -18,84 +18,71 @@ LABELS = {"single-pass": "single pass (03)", "three-kernel": "three kernels, fix
           "torch.cumsum": "torch.cumsum (CUB)", "copy": "copy (cudaMemcpy)"}
 
 
-def _one(df, **match):
-    d = df
-    for k, v in match.items():
-        d = d[d[k] == v]
-    return d.iloc[0] if len(d) else None
-
-
-def _get(row, col, default=math.nan):
-    if row is None or col not in row or pd.isna(row[col]):
-        return default
-    return float(row[col])
-
-
 def summary(check, sizes, dtypes, rle, large, stress, order, prof, tune, lookback) -> dict:
     """name -> value for every number the page quotes."""
     out = {}
     for lb in ("warp", "block"):
         for g in ("per-tile", "persistent"):
-            r = _one(lookback, lookback=lb, grid=g)
-            out[f"lb_{lb}_{'tile' if g == 'per-tile' else g}"] = _get(r, "of_copy") * 100
+            r = lookup.first(lookback, lookback=lb, grid=g)
+            out[f"lb_{lb}_{'tile' if g == 'per-tile' else g}"] = lookup.cell(r, "of_copy") * 100
     out["n_checked"] = int(check["correct"].notna().sum())
     out["n_failed"] = int((check["correct"] == False).sum())  # noqa: E712
     big = 1 << 28
     for key, v in (("sp", "single-pass"), ("tk", "three-kernel"), ("cub", "cupy.cumsum (CUB)"),
                    ("torch", "torch.cumsum"), ("copy", "copy")):
-        r = _one(sizes, variant=v, n=big)
-        out[f"{key}_tbs"] = _get(r, "GB/s") / 1e3
-        out[f"{key}_us"] = _get(r, "median_ms") * 1e3
-        out[f"{key}_of_copy"] = _get(r, "of_copy") * 100
-        out[f"{key}_of_copy_min"] = _get(r, "of_copy_min") * 100
-        out[f"{key}_of_copy_max"] = _get(r, "of_copy_max") * 100
-        out[f"{key}_x_torch"] = _get(r, "x_torch")
-        out[f"{key}_x_torch_min"] = _get(r, "x_torch_min")
-        out[f"{key}_x_torch_max"] = _get(r, "x_torch_max")
-        out[f"{key}_x_cub"] = _get(r, "x_cub")
+        r = lookup.first(sizes, variant=v, n=big)
+        out[f"{key}_tbs"] = lookup.cell(r, "GB/s") / 1e3
+        out[f"{key}_us"] = lookup.cell(r, "median_ms") * 1e3
+        out[f"{key}_of_copy"] = lookup.cell(r, "of_copy") * 100
+        out[f"{key}_of_copy_min"] = lookup.cell(r, "of_copy_min") * 100
+        out[f"{key}_of_copy_max"] = lookup.cell(r, "of_copy_max") * 100
+        out[f"{key}_x_torch"] = lookup.cell(r, "x_torch")
+        out[f"{key}_x_torch_min"] = lookup.cell(r, "x_torch_min")
+        out[f"{key}_x_torch_max"] = lookup.cell(r, "x_torch_max")
+        out[f"{key}_x_cub"] = lookup.cell(r, "x_cub")
     out["has_torch"] = "torch.cumsum" in set(sizes["variant"])
     small = int(sizes["n"].min())
     out["small_n_log2"] = int(round(math.log2(small)))
     for key, v in (("sp", "single-pass"), ("tk", "three-kernel"), ("cub", "cupy.cumsum (CUB)"),
                    ("torch", "torch.cumsum"), ("copy", "copy"), ("serial", "serial")):
-        out[f"{key}_small_us"] = _get(_one(sizes, variant=v, n=small), "median_ms") * 1e3
+        out[f"{key}_small_us"] = lookup.cell(lookup.first(sizes, variant=v, n=small), "median_ms") * 1e3
     ser = sizes[(sizes["variant"] == "serial") & sizes["GB/s"].notna()]
     if len(ser):
         r = ser.sort_values("n").iloc[-1]
         out["serial_n_log2"] = int(round(math.log2(r["n"])))
         out["serial_gbs"] = float(r["GB/s"])
         out["serial_of_copy"] = float(r["of_copy"]) * 100
-        tk = _one(sizes, variant="three-kernel", n=int(r["n"]))
-        out["tk_at_serial_gbs"] = _get(tk, "GB/s")
-        out["tk_over_serial"] = _get(tk, "GB/s") / float(r["GB/s"])
+        tk = lookup.first(sizes, variant="three-kernel", n=int(r["n"]))
+        out["tk_at_serial_gbs"] = lookup.cell(tk, "GB/s")
+        out["tk_over_serial"] = lookup.cell(tk, "GB/s") / float(r["GB/s"])
     # int64 and float32, inclusive and exclusive, at 2^28
     for dt in ("int32", "int64", "float32"):
         for inc, tag in ((True, "inc"), (False, "exc")):
-            r = _one(dtypes, variant=f"single-pass {'inclusive' if inc else 'exclusive'}",
+            r = lookup.first(dtypes, variant=f"single-pass {'inclusive' if inc else 'exclusive'}",
                      dtype=dt)
-            out[f"dt_{dt}_{tag}_of_copy"] = _get(r, "of_copy") * 100
-            out[f"dt_{dt}_{tag}_tbs"] = _get(r, "GB/s") / 1e3
-        r = _one(dtypes, variant="single-pass inclusive", dtype=dt)
-        out[f"dt_{dt}_x_torch"] = _get(r, "x_torch")
-        out[f"dt_{dt}_x_cub"] = _get(r, "x_cub")
+            out[f"dt_{dt}_{tag}_of_copy"] = lookup.cell(r, "of_copy") * 100
+            out[f"dt_{dt}_{tag}_tbs"] = lookup.cell(r, "GB/s") / 1e3
+        r = lookup.first(dtypes, variant="single-pass inclusive", dtype=dt)
+        out[f"dt_{dt}_x_torch"] = lookup.cell(r, "x_torch")
+        out[f"dt_{dt}_x_cub"] = lookup.cell(r, "x_cub")
     # run-length encoding
     for kind in ("short", "long", "mixed"):
-        f = _one(rle, variant="fused", n=1 << 25, kind=kind)
-        u = _one(rle, variant="unfused", n=1 << 25, kind=kind)
-        t = _one(rle, variant="torch.unique_consecutive", n=1 << 25, kind=kind)
-        c = _one(rle, variant="NumPy (CPU)", n=1 << 25, kind=kind)
-        out[f"rle_{kind}_us"] = _get(f, "median_ms") * 1e3
-        out[f"rle_{kind}_x_torch"] = _get(f, "x_torch")
-        out[f"rle_{kind}_x_torch_min"] = _get(f, "x_torch_min")
-        out[f"rle_{kind}_x_torch_max"] = _get(f, "x_torch_max")
-        out[f"rle_{kind}_of_copy"] = _get(f, "of_copy") * 100
-        out[f"rle_{kind}_torch_us"] = _get(t, "median_ms") * 1e3
-        out[f"rle_{kind}_unfused_us"] = _get(u, "median_ms") * 1e3
-        out[f"rle_{kind}_fused_over_unfused"] = _get(u, "median_ms") / _get(f, "median_ms")
-        out[f"rle_{kind}_numpy_ms"] = _get(c, "median_ms")
-        out[f"rle_{kind}_runs"] = int(_get(f, "runs", 0))
-        out[f"rle_{kind}_fused_mb"] = _get(f, "bytes_moved") / 1e6
-        out[f"rle_{kind}_unfused_mb"] = _get(u, "bytes_moved") / 1e6
+        f = lookup.first(rle, variant="fused", n=1 << 25, kind=kind)
+        u = lookup.first(rle, variant="unfused", n=1 << 25, kind=kind)
+        t = lookup.first(rle, variant="torch.unique_consecutive", n=1 << 25, kind=kind)
+        c = lookup.first(rle, variant="NumPy (CPU)", n=1 << 25, kind=kind)
+        out[f"rle_{kind}_us"] = lookup.cell(f, "median_ms") * 1e3
+        out[f"rle_{kind}_x_torch"] = lookup.cell(f, "x_torch")
+        out[f"rle_{kind}_x_torch_min"] = lookup.cell(f, "x_torch_min")
+        out[f"rle_{kind}_x_torch_max"] = lookup.cell(f, "x_torch_max")
+        out[f"rle_{kind}_of_copy"] = lookup.cell(f, "of_copy") * 100
+        out[f"rle_{kind}_torch_us"] = lookup.cell(t, "median_ms") * 1e3
+        out[f"rle_{kind}_unfused_us"] = lookup.cell(u, "median_ms") * 1e3
+        out[f"rle_{kind}_fused_over_unfused"] = lookup.cell(u, "median_ms") / lookup.cell(f, "median_ms")
+        out[f"rle_{kind}_numpy_ms"] = lookup.cell(c, "median_ms")
+        out[f"rle_{kind}_runs"] = int(lookup.cell(f, "runs", 0))
+        out[f"rle_{kind}_fused_mb"] = lookup.cell(f, "bytes_moved") / 1e6
+        out[f"rle_{kind}_unfused_mb"] = lookup.cell(u, "bytes_moved") / 1e6
     out["rle_all_round_trips"] = bool(rle[rle["variant"].isin(["fused", "unfused"])]["correct"].all())
     out["rle_n_checked"] = int(rle[rle["variant"].isin(["fused", "unfused"])]["correct"].notna().sum())
     # past 2^31
@@ -111,16 +98,16 @@ def summary(check, sizes, dtypes, rle, large, stress, order, prof, tune, lookbac
     for key, v in (("sp", "single-pass"), ("tk", "three-kernel"), ("serial", "serial"),
                    ("cub", "cupy.cumsum (CUB)"), ("torch", "torch.cumsum"),
                    ("np", "NumPy float32 (CPU, left to right)")):
-        r = _one(order, variant=v, n=nmax)
-        out[f"order_{key}_err"] = _get(r, "rel_err")
-    out["order_tol"] = _get(_one(order, variant="single-pass", n=nmax), "tolerance")
+        r = lookup.first(order, variant=v, n=nmax)
+        out[f"order_{key}_err"] = lookup.cell(r, "rel_err")
+    out["order_tol"] = lookup.cell(lookup.first(order, variant="single-pass", n=nmax), "tolerance")
     # profiler
     for key, v in (("serial", "serial"), ("tk", "three-kernel"), ("sp", "single-pass"),
                    ("cub", "cupy.cumsum (CUB)")):
-        r = _one(prof, variant=v) if prof is not None and len(prof) else None
+        r = lookup.first(prof, variant=v) if prof is not None and len(prof) else None
         for m in ("threads_per_inst", "achieved_occupancy_pct", "dram_throughput_pct",
                   "duration_us", "dram_read_MB", "dram_write_MB"):
-            out[f"prof_{key}_{m}"] = _get(r, m)
+            out[f"prof_{key}_{m}"] = lookup.cell(r, m)
     # tuning
     t = tune[tune["of_copy"].notna()] if "of_copy" in tune else tune.iloc[0:0]
     if len(t):
@@ -130,8 +117,8 @@ def summary(check, sizes, dtypes, rle, large, stress, order, prof, tune, lookbac
         worst = t.sort_values("of_copy").iloc[0]
         out["tune_worst"] = f"block {int(worst['block'])} × {int(worst['items'])} items"
         out["tune_worst_of_copy"] = float(worst["of_copy"]) * 100
-        d = _one(t, block=256, items=32)
-        out["tune_default_of_copy"] = _get(d, "of_copy") * 100
+        d = lookup.first(t, block=256, items=32)
+        out["tune_default_of_copy"] = lookup.cell(d, "of_copy") * 100
     return out
 
 
@@ -206,7 +193,7 @@ def rle_figure(ax, rle, n=1 << 25):
     variants = [v for v in ("fused", "unfused", "torch.unique_consecutive") if v in set(d["variant"])]
     w = 0.8 / max(len(variants), 1)
     for j, v in enumerate(variants):
-        ys = [_get(_one(d, variant=v, kind=k), "median_ms") * 1e3 for k in kinds]
+        ys = [lookup.cell(lookup.first(d, variant=v, kind=k), "median_ms") * 1e3 for k in kinds]
         ax.bar([i + j * w for i in range(len(kinds))], ys, w, color=COLORS[v], label=v)
     ax.set_xticks([i + w * (len(variants) - 1) / 2 for i in range(len(kinds))])
     ax.set_xticklabels([f"{k} runs" for k in kinds], fontsize=9)
@@ -236,19 +223,19 @@ def pipeline_summary(targets_rows, pipeline) -> dict:
     sc = t[t["part"] == "scan"] if "part" in t else t.iloc[:0]
     for key, v in (("pl", "pipelined"), ("pl_sp", "single-pass"), ("pl_torch", "torch.cumsum"),
                    ("pl_copy", "copy")):
-        r = _one(sc, variant=v)
-        out[f"{key}_tbs"] = _get(r, "GB/s") / 1e3
+        r = lookup.first(sc, variant=v)
+        out[f"{key}_tbs"] = lookup.cell(r, "GB/s") / 1e3
         for m in ("of_copy", "of_copy_min", "of_copy_max"):
-            out[f"{key}_{m}"] = _get(r, m) * 100
+            out[f"{key}_{m}"] = lookup.cell(r, m) * 100
         for m in ("x_torch", "x_torch_min", "x_torch_max"):
-            out[f"{key}_{m}"] = _get(r, m)
+            out[f"{key}_{m}"] = lookup.cell(r, m)
     rl = t[(t["part"] == "rle") & (t["kind"] == "short")] if "part" in t else t.iloc[:0]
     for key, v in (("pl_rle", "pipelined"), ("pl_rle_fused", "fused"),
                    ("pl_rle_torch", "torch.unique_consecutive")):
-        r = _one(rl, variant=v)
-        out[f"{key}_us"] = _get(r, "median_ms") * 1e3
+        r = lookup.first(rl, variant=v)
+        out[f"{key}_us"] = lookup.cell(r, "median_ms") * 1e3
         for m in ("x_torch", "x_torch_min", "x_torch_max"):
-            out[f"{key}_{m}"] = _get(r, m)
+            out[f"{key}_{m}"] = lookup.cell(r, m)
     p = pipeline[pipeline["variant"].str.startswith("pipelined")].dropna(subset=["of_copy"]) \
         if "of_copy" in pipeline else pipeline.iloc[:0]
     if len(p):
@@ -257,8 +244,8 @@ def pipeline_summary(targets_rows, pipeline) -> dict:
         out["pl_best_of_copy"] = float(best["of_copy"]) * 100
         out["pl_worst"] = worst["variant"].replace("pipelined ", "")
         out["pl_worst_of_copy"] = float(worst["of_copy"]) * 100
-    r = _one(pipeline, variant="single-pass")
-    out["pl_sweep_sp_of_copy"] = _get(r, "of_copy") * 100
+    r = lookup.first(pipeline, variant="single-pass")
+    out["pl_sweep_sp_of_copy"] = lookup.cell(r, "of_copy") * 100
     return out
 
 
@@ -327,7 +314,7 @@ def staged_summary(staged) -> dict:
     v = {r["variant"]: r for _, r in staged.iterrows()} if "variant" in staged else {}
 
     def pct(name):
-        return _get(v.get(name), "of_copy") * 100
+        return lookup.cell(v.get(name), "of_copy") * 100
     out["st_w1"] = pct("staged 128x32x12 1024 ns")
     out["st_w2"] = pct("staged 128x32x12 1024 ns x2")
     out["st_w4"] = pct("staged 128x32x12 1024 ns x4")
@@ -336,10 +323,10 @@ def staged_summary(staged) -> dict:
     out["st_256"] = pct("staged 256x32x6 1024 ns")
     out["la_d256"] = pct("lookahead 128x32x12 256 ns")
     out["st_sp_of_copy"] = pct("single-pass")
-    out["st_sp_x_torch"] = _get(v.get("single-pass"), "x_torch")
+    out["st_sp_x_torch"] = lookup.cell(v.get("single-pass"), "x_torch")
     copy, torch = v.get("copy"), v.get("torch.cumsum")
-    out["st_copy_tbs"] = _get(copy, "TB/s")
-    out["st_torch_of_copy"] = (_get(copy, "median_ms") / _get(torch, "median_ms")) * 100
+    out["st_copy_tbs"] = lookup.cell(copy, "TB/s")
+    out["st_torch_of_copy"] = (lookup.cell(copy, "median_ms") / lookup.cell(torch, "median_ms")) * 100
     return out
 
 
@@ -393,21 +380,21 @@ def defaults_summary(t, stress, key: str, scan: str, encoder: str, scan_rivals=(
     out[f"{key}_n_failed"] = int((chk["correct"] == False).sum())  # noqa: E712
     sc = t[part == "scan"]
     for sfx, v in (("", scan),) + tuple(scan_rivals):
-        r = _one(sc, variant=v)
-        out[f"{key}{sfx}_tbs"] = _get(r, "GB/s") / 1e3
-        out[f"{key}{sfx}_us"] = _get(r, "median_ms") * 1e3
+        r = lookup.first(sc, variant=v)
+        out[f"{key}{sfx}_tbs"] = lookup.cell(r, "GB/s") / 1e3
+        out[f"{key}{sfx}_us"] = lookup.cell(r, "median_ms") * 1e3
         for m in ("of_copy", "of_copy_min", "of_copy_max"):
-            out[f"{key}{sfx}_{m}"] = _get(r, m) * 100
+            out[f"{key}{sfx}_{m}"] = lookup.cell(r, m) * 100
         for m in ("x_torch", "x_torch_min", "x_torch_max"):
-            out[f"{key}{sfx}_{m}"] = _get(r, m)
+            out[f"{key}{sfx}_{m}"] = lookup.cell(r, m)
     rl = t[part == "rle"]
     for kind in RLE_KIND_NAMES:
         k = rl[rl["kind"] == kind] if "kind" in rl else rl.iloc[:0]
         for sfx, v in (("", encoder),) + tuple(rle_rivals):
-            r = _one(k, variant=v)
-            out[f"{key}_rle{sfx}_{kind}_us"] = _get(r, "median_ms") * 1e3
+            r = lookup.first(k, variant=v)
+            out[f"{key}_rle{sfx}_{kind}_us"] = lookup.cell(r, "median_ms") * 1e3
             for m in ("x_torch", "x_torch_min", "x_torch_max", "of_copy"):
-                out[f"{key}_rle{sfx}_{kind}_{m}"] = _get(r, m)
+                out[f"{key}_rle{sfx}_{kind}_{m}"] = lookup.cell(r, m)
     lg = ours[part[ours.index] == "large"]
     ok = lg[lg["correct"].notna()] if "correct" in lg else lg.iloc[:0]
     out[f"{key}_large_ok"] = bool(len(ok)) and bool(ok["correct"].all())
@@ -468,11 +455,11 @@ def lookahead_summary(targets_rows, staged, stress) -> dict:
     out["la4_read_tbs"] = out["la4_tbs"] / 2                       # GB/s counts read + write
     rl = t[part == "rle"]
     k = rl[rl["kind"] == "long"] if "kind" in rl else rl.iloc[:0]
-    out["la4_rle_long_read_tbs"] = _get(_one(k, variant="lookahead"), "GB/s") / 1e3
+    out["la4_rle_long_read_tbs"] = lookup.cell(lookup.first(k, variant="lookahead"), "GB/s") / 1e3
     v = {r["variant"]: r for _, r in staged.iterrows()} if "variant" in staged else {}
 
     def pct(name):
-        return _get(v.get(name), "of_copy") * 100
+        return lookup.cell(v.get(name), "of_copy") * 100
     sw = lookahead_sweep_table(staged)
     if "early" in sw:
         sw = sw[sw["early"] == True]  # noqa: E712
@@ -491,7 +478,7 @@ def lookahead_summary(targets_rows, staged, stress) -> dict:
              for sh in ("128x32x12", "96x48x12")]
     out["la4_early_gain_lo"], out["la4_early_gain_hi"] = min(gains), max(gains)
     b, i, m = ops.LOOKAHEAD
-    out["la4_sw_default"] = _get(v.get(f"lookahead {b}x{i}x{m} {ops.LOOKAHEAD_DELAY} ns"),
+    out["la4_sw_default"] = lookup.cell(v.get(f"lookahead {b}x{i}x{m} {ops.LOOKAHEAD_DELAY} ns"),
                                  "of_copy") * 100
     return out
 
@@ -553,7 +540,7 @@ def chunked_summary(chunked, rle_rows, targets_rows, stress, prof=None) -> dict:
                 + (f" policy {pol}" if pol else "") + (f" preload {pre}" if pre else ""))
 
     def pct(key):
-        return _get(v.get(key), "of_copy") * 100
+        return lookup.cell(v.get(key), "of_copy") * 100
     w, vv, bt, m = ops.CHUNKED
     default = name(w, vv, bt, m, ops.CHUNKED_DELAY, ops.CHUNKED_WIDTH, tier=ops.CHUNKED_TIER)
     out["ch5_shape"] = f"{w}x{vv}x{bt}x{m}"
@@ -562,10 +549,10 @@ def chunked_summary(chunked, rle_rows, targets_rows, stress, prof=None) -> dict:
     for key, nm in (("ch5_sw", default), ("ch5_sw_la", "lookahead"), ("ch5_sw_sp", "single-pass")):
         r = v.get(nm)
         for mm in ("of_copy", "of_copy_min", "of_copy_max"):
-            out[f"{key}_{mm}"] = _get(r, mm) * 100
+            out[f"{key}_{mm}"] = lookup.cell(r, mm) * 100
         for mm in ("x_torch", "x_torch_min", "x_torch_max"):
-            out[f"{key}_{mm}"] = _get(r, mm)
-        out[f"{key}_us"] = _get(r, "median_ms") * 1e3
+            out[f"{key}_{mm}"] = lookup.cell(r, mm)
+        out[f"{key}_us"] = lookup.cell(r, "median_ms") * 1e3
     # the first default (8x4x1x4, 528 blocks, 8 words a lane), narrower, two-level
     out["ch5_first"] = pct(name(8, 4, 1, 4, 256, 8))
     out["ch5_first_w4"] = pct(name(8, 4, 1, 4, 256, 4))
@@ -573,9 +560,9 @@ def chunked_summary(chunked, rle_rows, targets_rows, stress, prof=None) -> dict:
     out["ch5_first_t16"] = pct(name(8, 4, 1, 4, 256, 8, tier=16))
     out["ch5_pol1"] = pct(name(w, vv, bt, m, ops.CHUNKED_DELAY, ops.CHUNKED_WIDTH, pol=1))
     diag = {k: r for k, r in v.items() if k.startswith("chunked") and "without look-back" in k}
-    out["ch5_diag_of_copy"] = _get(diag.get(f"chunked {w}x{vv}x{bt}x{m} without look-back"),
+    out["ch5_diag_of_copy"] = lookup.cell(diag.get(f"chunked {w}x{vv}x{bt}x{m} without look-back"),
                                    "of_copy") * 100
-    out["ch5_diag_first_of_copy"] = _get(diag.get("chunked 8x4x1x4 without look-back"),
+    out["ch5_diag_first_of_copy"] = lookup.cell(diag.get("chunked 8x4x1x4 without look-back"),
                                          "of_copy") * 100
     sw = chunked_table(chunked)
     sw = sw[sw["variant"].str.startswith("chunked") & ~sw["variant"].str.contains("without")] \
@@ -590,8 +577,8 @@ def chunked_summary(chunked, rle_rows, targets_rows, stress, prof=None) -> dict:
         out["ch5_worst"] = str(worst["variant"]).replace("chunked ", "")
         out["ch5_worst_of_copy"] = float(worst["of_copy"])
     copy, torch = v.get("copy"), v.get("torch.cumsum")
-    out["ch5_copy_tbs"] = _get(copy, "TB/s")
-    out["ch5_torch_of_copy"] = (_get(copy, "median_ms") / _get(torch, "median_ms")) * 100
+    out["ch5_copy_tbs"] = lookup.cell(copy, "TB/s")
+    out["ch5_torch_of_copy"] = (lookup.cell(copy, "median_ms") / lookup.cell(torch, "median_ms")) * 100
     # scan.targets: 14 and 15 at their defaults, with every check
     out.update(defaults_summary(targets_rows, stress, "ch5", "chunked", "chunked",
                                 (("_la", "lookahead"), ("_sp", "single-pass")),
@@ -612,9 +599,9 @@ def chunked_summary(chunked, rle_rows, targets_rows, stress, prof=None) -> dict:
         p = {r["variant"]: r for _, r in prof.iterrows()} if "variant" in prof else {}
         for key, nm in (("ch5", "chunked"), ("ch5_la", "lookahead")):
             r = p.get(nm)
-            out[f"{key}_dram_read_x"] = _get(r, "dram_read_over_input")
-            out[f"{key}_dram_write_x"] = _get(r, "dram_write_over_input")
-            out[f"{key}_l2_hit_pct"] = _get(r, "l2_hit_pct")
+            out[f"{key}_dram_read_x"] = lookup.cell(r, "dram_read_over_input")
+            out[f"{key}_dram_write_x"] = lookup.cell(r, "dram_write_over_input")
+            out[f"{key}_l2_hit_pct"] = lookup.cell(r, "l2_hit_pct")
         out["ch5_second_read_miss_pct"] = (out["ch5_dram_read_x"] - 1) * 100
     return out
 
@@ -673,12 +660,12 @@ def bulk_summary(bulk, rle_rows, targets_rows, stress, prof=None) -> dict:
         for sfx, nm in (("", default), ("_diag", f"{default} without sequencer"),
                         ("_ch", "chunked"), ("_la", "lookahead"), ("_sp", "single-pass"),
                         ("_torch", "torch.cumsum"), ("_copy", "copy")):
-            r = _one(d, variant=nm)
+            r = lookup.first(d, variant=nm)
             for m in ("of_copy", "of_copy_min", "of_copy_max"):
-                out[f"{key}{sfx}_{m}"] = _get(r, m) * 100
+                out[f"{key}{sfx}_{m}"] = lookup.cell(r, m) * 100
             for m in ("x_torch", "x_torch_min", "x_torch_max"):
-                out[f"{key}{sfx}_{m}"] = _get(r, m)
-            out[f"{key}{sfx}_us"] = _get(r, "median_ms") * 1e3
+                out[f"{key}{sfx}_{m}"] = lookup.cell(r, m)
+            out[f"{key}{sfx}_us"] = lookup.cell(r, "median_ms") * 1e3
         sw = bulk_table(d)
         sw = sw[sw["variant"].str.startswith("bulk") & ~sw["variant"].str.contains("without")] \
             if len(sw) else sw
@@ -692,9 +679,9 @@ def bulk_summary(bulk, rle_rows, targets_rows, stress, prof=None) -> dict:
     for dtype in ("int64", "float32"):
         d = dt[dt["dtype"] == dtype] if "dtype" in dt else dt.iloc[:0]
         for sfx, nm in (("", "bulk"), ("_ch", "chunked")):
-            r = _one(d, variant=nm)
-            out[f"bk6_{dtype}{sfx}_of_copy"] = _get(r, "of_copy") * 100
-            out[f"bk6_{dtype}{sfx}_x_torch"] = _get(r, "x_torch")
+            r = lookup.first(d, variant=nm)
+            out[f"bk6_{dtype}{sfx}_of_copy"] = lookup.cell(r, "of_copy") * 100
+            out[f"bk6_{dtype}{sfx}_x_torch"] = lookup.cell(r, "x_torch")
     out.update(defaults_summary(targets_rows, stress, "bk6", "bulk", "bulk",
                                 (("_ch", "chunked"), ("_la", "lookahead"), ("_sp", "single-pass")),
                                 (("_ch", "chunked"), ("_torch", "torch.unique_consecutive"))))
@@ -710,9 +697,9 @@ def bulk_summary(bulk, rle_rows, targets_rows, stress, prof=None) -> dict:
         k = rle_rows[rle_rows["kind"] == kind] if "kind" in rle_rows else rle_rows.iloc[:0]
         for sfx, nm in named + [("_ch", "chunked"), ("_torch", "torch.unique_consecutive"),
                                 ("_copy", "copy"), ("_read", "read ceiling")]:
-            r = _one(k, variant=nm)
-            out[f"bk6_rsw_{kind}{sfx}_us"] = _get(r, "median_ms") * 1e3
-            out[f"bk6_rsw_{kind}{sfx}_x_torch"] = _get(r, "x_torch")
+            r = lookup.first(k, variant=nm)
+            out[f"bk6_rsw_{kind}{sfx}_us"] = lookup.cell(r, "median_ms") * 1e3
+            out[f"bk6_rsw_{kind}{sfx}_x_torch"] = lookup.cell(r, "x_torch")
         s = k[k["variant"].str.startswith("rle bulk") & ~k["variant"].str.contains("diagnostic")]\
             .dropna(subset=["x_torch"]) if len(k) and "x_torch" in k else k.iloc[:0]
         out[f"bk6_rsw_{kind}_lo"] = float(s["x_torch"].min()) if len(s) else math.nan
@@ -730,9 +717,9 @@ def bulk_summary(bulk, rle_rows, targets_rows, stress, prof=None) -> dict:
     if prof is not None:
         p = {r["variant"]: r for _, r in prof.iterrows()} if "variant" in prof else {}
         for key, nm in (("bk6", "bulk"), ("bk6_rle", "rle bulk")):
-            out[f"{key}_dram_read_x"] = _get(p.get(nm), "dram_read_over_input")
-            out[f"{key}_dram_write_x"] = _get(p.get(nm), "dram_write_over_input")
-            out[f"{key}_prof_us"] = _get(p.get(nm), "duration_us")
+            out[f"{key}_dram_read_x"] = lookup.cell(p.get(nm), "dram_read_over_input")
+            out[f"{key}_dram_write_x"] = lookup.cell(p.get(nm), "dram_write_over_input")
+            out[f"{key}_prof_us"] = lookup.cell(p.get(nm), "duration_us")
     return out
 
 
@@ -748,12 +735,12 @@ def rle_bulk_ladder(rle_rows, kind: str = "short") -> pd.DataFrame:
         for d, what in rle_mod.BULK_DIAGNOSTICS.items()] + [
         ("read ceiling", "read ceiling", "the input read by 16-byte loads, nothing written"),
         ("copy", "copy", "the input read and written")]
-    torch_us = _get(_one(k, variant="torch.unique_consecutive"), "median_ms") * 1e3
+    torch_us = lookup.cell(lookup.first(k, variant="torch.unique_consecutive"), "median_ms") * 1e3
     rows, prev = [], None
     for label, nm, what in steps:
-        r = _one(k, variant=nm)
-        us = _get(r, "median_ms") * 1e3
-        x = _get(r, "x_torch")
+        r = lookup.first(k, variant=nm)
+        us = lookup.cell(r, "median_ms") * 1e3
+        x = lookup.cell(r, "x_torch")
         rows.append({"step": label, "taken away": what, "us": us,
                      "x_torch": x if not math.isnan(x) else torch_us / us,
                      "cost_us": (prev - us) if prev is not None and label.startswith("diag")
@@ -803,11 +790,11 @@ def _race_keys(rows, key: str, named, default: str) -> dict:
     for kind in ("short", "long", "mixed", "equal", "distinct"):
         k = rows[rows["kind"] == kind] if "kind" in rows else rows.iloc[:0]
         for sfx, nm in named:
-            r = _one(k, variant=nm)
-            out[f"{key}_{kind}{sfx}_us"] = _get(r, "median_ms") * 1e3
+            r = lookup.first(k, variant=nm)
+            out[f"{key}_{kind}{sfx}_us"] = lookup.cell(r, "median_ms") * 1e3
             for m in ("x_torch", "x_torch_min", "x_torch_max"):
-                out[f"{key}_{kind}{sfx}_{m}"] = _get(r, m)
-        ok = _one(k, variant=default)
+                out[f"{key}_{kind}{sfx}_{m}"] = lookup.cell(r, m)
+        ok = lookup.first(k, variant=default)
         out[f"{key}_{kind}_ok"] = ok is not None and ok["correct"] == True  # noqa: E712
     return out
 
@@ -834,11 +821,11 @@ def _profile_keys(prof, key: str, kernels, diags) -> dict:
     out = {}
     for name, nm in kernels:
         for d in diags:
-            r = _one(prof, variant=nm, diagnostic=d)
+            r = lookup.first(prof, variant=nm, diagnostic=d)
             sfx = "" if d == 0 else f"_d{d}"
-            out[f"{key}_{name}_inst_M{sfx}"] = _get(r, "inst_executed") / 1e6
-            out[f"{key}_{name}_prof_us{sfx}"] = _get(r, "duration_us")
-            out[f"{key}_{name}_issue_pct{sfx}"] = _get(r, "issue_active_pct")
+            out[f"{key}_{name}_inst_M{sfx}"] = lookup.cell(r, "inst_executed") / 1e6
+            out[f"{key}_{name}_prof_us{sfx}"] = lookup.cell(r, "duration_us")
+            out[f"{key}_{name}_issue_pct{sfx}"] = lookup.cell(r, "issue_active_pct")
         out[f"{key}_{name}_scanner_inst_M"] = out[f"{key}_{name}_inst_M"] - out[f"{key}_{name}_inst_M_d1"]
     return out
 
@@ -856,8 +843,8 @@ def lean_summary(rows, prof=None) -> dict:
     named += [(f"_diag{d}", f"{default} diagnostic {d}") for d in rle_mod.BULK_DIAGNOSTICS]
     out.update(_race_keys(rows, "ln7", named, default))
     out["ln7_over_bulk"] = out["ln7_short_bulk_us"] / out["ln7_short_us"]
-    r = _one(rows, variant=default)
-    n = _get(r, "n", 1 << 25)
+    r = lookup.first(rows, variant=default)
+    n = lookup.cell(r, "n", 1 << 25)
     out["ln7_tiles"] = int(-(-int(n) // (rle_mod.LEAN[2] * 256)))
     out["ln7_seq_window"] = 32 * rle_mod.LEAN[4]          # tiles a sequencer round reads
     out["ln7_need_us"] = out["ln7_short_torch_us"] / 4
@@ -877,9 +864,9 @@ def lean_summary(rows, prof=None) -> dict:
         # ends when the sequencer has turned every aggregate into a prefix
         out["ln7_seq_tiles_per_us"] = out["ln7_tiles"] / out["ln7_lean_prof_us_d3"]
         out["ln7_prof_cut_pct"] = 100 * (1 - out["ln7_lean_prof_us"] / out["ln7_bulk_prof_us"])
-        r = _one(prof, variant="rle lean", diagnostic=0)
-        out["ln7_dram_read_x"] = _get(r, "dram_read_over_input")
-        out["ln7_dram_write_x"] = _get(r, "dram_write_over_input")
+        r = lookup.first(prof, variant="rle lean", diagnostic=0)
+        out["ln7_dram_read_x"] = lookup.cell(r, "dram_read_over_input")
+        out["ln7_dram_write_x"] = lookup.cell(r, "dram_write_over_input")
     return out
 
 
@@ -903,10 +890,10 @@ def _ladder(rows, kind: str, default: str, label: str, others, diags=None) -> pd
         for d, what in diags.items()] + list(others) + [
         ("read ceiling", "read ceiling", "the input read by 16-byte loads, nothing written"),
         ("copy", "copy", "the input read and written")]
-    torch_us = _get(_one(k, variant="torch.unique_consecutive"), "median_ms") * 1e3
+    torch_us = lookup.cell(lookup.first(k, variant="torch.unique_consecutive"), "median_ms") * 1e3
     rows_, prev = [], None
     for lab_, nm, what in steps:
-        us = _get(_one(k, variant=nm), "median_ms") * 1e3
+        us = lookup.cell(lookup.first(k, variant=nm), "median_ms") * 1e3
         rows_.append({"step": lab_, "taken away": what, "us": us, "x_torch": torch_us / us,
                       "cost_us": (prev - us) if lab_.startswith("diag") else math.nan})
         prev = us
@@ -941,8 +928,8 @@ def lean_profile_table(prof) -> pd.DataFrame:
                                                              rle_mod.BULK_DIAGNOSTICS)
         out.append({"kernel": RUNGS[r["variant"]],
                     "step": "the encoder" if d == 0 else f"diagnostic {d}: {names[d]}",
-                    "us": _get(r, "duration_us"), "inst_M": _get(r, "inst_executed") / 1e6,
-                    "issue_pct": _get(r, "issue_active_pct")})
+                    "us": lookup.cell(r, "duration_us"), "inst_M": lookup.cell(r, "inst_executed") / 1e6,
+                    "issue_pct": lookup.cell(r, "issue_active_pct")})
     return pd.DataFrame(out)
 
 
@@ -997,8 +984,8 @@ def masks_summary(rows, prof=None) -> dict:
     out.update(_race_keys(rows, "mk8", named, default))
     out["mk8_over_lean"] = out["mk8_short_lean_us"] / out["mk8_short_us"]
     out["mk8_need_us"] = out["mk8_short_torch_us"] / 4
-    r = _one(rows, variant=default)
-    n = int(_get(r, "n", 1 << 25))
+    r = lookup.first(rows, variant=default)
+    n = int(lookup.cell(r, "n", 1 << 25))
     out["mk8_tiles"] = int(-(-n // (rle_mod.MASKS[0] * rle_mod.MASK_PIECE)))
     out["mk8_seq_warps"] = rle_mod.MASKS[4]
     d = {i: out[f"mk8_short_diag{i}_us"] for i in rle_mod.BULK_DIAGNOSTICS}
@@ -1019,9 +1006,9 @@ def masks_summary(rows, prof=None) -> dict:
         out["mk8_scanner_cut_pct"] = 100 * (1 - out["mk8_masks_scanner_inst_M"]
                                             / out["mk8_lean_scanner_inst_M"])
         out["mk8_prof_cut_pct"] = 100 * (1 - out["mk8_masks_prof_us"] / out["mk8_lean_prof_us"])
-        r = _one(prof, variant="rle masks", diagnostic=0)
-        out["mk8_dram_read_x"] = _get(r, "dram_read_over_input")
-        out["mk8_dram_write_x"] = _get(r, "dram_write_over_input")
+        r = lookup.first(prof, variant="rle masks", diagnostic=0)
+        out["mk8_dram_read_x"] = lookup.cell(r, "dram_read_over_input")
+        out["mk8_dram_write_x"] = lookup.cell(r, "dram_write_over_input")
     return out
 
 
@@ -1085,8 +1072,8 @@ def rounds_summary(rows, prof=None) -> dict:
         out["rd9_inst_writers_M"] = i[0] - i[1]
         out["rd9_inst_waits_M"] = i[1] - i[2]
         out["rd9_inst_counters_M"] = i[2] - i[3]
-        r = _one(prof, variant="rle rounds", diagnostic=0)
-        out["rd9_dram_read_x"] = _get(r, "dram_read_over_input")
+        r = lookup.first(prof, variant="rle rounds", diagnostic=0)
+        out["rd9_dram_read_x"] = lookup.cell(r, "dram_read_over_input")
     return out
 
 
@@ -1148,8 +1135,8 @@ def reread_summary(rows, prof=None, mode: str = "reread", key: str = "rr10") -> 
         out[f"{key}_inst_writers_M"] = i[0] - i[1]
         out[f"{key}_inst_waits_M"] = i[1] - i[2]
         out[f"{key}_inst_counters_M"] = i[2] - i[3]
-        r = _one(prof, variant=prefix, diagnostic=0)
-        out[f"{key}_dram_read_x"] = _get(r, "dram_read_over_input")
+        r = lookup.first(prof, variant=prefix, diagnostic=0)
+        out[f"{key}_dram_read_x"] = lookup.cell(r, "dram_read_over_input")
     return out
 
 
@@ -1205,19 +1192,19 @@ def call_time_summary(rows) -> dict:
     ceiling's call and the runs' 8 bytes each at the copy's rate."""
     out = {}
     for v, (key, _) in CALL_TIME_NAMED.items():
-        r = _one(rows, variant=v)
+        r = lookup.first(rows, variant=v)
         for m in ("call", "host", "queued", "lead"):
-            out[f"ct_{key}_{m}_us"] = _get(r, f"{m}_ms") * 1e3
+            out[f"ct_{key}_{m}_us"] = lookup.cell(r, f"{m}_ms") * 1e3
         for m in ("x_torch", "x_torch_min", "x_torch_max", "x_torch_queued"):
-            out[f"ct_{key}_{m}"] = _get(r, m)
-    enc = _one(rows, variant="rle rounds")
-    t = _one(rows, variant="torch.unique_consecutive")
-    n, runs = int(_get(enc, "n", 0)), int(_get(enc, "runs", 0))
+            out[f"ct_{key}_{m}"] = lookup.cell(r, m)
+    enc = lookup.first(rows, variant="rle rounds")
+    t = lookup.first(rows, variant="torch.unique_consecutive")
+    n, runs = int(lookup.cell(enc, "n", 0)), int(lookup.cell(enc, "runs", 0))
     out["ct_ok"] = bool(enc is not None and enc["correct"] is True)
     out["ct_torch_ok"] = bool(t is not None and t["correct"] is True)
     out["ct_n_log2"] = int(round(math.log2(n))) if n else 0
     out["ct_runs_M"] = runs / 1e6
-    out["ct_torch_kernels_us"] = _get(t, "kernels_ms") * 1e3
+    out["ct_torch_kernels_us"] = lookup.cell(t, "kernels_ms") * 1e3
     # the torch call: how much of it its kernels and copies run (its host time covers its
     # wait for the GPU, so it says nothing of where the GPU's time goes)
     out["ct_torch_kernels_pct"] = 100 * out["ct_torch_kernels_us"] / out["ct_torch_call_us"]
@@ -1254,15 +1241,15 @@ def call_time_table(rows) -> pd.DataFrame:
     time less its work alone), in the page's order."""
     out = []
     for v, (_, label) in CALL_TIME_NAMED.items():
-        r = _one(rows, variant=v)
+        r = lookup.first(rows, variant=v)
         if r is None:
             continue
-        out.append({"call": label, "call_us": _get(r, "call_ms") * 1e3,
-                    "host_us": _get(r, "host_ms") * 1e3,
-                    "queued_us": _get(r, "queued_ms") * 1e3,
-                    "lead_us": _get(r, "lead_ms") * 1e3,
+        out.append({"call": label, "call_us": lookup.cell(r, "call_ms") * 1e3,
+                    "host_us": lookup.cell(r, "host_ms") * 1e3,
+                    "queued_us": lookup.cell(r, "queued_ms") * 1e3,
+                    "lead_us": lookup.cell(r, "lead_ms") * 1e3,
                     # (an empty call against the torch call says nothing)
-                    "x_torch": math.nan if v == "an empty call" else _get(r, "x_torch")})
+                    "x_torch": math.nan if v == "an empty call" else lookup.cell(r, "x_torch")})
     return pd.DataFrame(out)
 
 
@@ -1346,7 +1333,7 @@ def ballot_summary(rows, prof=None) -> dict:
                 f"{key}_tile": w * piece, f"{key}_tile_kib": w * piece * 4 // 1024,
                 f"{key}_seq_window": 32 * seq, f"{key}_stages": rle_mod.BALLOT_STAGES,
                 f"{key}_smem_kib": rle_mod.ballot_smem(base) // 1024})
-    n = _get(_one(rows, variant=default), "n", 1 << 25)
+    n = lookup.cell(lookup.first(rows, variant=default), "n", 1 << 25)
     out[f"{key}_tiles"] = int(-(-int(n) // (w * piece)))
     d = {i: out[f"{key}_short_diag{i}_us"] for i in rle_mod.BALLOT_DIAGNOSTICS}
     full = out[f"{key}_short_us"]
@@ -1361,9 +1348,9 @@ def ballot_summary(rows, prof=None) -> dict:
     if prof is not None and len(prof):
         out.update(_profile_keys(prof, key, (("enc", "rle ballot"),),
                                  ballot_mod.BALLOT_PROFILE_DIAGS))
-        r = _one(prof, variant="rle ballot", diagnostic=0)
-        out[f"{key}_dram_read_x"] = _get(r, "dram_read_over_input")
-        out[f"{key}_dram_write_x"] = _get(r, "dram_write_over_input")
+        r = lookup.first(prof, variant="rle ballot", diagnostic=0)
+        out[f"{key}_dram_read_x"] = lookup.cell(r, "dram_read_over_input")
+        out[f"{key}_dram_write_x"] = lookup.cell(r, "dram_write_over_input")
         out[f"{key}_inst_per_chunk"] = out[f"{key}_enc_inst_M_d3"] * 1e6 / (int(n) / 32)
         # the call (race) against the kernel alone (profiler): the launch and the host's part
         out[f"{key}_lead_pct"] = 100 * (1 - out[f"{key}_enc_prof_us"] / out[f"{key}_short_us"])
@@ -1391,11 +1378,11 @@ def ballot_ladder(rows, kind: str = "short") -> pd.DataFrame:
         ("20, the encoder", rounds_mod.rounds_name(rle_mod.ROUNDS), "(for comparison)"),
         ("read ceiling", "read ceiling", "the input read by 16-byte loads, nothing written"),
         ("copy", "copy", "the input read and written")]
-    torch_us = _get(_one(k, variant="torch.unique_consecutive"), "median_ms") * 1e3
-    full = _get(_one(k, variant=default), "median_ms") * 1e3
+    torch_us = lookup.cell(lookup.first(k, variant="torch.unique_consecutive"), "median_ms") * 1e3
+    full = lookup.cell(lookup.first(k, variant=default), "median_ms") * 1e3
     out = []
     for lab_, nm, what in steps:
-        us = _get(_one(k, variant=nm), "median_ms") * 1e3
+        us = lookup.cell(lookup.first(k, variant=nm), "median_ms") * 1e3
         out.append({"step": lab_, "taken away": what, "us": us, "x_torch": torch_us / us,
                     "saved_us": (full - us) if lab_.startswith("diag") else math.nan})
     return pd.DataFrame(out)
@@ -1472,11 +1459,11 @@ def _call_keys(ct, key: str, calls: dict, enc: str) -> dict:
     (`_work_verdict`)."""
     out = {}
     for v, (short, _) in calls.items():
-        r = _one(ct, variant=v)
+        r = lookup.first(ct, variant=v)
         for m in ("call", "host", "queued", "lead"):
-            out[f"{key}_ct_{short}_{m}_us"] = _get(r, f"{m}_ms") * 1e3
+            out[f"{key}_ct_{short}_{m}_us"] = lookup.cell(r, f"{m}_ms") * 1e3
         for m in ("x_torch", "x_torch_min", "x_torch_max", "x_torch_queued"):
-            out[f"{key}_ct_{short}_{m}"] = _get(r, m)
+            out[f"{key}_ct_{short}_{m}"] = lookup.cell(r, m)
         out[f"{key}_ct_{short}_ok"] = r is not None and r["correct"] == True  # noqa: E712
     out[f"{key}_ct_need_us"] = out[f"{key}_ct_torch_call_us"] / 4
     out[f"{key}_ct_need_work_us"] = out[f"{key}_ct_need_us"] - out[f"{key}_ct_{enc}_lead_us"]
@@ -1496,13 +1483,13 @@ def graph_call_table(rows, calls=None) -> pd.DataFrame:
     ct = rows[part == "call time"]
     out = []
     for v, (_, label) in (calls or GRAPH_CALLS).items():
-        r = _one(ct, variant=v)
+        r = lookup.first(ct, variant=v)
         if r is None:
             continue
-        out.append({"call": label, "call_us": _get(r, "call_ms") * 1e3,
-                    "host_us": _get(r, "host_ms") * 1e3, "queued_us": _get(r, "queued_ms") * 1e3,
-                    "lead_us": _get(r, "lead_ms") * 1e3, "x_torch": _get(r, "x_torch"),
-                    "x_torch_queued": _get(r, "x_torch_queued")})
+        out.append({"call": label, "call_us": lookup.cell(r, "call_ms") * 1e3,
+                    "host_us": lookup.cell(r, "host_ms") * 1e3, "queued_us": lookup.cell(r, "queued_ms") * 1e3,
+                    "lead_us": lookup.cell(r, "lead_ms") * 1e3, "x_torch": lookup.cell(r, "x_torch"),
+                    "x_torch_queued": lookup.cell(r, "x_torch_queued")})
     return pd.DataFrame(out)
 
 
@@ -1559,9 +1546,9 @@ def room_summary(rows) -> dict:
     out.update(_race_keys(race, key, named, "rle room"))
     short = race[race["kind"] == "short"] if "kind" in race else race.iloc[:0]
     for sfx, nm, _ in ROOM_RACE:
-        r = _one(short, variant=nm)
+        r = lookup.first(short, variant=nm)
         for m in ("shared_kib_sm", "l1_kib", "in_flight_kib", "cap", "batch"):
-            out[f"{key}{sfx}_{m}"] = _get(r, m)
+            out[f"{key}{sfx}_{m}"] = lookup.cell(r, m)
     sh = f"{key}_short"
     out[f"{key}_shape"] = "6-byte heads, 288 a walker"
     out[f"{key}_l1_gain_us"] = out[f"{sh}_g384_us"] - out[f"{sh}_g288_us"]
@@ -1594,15 +1581,15 @@ def room_l1_table(rows) -> pd.DataFrame:
     race = rows[(part == "race") & (rows["kind"] == "short")] if "kind" in rows else rows.iloc[:0]
     out = []
     for _, nm, label in ROOM_RACE:
-        r = _one(race, variant=nm)
+        r = lookup.first(race, variant=nm)
         if r is None:
             continue
-        out.append({"encoder": label, "bytes_a_head": _get(r, "bytes_a_head"),
-                    "cap": _get(r, "cap"), "batch": _get(r, "batch"),
-                    "shared_kib_sm": _get(r, "shared_kib_sm"), "l1_kib": _get(r, "l1_kib"),
-                    "in_flight_kib": _get(r, "in_flight_kib"),
-                    "us": _get(r, "median_ms") * 1e3, "x_torch": _get(r, "x_torch"),
-                    "x_torch_min": _get(r, "x_torch_min"), "x_torch_max": _get(r, "x_torch_max"),
+        out.append({"encoder": label, "bytes_a_head": lookup.cell(r, "bytes_a_head"),
+                    "cap": lookup.cell(r, "cap"), "batch": lookup.cell(r, "batch"),
+                    "shared_kib_sm": lookup.cell(r, "shared_kib_sm"), "l1_kib": lookup.cell(r, "l1_kib"),
+                    "in_flight_kib": lookup.cell(r, "in_flight_kib"),
+                    "us": lookup.cell(r, "median_ms") * 1e3, "x_torch": lookup.cell(r, "x_torch"),
+                    "x_torch_min": lookup.cell(r, "x_torch_min"), "x_torch_max": lookup.cell(r, "x_torch_max"),
                     "correct": r["correct"] == True})  # noqa: E712
     return pd.DataFrame(out)
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ... import lookup
 from . import banks, ops
 
 #: One colour per ladder entry across the chapter; the library calls in the vendor greys.
@@ -62,17 +63,6 @@ def _with_entry(df: pd.DataFrame) -> pd.DataFrame:
 
 def _case(df: pd.DataFrame, dtype: str, rows: int, cols: int) -> pd.DataFrame:
     return df[(df["dtype"] == dtype) & (df["rows"] == rows) & (df["cols"] == cols)]
-
-
-def _pick(df: pd.DataFrame, e: str):
-    d = df[df["entry"] == e] if "entry" in df else df.iloc[0:0]
-    return d.iloc[0] if len(d) else None
-
-
-def _get(row, col, default=math.nan) -> float:
-    if row is None or col not in row or row[col] is None or pd.isna(row[col]):
-        return default
-    return float(row[col])
 
 
 def _launch_field(launch, name):
@@ -214,7 +204,7 @@ def counter_table(prof: pd.DataFrame) -> pd.DataFrame:
     d = _with_entry(prof)
     recs = []
     for e in ORDER:
-        r = _pick(d, e)
+        r = lookup.first(d, entry=e)
         if r is None:
             continue
         v = r["variant"]
@@ -222,28 +212,28 @@ def counter_table(prof: pd.DataFrame) -> pd.DataFrame:
                                              else (None, None))) if v in ops.RUNGS else {}
         recs.append({
             "entry": e, "name": label(e),
-            "ld_pred": p.get("ld"), "ld_meas": _get(r, "gld_sectors_per_request"),
-            "st_pred": p.get("st"), "st_meas": _get(r, "gst_sectors_per_request"),
+            "ld_pred": p.get("ld"), "ld_meas": lookup.cell(r, "gld_sectors_per_request"),
+            "st_pred": p.get("st"), "st_meas": lookup.cell(r, "gst_sectors_per_request"),
             "lds_pred": p.get("lds"),
-            "lds_meas": _ratio(_get(r, "smem_ld_wavefronts"), _get(r, "smem_ld_instructions")),
+            "lds_meas": _ratio(lookup.cell(r, "smem_ld_wavefronts"), lookup.cell(r, "smem_ld_instructions")),
             "sts_pred": p.get("sts"),
-            "sts_meas": _ratio(_get(r, "smem_st_wavefronts"), _get(r, "smem_st_instructions")),
-            "lds_conflicts": _ratio(_get(r, "smem_ld_bank_conflicts"), _get(r, "smem_ld_instructions")),
-            "sts_conflicts": _ratio(_get(r, "smem_st_bank_conflicts"), _get(r, "smem_st_instructions")),
-            "dram_MB": _get(r, "dram_read_MB") + _get(r, "dram_write_MB"),
-            "dram_read_MB": _get(r, "dram_read_MB"), "dram_write_MB": _get(r, "dram_write_MB"),
-            "l2_write_sectors_M": _get(r, "l2_write_sectors") / 1e6,
-            "l2_read_sectors_M": _get(r, "l2_read_sectors") / 1e6,
-            "l1_hit_pct": _get(r, "l1_hit_pct"),
-            "dram_pct": _get(r, "dram_throughput_pct"),
-            "duration_us": _get(r, "duration_us"),
-            "stall_mio": _get(r, "stall_mio_throttle"),
-            "stall_short_sb": _get(r, "stall_short_scoreboard"),
-            "stall_barrier": _get(r, "stall_barrier"),
-            "stall_long_sb": _get(r, "stall_long_scoreboard"),
-            "stall_lg": _get(r, "stall_lg_throttle"),
-            "mio_cycles": _get(r, "mio_throttle_latency"),
-            "occupancy_pct": _get(r, "achieved_occupancy_pct"),
+            "sts_meas": _ratio(lookup.cell(r, "smem_st_wavefronts"), lookup.cell(r, "smem_st_instructions")),
+            "lds_conflicts": _ratio(lookup.cell(r, "smem_ld_bank_conflicts"), lookup.cell(r, "smem_ld_instructions")),
+            "sts_conflicts": _ratio(lookup.cell(r, "smem_st_bank_conflicts"), lookup.cell(r, "smem_st_instructions")),
+            "dram_MB": lookup.cell(r, "dram_read_MB") + lookup.cell(r, "dram_write_MB"),
+            "dram_read_MB": lookup.cell(r, "dram_read_MB"), "dram_write_MB": lookup.cell(r, "dram_write_MB"),
+            "l2_write_sectors_M": lookup.cell(r, "l2_write_sectors") / 1e6,
+            "l2_read_sectors_M": lookup.cell(r, "l2_read_sectors") / 1e6,
+            "l1_hit_pct": lookup.cell(r, "l1_hit_pct"),
+            "dram_pct": lookup.cell(r, "dram_throughput_pct"),
+            "duration_us": lookup.cell(r, "duration_us"),
+            "stall_mio": lookup.cell(r, "stall_mio_throttle"),
+            "stall_short_sb": lookup.cell(r, "stall_short_scoreboard"),
+            "stall_barrier": lookup.cell(r, "stall_barrier"),
+            "stall_long_sb": lookup.cell(r, "stall_long_scoreboard"),
+            "stall_lg": lookup.cell(r, "stall_lg_throttle"),
+            "mio_cycles": lookup.cell(r, "mio_throttle_latency"),
+            "occupancy_pct": lookup.cell(r, "achieved_occupancy_pct"),
         })
     return pd.DataFrame(recs)
 
@@ -284,14 +274,14 @@ def summary(ladder: pd.DataFrame, check: pd.DataFrame, prof: pd.DataFrame,
     """name -> value for every number the page quotes."""
     s: dict = {}
     main = _with_entry(_case(ladder, *TARGET_CASE))
-    s["n_bytes_mb"] = _get(_pick(main, "cudaMemcpy"), "bytes_moved") / 1e6
+    s["n_bytes_mb"] = lookup.cell(lookup.first(main, entry="cudaMemcpy"), "bytes_moved") / 1e6
     for e in ORDER:
-        r, k = _pick(main, e), key(e)
-        s[f"{k}_tbs"] = _get(r, "TB/s")
-        s[f"{k}_us"] = _get(r, "median_ms") * 1e3
+        r, k = lookup.first(main, entry=e), key(e)
+        s[f"{k}_tbs"] = lookup.cell(r, "TB/s")
+        s[f"{k}_us"] = lookup.cell(r, "median_ms") * 1e3
         for m in ("of_copy", "of_copy_min", "of_copy_max", "x_strided", "x_strided_min",
                   "x_strided_max"):
-            s[f"{k}_{m}"] = _get(r, m)
+            s[f"{k}_{m}"] = lookup.cell(r, m)
         if e in RUNG_ENTRIES:
             per_sm = _launch_field(r["launch"], "blocks_per_sm") if r is not None else math.nan
             s[f"{k}_blocks_per_sm"] = float(per_sm)
@@ -302,7 +292,7 @@ def summary(ladder: pd.DataFrame, check: pd.DataFrame, prof: pd.DataFrame,
     s["roof_tbs"] = max(copies) if copies else math.nan
     s["roof_name"] = "the machine chapter's copy kernel" if s["copyk_tbs"] > s["memcpy_tbs"] else "cudaMemcpy"
     s["floor_us"] = s["n_bytes_mb"] / s["roof_tbs"]           # MB / (TB/s) = µs
-    s["rounds"] = int(_get(_pick(main, "wide"), "rounds", 0))
+    s["rounds"] = int(lookup.cell(lookup.first(main, entry="wide"), "rounds", 0))
     rung = main[main["entry"].isin(RUNG_ENTRIES)]
     rung = rung[rung["of_copy"].notna()] if "of_copy" in rung else rung.iloc[0:0]
     if len(rung):
@@ -348,9 +338,9 @@ def summary(ladder: pd.DataFrame, check: pd.DataFrame, prof: pd.DataFrame,
                              ("int32", 8192, 8192, "i32")):
         d = _with_entry(_case(ladder, dtype, m, n))
         for e in ORDER:
-            r = _pick(d, e)
-            s[f"{tag}_{key(e)}_of_copy"] = _get(r, "of_copy")
-            s[f"{tag}_{key(e)}_tbs"] = _get(r, "TB/s")
+            r = lookup.first(d, entry=e)
+            s[f"{tag}_{key(e)}_of_copy"] = lookup.cell(r, "of_copy")
+            s[f"{tag}_{key(e)}_tbs"] = lookup.cell(r, "TB/s")
     s["odd_ld_sectors"] = row_sectors(8193)
     s["odd_st_sectors"] = row_sectors(8191)
     s["odd_sector_x"] = (s["odd_ld_sectors"] + s["odd_st_sectors"]) / 8

@@ -1,5 +1,6 @@
 """The lab's layout rules, checked on the code: shared modules name no chapter, and no
-module reaches into another's private names."""
+module reaches into another's private names: its functions, or the private attributes of
+its objects."""
 from __future__ import annotations
 
 import ast
@@ -52,3 +53,102 @@ def test_no_private_name_of_another_module(path):
                 and isinstance(node.args[1].value, str) and _private(node.args[1].value)):
             bad.append(f"line {node.lineno}: patches {node.args[1].value}")
     assert not bad, "\n".join(bad)
+
+
+def _own_private_names(tree) -> set[str]:
+    """The private names a module defines itself: functions, classes, and attributes it
+    assigns (self._x = ..., a class's _x = ...)."""
+    own = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            own.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            own.add(node.id)
+    return {n for n in own if _private(n)}
+
+
+def _reach_ins(tree) -> list[str]:
+    """`obj._x` where this module does not define `_x` itself (its own classes' state),
+    and getattr(obj, "_x") or getattr(obj, "_" + name): reading another module's object's
+    private state."""
+    own = _own_private_names(tree)
+    bad = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in own
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+            bad.append(f"line {node.lineno}: .{node.attr}")
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr")
+                and len(node.args) >= 2):
+            name = node.args[1]
+            if isinstance(name, ast.BinOp) and isinstance(name.left, ast.Constant):
+                name = name.left
+            if (isinstance(name, ast.Constant) and isinstance(name.value, str)
+                    and _private(name.value) and (name.value == "_" or name.value not in own)):
+                bad.append(f"line {node.lineno}: getattr(..., {name.value!r}...)")
+    return bad
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(paths.ROOT)))
+def test_no_private_attribute_of_another_modules_objects(path):
+    bad = _reach_ins(ast.parse(path.read_text()))
+    assert not bad, "\n".join(bad)
+
+
+def test_the_attribute_rule_catches_a_reach_in():
+    src = ("class A:\n    def __init__(self):\n        self._mine = 1\n"
+           "def f(enc, m):\n    enc._mine\n    enc._theirs\n    getattr(enc, '_' + m)\n")
+    tree = ast.parse(src)
+    assert _own_private_names(tree) == {"_mine"}
+    assert _reach_ins(tree) == ["line 6: ._theirs", "line 7: getattr(..., '_'...)"]
+
+
+def _package_imports(pkg_dir) -> dict[str, set[str]]:
+    """module -> the modules of the same package it imports (at any depth in its code)."""
+    mods = {p.stem for p in pkg_dir.glob("*.py")}
+    graph = {}
+    for p in pkg_dir.glob("*.py"):
+        deps = set()
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                if node.module:
+                    deps.add(node.module.split(".")[0])
+                else:
+                    deps |= {a.name for a in node.names}
+        graph[p.stem] = (deps & mods) - {p.stem, "__init__"}
+    return graph
+
+
+def _cycle(graph) -> list[str] | None:
+    state, stack = {}, []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(graph.get(m, ())):
+            if state.get(d) == 1:
+                return stack[stack.index(d):] + [d]
+            if d not in state and (found := visit(d)):
+                return found
+        state[m] = 2
+        stack.pop()
+        return None
+    for m in sorted(graph):
+        if m not in state and (found := visit(m)):
+            return found
+    return None
+
+
+@pytest.mark.parametrize("pkg", sorted(p.parent for p in LIB.rglob("__init__.py")),
+                         ids=lambda p: str(p.relative_to(LIB)))
+def test_no_import_cycle_inside_a_package(pkg):
+    """An older module never imports a newer one that imports it back: a package's modules
+    import each other in one direction."""
+    cycle = _cycle(_package_imports(pkg))
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_the_cycle_rule_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None

@@ -16,7 +16,7 @@
 // about 124 KiB: room for the loads of twice as many chunks a batch. Staging a head is two
 // shared stores instead of one, and the copy-out reads two arrays; the walk, its tiles,
 // its tickets, its prefixes and its graph launch are 24's.
-#include "24_rle_graph.cu"
+#include "graph.cuh"
 
 // A walker's stage with the values and the indices apart (the layout of the block's
 // stages: SLOTS * CAP values, then SLOTS * CAP indices); the cursor counts heads.

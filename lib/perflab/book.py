@@ -16,3 +16,16 @@ def glue_all(values: dict) -> None:
     """Glue every name -> value of `values` (a chapter's `summary` of its rows)."""
     for name, value in values.items():
         glue(name, value)
+
+
+class Facts(dict):
+    """The facts a page has glued so far, section by section: `add` glues the new ones and
+    keeps them for the page's closing tables; a fact glued twice is an error (two sections
+    would then quote two different numbers under one name)."""
+
+    def add(self, values: dict) -> None:
+        twice = sorted(set(values) & set(self))
+        if twice:
+            raise KeyError(f"facts glued twice on this page: {twice}")
+        glue_all(values)
+        self.update(values)

@@ -41,7 +41,8 @@ def _device(args) -> int:
 def _list(args) -> int:
     from . import registry
     for name, e in sorted(registry.all_experiments().items(), key=lambda x: (x[1].chapter, x[0])):
-        print(f"{e.chapter:14s} {name:22s} {e.title}")
+        note = f"  (archived: its code is at commit {e.archived})" if e.archived else ""
+        print(f"{e.chapter:14s} {name:22s} {e.title}{note}")
     return 0
 
 

@@ -88,6 +88,11 @@ def run(name: str, *, record: bool = False, run_info: dict | None = None,
         progress=None, **params) -> pd.DataFrame:
     """Measure experiment `name` live (GPU present) or replay its recorded rows."""
     exp = registry.get(name)
+    if exp.archived:        # a dropped try's rows: replayed everywhere, and said so
+        df = replay(name, **params)
+        df.attrs["source"]["note"] = (f"an archived try: its code and kernels are at commit "
+                                      f"{exp.archived}")
+        return df
     full = exp.params(params)
     live = live_here(exp)
     missing = exp.requires() if live and exp.requires else None
@@ -231,7 +236,7 @@ def record(chapter: str | None = None, experiments: list[str] | None = None,
     from tqdm.auto import tqdm
 
     exps = [e for e in registry.all_experiments().values()
-            if (chapter is None or e.chapter == chapter)
+            if not e.archived and (chapter is None or e.chapter == chapter)
             and (not experiments or e.name in experiments)]
     if not exps:
         known = ", ".join(registry.chapters())
@@ -267,7 +272,7 @@ def check_all(chapter: str | None = None, quick: bool = False) -> list[dict]:
     experiments only where C can be built here)."""
     rows = []
     for exp in registry.all_experiments().values():
-        if (chapter and exp.chapter != chapter) or (quick and exp.sweep):
+        if (chapter and exp.chapter != chapter) or (quick and exp.sweep) or exp.archived:
             continue
         if exp.target == "host" and not live_here(exp):
             continue

@@ -39,6 +39,10 @@ class Experiment:
     # code on the CPU (perflab.host), live wherever a C compiler and cffi are, recorded
     # under the CPU's slug with the CPU in the provenance.
     target: str = "gpu"
+    # An archived experiment measured a try whose code and kernels have left the tree (git
+    # keeps them at this commit): its recorded rows replay everywhere, live or not, and
+    # nothing records or checks it again.
+    archived: str | None = None
 
     @property
     def defaults(self) -> dict:
@@ -79,6 +83,27 @@ def experiment(name: str, *, title: str = "", small: dict | None = None,
                                      kernels or list, requires, sweep, target)
         return func
     return register
+
+
+def archived(name: str, *, title: str, commit: str, chapter: str | None = None) -> None:
+    """Register `name` as archived: the recorded rows of a dropped try, which a page still
+    cites, whose experiment, kernels and tests were removed from the tree after `commit`
+    (the commit that has them). `perflab.run` replays its rows on every machine, with a
+    note naming the commit; `record` and the correctness pass skip it."""
+    ch = chapter
+    if ch is None:
+        from .chapters import chapter_of
+        slug, ch = chapter_of(inspect.currentframe().f_back.f_globals["__name__"])
+        if not name.startswith(slug + "."):
+            raise ValueError(f"experiment {name!r} of chapter {ch} must be named "
+                             f"'{slug}.<something>'")
+
+    def gone(ctx, **params):
+        raise UnknownExperimentError(
+            f"experiment {name!r} is archived: its code and kernels are at commit {commit} "
+            f"(git show {commit}); its recorded rows replay instead")
+
+    _REGISTRY[name] = Experiment(name, ch, title, gone, archived=commit)
 
 
 def _load_all() -> None:

@@ -7,7 +7,9 @@ one row per variant × size. Every row repeats its provenance, names the kernel 
 ran with their sha256, and carries its metrics with units.
 
 A row is *stale* when the sha256 of one of its kernel sources differs from the source in
-kernels/ today: its numbers describe code that no longer exists.
+kernels/ today: its numbers describe code that no longer exists. A kernel file that has
+left kernels/ (a retired try, kept in git) is held against the last commit that had it
+instead: the row is then not stale but *retired*, and `retired_at` names that commit.
 """
 from __future__ import annotations
 
@@ -185,19 +187,97 @@ def find(experiment: str, slug: str) -> Path | None:
     return hits[0] if hits else None
 
 
+def _git(*args, **kw):
+    return subprocess.run(["git", *args], cwd=paths.ROOT, capture_output=True, timeout=60, **kw)
+
+
+_TREES: dict[tuple[str, str], Path | None] = {}
+_TREES_DIR: list[tempfile.TemporaryDirectory] = []
+
+
+def kernels_at(commit: str) -> Path | None:
+    """kernels/ as it was at `commit` (extracted once per process into a temporary folder),
+    or None if the commit is not in this repository's history."""
+    import io
+    import tarfile
+
+    key = (str(paths.ROOT), commit)
+    if key not in _TREES:
+        full = _git("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}", text=True)
+        if full.returncode != 0 or not full.stdout.strip():
+            _TREES[key] = None
+            return None
+        sha = full.stdout.strip()
+        if not _TREES_DIR:
+            _TREES_DIR.append(tempfile.TemporaryDirectory(prefix="perflab-kernels-"))
+        dest = Path(_TREES_DIR[0].name) / sha
+        if not dest.exists():
+            arch = _git("archive", "--format=tar", sha, "kernels")
+            if arch.returncode != 0:
+                _TREES[key] = None
+                return None
+            with tarfile.open(fileobj=io.BytesIO(arch.stdout)) as t:
+                t.extractall(dest, filter="data")
+        _TREES[key] = dest / "kernels"
+    return _TREES[key]
+
+
+_RETIRED: dict[tuple[str, str], str | None] = {}
+
+
+def retired_at(file: str) -> str | None:
+    """For a kernel file that is no longer in kernels/: the last commit of this history
+    that has it (a short hash), or None (never committed, or still in the tree)."""
+    if (paths.KERNELS / file).exists():
+        return None
+    key = (str(paths.ROOT), file)
+    if key not in _RETIRED:
+        # The last commit that touched the file either still has it (then so does HEAD,
+        # with the headers it includes as they are now) or deleted it (then its parent is
+        # the last tree that had the file and its headers together).
+        last = _git("rev-list", "-1", "HEAD", "--", f"kernels/{file}", text=True)
+        commit = last.stdout.strip() if last.returncode == 0 else ""
+        if commit:
+            has = _git("cat-file", "-e", f"{commit}:kernels/{file}").returncode == 0
+            commit = _git("rev-parse", "--short=7", "HEAD" if has else f"{commit}^",
+                          text=True).stdout.strip()
+        _RETIRED[key] = commit[:7] or None
+    return _RETIRED[key]
+
+
 def stale_kernels(row: dict) -> list[str]:
-    """Kernel files whose source changed since `row` was measured."""
+    """Kernel files whose source changed since `row` was measured. A file that has left
+    kernels/ is compared with the last commit that had it (`retired_at`): a retired kernel
+    is not stale while that commit holds the source that ran."""
     from .kernels import source_sha256
 
     out = []
     for k in row.get("kernels", []):
+        root = None
+        if not (paths.KERNELS / k["file"]).exists():
+            commit = retired_at(k["file"])
+            root = kernels_at(commit) if commit else None
+            if root is None:
+                out.append(k["file"])
+                continue
         try:
-            now = source_sha256(k["file"])
+            now = source_sha256(k["file"], root)
         except Exception:
             now = None
         if now != k["sha256"]:
             out.append(k["file"])
     return sorted(set(out))
+
+
+def retired_kernels(rows) -> dict[str, str]:
+    """{kernel file: the last commit that has it} for the rows' kernels no longer in
+    kernels/."""
+    out = {}
+    for r in rows:
+        for k in r.get("kernels", []):
+            if not (paths.KERNELS / k["file"]).exists():
+                out[k["file"]] = retired_at(k["file"]) or "?"
+    return out
 
 
 def all_stale() -> list[tuple[Path, str, str, list[str]]]:
@@ -219,49 +299,26 @@ def provenance_problems(paths_=None) -> list[tuple[Path, str, str, str]]:
 
     A commit written "abc1234+wip" or "abc1234-dirty" (or with git_dirty true) is looked
     up as abc1234; its stamp says "with uncommitted changes" in full."""
-    import io
-    import tarfile
-
     from .kernels import source_sha256
 
-    def git(*args, **kw):
-        return subprocess.run(["git", *args], cwd=paths.ROOT, capture_output=True, timeout=60, **kw)
-
-    trees: dict[str, Path | None] = {}
     out = []
-    with tempfile.TemporaryDirectory(prefix="perflab-provenance-") as tmp:
-        def tree(commit: str) -> Path | None:
-            if commit not in trees:
-                full = git("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}", text=True)
-                if full.returncode != 0:
-                    trees[commit] = None
-                else:
-                    sha = full.stdout.strip()
-                    dest = Path(tmp) / sha
-                    arch = git("archive", "--format=tar", sha, "kernels")
-                    if not dest.exists() and arch.returncode == 0:
-                        with tarfile.open(fileobj=io.BytesIO(arch.stdout)) as t:
-                            t.extractall(dest, filter="data")
-                    trees[commit] = dest / "kernels"
-            return trees[commit]
-
-        for path in sorted(paths_ or results_dir().glob("*/*/*.json")):
-            doc = load(path)
-            for r in doc["rows"]:
-                raw = str(r["provenance"].get("git_commit") or "")
-                commit = raw.removesuffix("+wip").removesuffix("-dirty")
-                root = tree(commit) if commit and commit != "unknown" else None
-                if root is None:
+    for path in sorted(paths_ or results_dir().glob("*/*/*.json")):
+        doc = load(path)
+        for r in doc["rows"]:
+            raw = str(r["provenance"].get("git_commit") or "")
+            commit = raw.removesuffix("+wip").removesuffix("-dirty")
+            root = kernels_at(commit) if commit and commit != "unknown" else None
+            if root is None:
+                out.append((path, r["experiment"], r["variant"],
+                            f"commit {raw or 'unknown'} is not in this repository's history"))
+                continue
+            for k in r.get("kernels", []):
+                try:
+                    then = source_sha256(k["file"], root)
+                except Exception:
+                    then = None
+                if then != k["sha256"]:
                     out.append((path, r["experiment"], r["variant"],
-                                f"commit {raw or 'unknown'} is not in this repository's history"))
-                    continue
-                for k in r.get("kernels", []):
-                    try:
-                        then = source_sha256(k["file"], root)
-                    except Exception:
-                        then = None
-                    if then != k["sha256"]:
-                        out.append((path, r["experiment"], r["variant"],
-                                    f"kernels/{k['file']} at {commit} does not hash to the row's "
-                                    "sha256"))
+                                f"kernels/{k['file']} at {commit} does not hash to the row's "
+                                "sha256"))
     return out

@@ -111,6 +111,20 @@ def test_the_default_is_the_fastest_variant_the_gpu_supports(monkeypatch):
     assert "default_variant" in ops.scan.__doc__ and '"bulk"' in ops.scan.__doc__
 
 
+def test_the_encoder_offers_four_variants_default_the_fastest(monkeypatch):
+    import inspect
+    from types import SimpleNamespace
+
+    from perflab import device
+    assert rle.VARIANTS == ("unfused", "fused", "bulk", "room")
+    for cc, want in (("9.0", "room"), ("8.0", "room"), ("7.5", "fused")):
+        monkeypatch.setattr(device, "current", lambda cc=cc: SimpleNamespace(compute_capability=cc))
+        assert rle.default_variant() == want
+    src = inspect.getsource(rle.Encoder.encode)
+    assert "default_variant()" in src and "not in VARIANTS" in src
+    assert set(rle.SM90) | set(rle.ONE_PASS) <= set(rle.VARIANTS)
+
+
 # -- the diagrams ----------------------------------------------------------------------
 def _texts(fig):
     return [t for ax in fig.axes for t in ax.texts]
@@ -173,25 +187,78 @@ def test_lookback_diagram_draws_the_computed_prefix():
         assert state in words
 
 
-# -- the pages' tables -----------------------------------------------------------------
-class _Keys(dict):
-    """A summary in which every key is 50.0 (the tables' formatting, not their data)."""
-
-    def __missing__(self, key):
-        return "16+4 warps" if key.endswith("shape") else 50.0
-
-
-def test_the_tries_tables_have_one_line_a_try_and_no_nan():
+# -- the pages' facts, tries and targets ---------------------------------------------------
+@pytest.mark.parametrize("page", ["03-scan", "03-rle"])
+def test_each_page_cites_exactly_the_facts_its_report_gives(page):
+    """Every fact a page quotes is produced from its rows, and every fact produced is
+    quoted: no glue dictionary with keys nobody reads, no quote of a key nobody makes."""
+    from perflab import lab
     from perflab.chapters.scan import report
-    s = _Keys(serial_n_log2=24)
-    for df, kernels in ((report.scan_tries_table(s), {"01", "02", "03", "16"}),
-                        (report.rle_tries_table(s), {"04", "05", "17", "23", "24", "25"})):
-        assert kernels <= set(df["kernel"])
-        assert not df.isna().any().any()
+    facts = report.page_facts(page, lab.replay)
+    assert set(facts) == report.cited(page)
+    assert not [k for k, v in facts.items() if isinstance(v, float) and v != v]
+
+
+def test_a_fact_the_rows_lack_is_an_error_not_a_nan():
+    import pandas as pd
+
+    from perflab.chapters.scan import report
+    df = pd.DataFrame({"variant": ["a"], "x": [1.0]})
+    assert report.need(df, "x", variant="a") == 1.0
+    with pytest.raises(ValueError, match="'x'.*'b'"):
+        report.need(df, "x", variant="b")
+
+
+def test_the_tries_tables_come_from_the_runs_one_line_a_try():
+    from perflab import lab
+    from perflab.chapters.scan import report
+    for tries, kept in ((report.SCAN_TRIES, {"02", "03", "16"}),
+                        (report.RLE_TRIES, {"04", "05", "25"})):
+        df = report.tries_table(tries, {t.experiment: lab.replay(t.experiment) for t in tries})
+        assert len(df) == len(tries) and not df.isna().any().any()
+        assert kept <= set(df[df["kept?"].str.startswith("kept")]["kernel"])
         assert df["kept?"].str.startswith(("kept", "dropped", "replaced", "its idea")).all()
-    cost = report.lookback_cost_table(s)
-    assert len(cost) == 3 and (cost["cost"] == 0).all()
-    assert report.powers_of_two({"a_n_log2": 24, "b": 3}) == {"a_n_pow": "2²⁴"}
+    t = report.Try("x", "99", "scan.sizes", {"variant": "nothing"}, "dropped")
+    with pytest.raises(ValueError, match="try 99"):
+        report.tries_table((t,), {"scan.sizes": lab.replay("scan.sizes")})
+
+
+def test_targets_are_data_met_only_by_the_numbers():
+    from perflab.chapters.scan import report
+    t = report.Target("x", "a", at_least=0.9, scale=0.01, low="lo", high="hi")
+    report.TARGETS["test"] = (t, report.Target("y", "b", at_most=0))
+    try:
+        ok = report.targets_table("test", {"a": 91.0, "lo": 88.0, "hi": 93.0, "b": 0})
+        assert list(ok["met"]) == [True, True] and ok["measured"][0] == "0.91 (0.88–0.93)"
+        bad = report.targets_table("test", {"a": 89.0, "lo": 88.0, "hi": 93.0, "b": 1})
+        assert list(bad["met"]) == [False, False]
+    finally:
+        del report.TARGETS["test"]
+
+
+def test_a_fact_glued_twice_on_a_page_is_refused(monkeypatch):
+    from perflab import book
+    glued = []
+    monkeypatch.setattr(book, "glue", lambda k, v: glued.append(k))
+    facts = book.Facts()
+    facts.add({"a": 1})
+    with pytest.raises(KeyError, match="'a'"):
+        facts.add({"a": 2, "b": 3})
+    assert glued == ["a"] and facts == {"a": 1}
+
+
+def test_the_retired_tries_replay_everywhere_and_name_their_commit(monkeypatch):
+    from perflab import lab
+    from perflab.chapters.scan import archive
+    monkeypatch.setenv("PERFLAB_MODE", "replay")
+    exp = registry.get("scan.rle_walk")
+    assert exp.archived == archive.ARCHIVED_AT
+    df = lab.run("scan.rle_walk")
+    assert archive.ARCHIVED_AT in lab.caption(df)
+    with pytest.raises(Exception, match="archived"):
+        exp.func(None)
+    assert "scan.rle_walk" not in {e.name for e in registry.all_experiments().values()
+                                   if not e.archived}
 
 
 def test_no_page_puts_a_glued_value_inside_math():
@@ -267,6 +334,17 @@ def test_bad_input_is_refused(live):
         ops.scan(x, cp.empty(99, dtype=cp.int32))
     with pytest.raises(ConfigError, match="dtype"):
         rle.Encoder(10).encode(x.astype(cp.float32))
+    with pytest.raises(ConfigError, match="not contiguous"):
+        ops.scan(x[::2])
+    with pytest.raises(ConfigError, match="in-place"):
+        ops.scan(x[:64], x[32:96])
+    for empty in (cp.zeros(0, dtype=cp.int32), x):
+        with pytest.raises(ConfigError, match="unknown scan variant 'tiled'"):
+            ops.scan(empty, variant="tiled")
+        with pytest.raises(ConfigError, match="unknown encoder 'graph'"):
+            rle.Encoder(100).encode(empty, "graph")
+    with pytest.raises(ConfigError, match="head_bytes"):
+        rle.Encoder(100).encode(x, "fused", head_bytes=8)
 
 
 @pytest.mark.gpu
@@ -276,29 +354,3 @@ def test_1000_back_to_back_scans_neither_hang_nor_go_wrong(live):
     ctx = reg.Context(exp, store.new_run(device.current().as_dict()), timing=False)
     exp.func(ctx, calls=1000, sizes=(1000003,))
     assert ctx.rows and all(r["correct"] for r in ctx.rows)
-
-
-@pytest.mark.parametrize("block,items,stages,why", [
-    (32, 16, 2, "at least 2 warps"), (256, 16, 0, "1 to 8"), (1024, 32, 2, "200 KiB"),
-    (256, 6, 2, "multiple of 4")])
-def test_bad_pipeline_shapes_are_refused_with_the_rule(block, items, stages, why):
-    with pytest.raises(ConfigError, match=why):
-        ops.check_pipeline("int32", block, items, stages)
-    assert ex.pipeline_reason(block, items, stages)
-
-
-def test_every_swept_pipeline_shape_can_run_and_the_defaults_are_in_the_specs():
-    assert all(ex.pipeline_reason(*shape) is None for shape in ops.PIPELINE_SHAPES)
-    assert "scan.targets" in registry.all_experiments()
-    assert ops.traffic_bytes("pipelined", 1 << 28, 4) < 2 * 4 * (1 << 28) * 1.01
-
-
-def test_used_by_keeps_the_quoted_keys_and_refuses_a_missing_one(tmp_path, monkeypatch):
-    from perflab import paths
-    from perflab.chapters.scan import report
-    (tmp_path / "chapters").mkdir()
-    (tmp_path / "chapters" / "x.md").write_text("a {glue:text}`k1:.2f` b {glue:text}`k2`")
-    monkeypatch.setattr(paths, "ROOT", tmp_path)
-    assert report.used_by({"k1": 1.0, "k2": "s", "k3": 3}, "x") == {"k1": 1.0, "k2": "s"}
-    with pytest.raises(KeyError, match="k2"):
-        report.used_by({"k1": 1.0}, "x")

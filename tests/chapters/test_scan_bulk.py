@@ -65,14 +65,14 @@ def test_a_gpu_without_bulk_copies_is_told_which_scan_to_use(monkeypatch):
                                              "sms", "l2_bytes")})
     monkeypatch.setattr(device, "current", lambda: info)
     why = ops.bulk_missing()
-    assert "compute capability 9.0" in why and "8.9" in why and "'chunked'" in why
+    assert "compute capability 9.0" in why and "8.9" in why and "'single-pass'" in why
     with pytest.raises(ConfigError, match="needs compute capability 9.0"):
         ops.require_bulk_copy()
-    assert ex.available(("chunked", "bulk")) == ("chunked",)
+    assert ex.available(("single-pass", "bulk")) == ("single-pass",)
     hopper = device.DeviceInfo(**{**info.__dict__, "compute_capability": "9.0", "arch": "sm_90"})
     monkeypatch.setattr(device, "current", lambda: hopper)
     assert ops.bulk_missing() is None
-    assert ex.available(("chunked", "bulk")) == ("chunked", "bulk")
+    assert ex.available(("single-pass", "bulk")) == ("single-pass", "bulk")
 
 
 def test_bulk_kernels_compile_without_spills_at_their_defaults():
@@ -109,7 +109,7 @@ def test_the_tiles_come_by_bulk_copy_and_nothing_fences():
 def test_the_bulk_encoder_writes_values_and_lengths_in_its_pass():
     n, runs = 1 << 25, (1 << 25) // 8
     assert rle.traffic_bytes("bulk", n, runs) == 4 * n + 8 * runs
-    assert "bulk" in rle.ALL
+    assert "bulk" in rle.VARIANTS and "bulk" in rle.SM90
     assert [s.file for s in ex.RLE_SPECS["bulk"]()] == ["03-scan/17_rle_bulk.cu"]
     assert rle.staging_bytes(rle.BULK) == rle.BULK[0] * 2 * 32 * rle.BULK[6] * 4
 
@@ -119,11 +119,9 @@ def test_the_bulk_experiments_are_sweeps_with_their_baselines():
         e = registry.get(name)
         assert e.sweep and e.requires is ops.bulk_missing
     files = {s.file for s in registry.get("scan.bulk").kernels()}
-    assert {"03-scan/16_single_pass_bulk.cu", "03-scan/12_single_pass_lookahead.cu",
-            "03-scan/14_single_pass_chunked.cu"} <= files
-    assert "bulk" in ex.TARGET_SCANS and "bulk" in ex.TARGET_ENCODERS
-    assert {s.file for s in registry.get("scan.targets").kernels()} >= {
-        "03-scan/16_single_pass_bulk.cu", "03-scan/17_rle_bulk.cu"}
+    assert {"03-scan/16_single_pass_bulk.cu", "03-scan/03_single_pass.cu"} == files
+    files = {s.file for s in registry.get("scan.rle_bulk").kernels()}
+    assert {"03-scan/17_rle_bulk.cu", "00-machine/read.cu"} == files
 
 
 def test_shape_names_say_what_differs_from_the_default():
@@ -182,7 +180,7 @@ def test_every_encoder_shape_round_trips(live, shape):
     n = 1000003
     enc = rle.Encoder(n)
     x = rle.make_runs(n, "short", np.random.default_rng(3))
-    enc._bulk(x, shape)
+    enc.encode(x, "bulk", shape=shape)
     assert ex.check_rle(x, enc.values, enc.lengths, enc.count)[0].correct
 
 
@@ -197,79 +195,36 @@ def test_back_to_back_bulk_scans(live):
         assert ex.check_scan(out, x, True).correct
 
 
-def _targets_rows(of_copy=0.90, rle_x=4.1, failed=False):
+def _bulk_rows(of_copy=0.90):
     import pandas as pd
+    d = f"bulk {bx.shape_name(ops.BULK)}"
+    big, small = 1 << 28, 1 << 25
     r = dict(of_copy=of_copy, of_copy_min=of_copy - 0.01, of_copy_max=of_copy + 0.01,
-             x_torch=1.5, x_torch_min=1.45, x_torch_max=1.55, median_ms=0.55)
+             x_torch=1.5, median_ms=0.55)
     return pd.DataFrame([
-        {"variant": "bulk", "part": "check", "n": 31, "correct": True},
-        {"variant": "bulk", "part": "check", "n": 4097, "correct": not failed},
-        {"variant": "chunked", "part": "check", "n": 31, "correct": False},     # not 16's
-        {"variant": "bulk", "part": "large", "n": (1 << 30) + 1, "correct": True},
-        {"variant": "rle bulk", "part": "large", "n": (1 << 31) + 5, "correct": None,
-         "invalid": "n=2147483653: run positions and lengths are int32 here"},
-        {"variant": "bulk", "part": "scan", **r, "GB/s": 3800.0},
-        {"variant": "chunked", "part": "scan", **r, "median_ms": 0.66, "GB/s": 3200.0},
-        {"variant": "bulk", "part": "rle", "kind": "short", "median_ms": 0.06,
-         "x_torch": rle_x, "x_torch_min": rle_x - 0.1, "x_torch_max": rle_x + 0.1},
+        {"variant": d, "n": big, **r},
+        {"variant": f"{d} without sequencer", "n": big, **r, "of_copy": of_copy + 0.03},
+        {"variant": "single-pass", "n": big, "median_ms": 0.71, "of_copy": 0.68},
+        {"variant": d, "n": small, **r, "median_ms": 0.110},
+        {"variant": "copy", "n": small, "median_ms": 0.075},
+        {"variant": "bulk", "dtype": "int64", "of_copy": 0.83, "part": "dtype"},
+        {"variant": "bulk", "dtype": "float32", "of_copy": 0.87, "part": "dtype"},
     ])
 
 
-def _stress_rows(wrong=0):
+def test_16s_facts_come_from_its_own_sweep():
     import pandas as pd
-    return pd.DataFrame([{"variant": "bulk", "calls": 1000, "wrong_calls": wrong,
-                          "correct": wrong == 0, "n": n} for n in (1000003, 1 << 24)])
 
-
-def test_a_tries_defaults_come_from_its_own_rows():
     from perflab.chapters.scan import report
-    s = report.defaults_summary(_targets_rows(), _stress_rows(), "bk6", "bulk", "bulk",
-                                (("_ch", "chunked"),))
-    assert (s["bk6_n_checked"], s["bk6_n_failed"]) == (3, 0)      # 14's failed row is not 16's
-    assert s["bk6_of_copy"] == pytest.approx(90) and s["bk6_ch_us"] == pytest.approx(660)
-    assert s["bk6_tbs"] == pytest.approx(3.8)
-    assert s["bk6_rle_short_x_torch"] == pytest.approx(4.1)
-    assert s["bk6_large_ok"] and s["bk6_large_sizes"] == "1,073,741,825"
-    assert s["bk6_large_refusal"].startswith("n=2147483653")
-    assert (s["bk6_stress_calls"], s["bk6_stress_runs"], s["bk6_stress_ok"]) == (1000, 2, True)
-
-
-@pytest.mark.parametrize("of_copy,rle_x,failed,wrong,met", [
-    (0.90, 4.1, False, 0, [True, True, True, True, True]),
-    (0.849, 3.99, False, 0, [False, True, False, True, True]),
-    (0.90, 4.1, True, 3, [True, True, True, False, False]),
-])
-def test_the_sixth_targets_are_met_only_by_the_numbers(of_copy, rle_x, failed, wrong, met):
-    from perflab.chapters.scan import report
-    s = report.defaults_summary(_targets_rows(of_copy, rle_x, failed), _stress_rows(wrong),
-                                "bk6", "bulk", "bulk")
-    s.update(bk6_shape=bx.shape_name(ops.BULK), bk6_rle_shape=bx.shape_name(rle.BULK))
-    t = report.targets_sixth_try(s)
-    assert list(t["met"]) == met
-    assert t["target"][0].startswith("bulk-copy single pass (16, 16+4 warps")
-
-
-def _ladder_rows():
-    import pandas as pd
-    d = f"rle bulk {bx.shape_name(rle.BULK)}"
-    us = {d: 0.114, **{f"{d} diagnostic {k}": v for k, v in
-                       zip(rle.BULK_DIAGNOSTICS, (0.094, 0.085, 0.071, 0.067))},
-          "read ceiling": 0.048, "copy": 0.078, "torch.unique_consecutive": 0.292}
-    return pd.DataFrame([{"variant": v, "kind": "short", "median_ms": ms,
-                          "x_torch": None if v in ("copy", "torch.unique_consecutive") else 0.292 / ms}
-                         for v, ms in us.items()])
-
-
-def test_the_encoder_ladder_takes_one_part_away_a_step():
-    from perflab.chapters.scan import report
-    lad = report.rle_bulk_ladder(_ladder_rows(), "short")
-    assert list(lad["step"])[:5] == ["17, the encoder"] + [f"diagnostic {d}" for d in rle.BULK_DIAGNOSTICS]
-    costs = lad["cost_us"].iloc[1:5].round(1).tolist()
-    assert costs == [20.0, 9.0, 14.0, 4.0]                  # each step's difference, in µs
-    assert lad["cost_us"].iloc[[0, 5, 6]].isna().all()      # the encoder and the ceilings: none
-    copy = lad[lad["step"] == "copy"].iloc[0]
-    assert copy["x_torch"] == pytest.approx(0.292 / 0.078)  # no row ratio: from the medians
-    assert (lad["taken away"].iloc[1:5] == list(rle.BULK_DIAGNOSTICS.values())).all()
+    prof = pd.DataFrame([{"variant": "bulk", "dram_read_over_input": 1.0,
+                          "dram_write_over_input": 0.97}])
+    f = report.bulk_facts(_bulk_rows(), prof)
+    assert f["bk6_of_copy"] == pytest.approx(90) and f["bk6_seq_pts"] == pytest.approx(3)
+    assert f["bk6_over_sp"] == pytest.approx(0.71 / 0.55)
+    assert f["bk6_25_us"] == pytest.approx(110) and f["bk6_int64_of_copy"] == pytest.approx(83)
+    assert f["bk6_shape"] == "16+4 warps, 32 KiB x 6"
+    with pytest.raises(ValueError, match="dram_read_over_input"):
+        report.bulk_facts(_bulk_rows(), prof.iloc[:0])
 
 
 def test_the_read_ceiling_compiles_and_reads_only():

@@ -1,4 +1,4 @@
-"""Chapter 3's experiments: every scan and encoder checked on fresh random inputs (output
+"""The scan chapters' experiments: every scan and encoder checked on fresh random inputs (output
 poisoned first, exact for integers, against a float64 reference with a tolerance growing
 with n for floats), then timed round by round next to CUB (through CuPy and PyTorch) and
 a copy of the same bytes, all in the same run."""
@@ -482,24 +482,14 @@ def rle_exp(ctx, sizes=(1 << 20, 1 << 25, 1 << 28), kinds=RLE_KINDS):
     """Each encoder on fresh inputs of each kind of runs, checked against the reference
     runs and by a round trip, then timed round by round with
     torch.unique_consecutive(return_counts=True); NumPy on the CPU up to 2^25."""
-    _rle_rows(ctx, sizes, kinds, rle.ENCODERS)
+    _rle_rows(ctx, sizes, kinds, ("fused", "unfused"))
 
 
 RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
              "unfused": lambda: (rle.unfused_specs()
                                  + [ops.single_pass_spec("int32", inclusive=False),
                                     rle.lengths_spec()]),
-             "pipelined": lambda: [rle.pipelined_spec(), rle.lengths_spec()],
-             "lookahead": lambda: [rle.lookahead_spec(), rle.tails_spec()],
-             "chunked": lambda: [rle.chunked_spec(), rle.tails_spec()],
              "bulk": lambda: [rle.bulk_spec()],
-             "lean": lambda: [rle.lean_spec()],
-             "masks": lambda: [rle.masks_spec()],
-             "rounds": lambda: [rle.rounds_spec()],
-             "reread": lambda: [rle.reread_spec()],
-             "walk": lambda: [rle.walk_spec()],
-             "ballot": lambda: [rle.ballot_spec()],
-             "graph": lambda: [rle.graph_spec()],
              "room": lambda: [rle.room_spec()]}
 
 
@@ -524,7 +514,7 @@ def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
                     checked(lambda: enc.encode(x, v), f"rle {v}")
                 chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
                 info[v] = dict(chk=chk, launches=launches, kernels=RLE_SPECS[v](),
-                               bytes=rle.traffic_bytes(v if v in ("unfused", "lookahead", "chunked", "bulk")
+                               bytes=rle.traffic_bytes(v if v in ("unfused", "bulk")
                                                        else "fused", n, runs))
                 if chk.correct:
                     calls[v] = (lambda a, v=v: enc.encode(a, v, check=False), [(x,)])
@@ -637,16 +627,12 @@ def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
 @experiment("scan.stress", title="1000 back-to-back single-pass scans",
             small={"calls": 20, "sizes": (1000003,)},
             kernels=lambda: (ops.specs("single-pass", "int32", True)
-                             + ops.specs("lookahead", "int32", True)
-                             + ops.specs("chunked", "int32", True)
                              + ops.specs("bulk", "int32", True)))
-def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "lookahead",
-                                                                  "chunked", "bulk")):
+def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "bulk")):
     """`calls` scans launched back to back without a host wait (the ticket counter and the
     status words reused, a new epoch each time), over four rotating inputs; every call's
     last element is kept on the GPU and compared with its input's sum at the end. For the
-    single pass of 03, the look-ahead single pass (12), the chunked one (14) and the
-    bulk-copy one (16, where the GPU can run it)."""
+    single pass of 03 and the bulk-copy one (16, where the GPU can run it)."""
     import cupy as cp
     for v in available(variants):
         for n in sizes:
@@ -673,13 +659,12 @@ def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "
             cp.get_default_memory_pool().free_all_blocks()
 
 
-# -- the pipelined single pass and encoder (08, 09): issue #11's targets ----------------
-def pipeline_reason(block: int, items: int, stages: int) -> str | None:
-    try:
-        ops.check_pipeline("int32", block, items, stages)
-    except ConfigError as exc:
-        return str(exc)
-    return None
+# -- what the later experiments (bulk.py, encoders.py) share --------------------------
+def available(variants) -> tuple:
+    """`variants` less the compute-capability-9.0 ones (16 to 21) on a GPU that cannot run
+    them."""
+    return tuple(v for v in variants if v not in rle.SM90
+                 or ops.bulk_missing() is None)
 
 
 def race_with_03(ctx, calls, info, x, out, sets, s, budget_s, baseline_rows=False):
@@ -714,37 +699,6 @@ def race_with_03(ctx, calls, info, x, out, sets, s, budget_s, baseline_rows=Fals
                 ctx.row(variant=name, params={"n": n, "dtype": "int32"}, metrics=metrics)
 
 
-@experiment("scan.pipeline", title="Pipelined single pass: block, items, stages",
-            small={"n": 1000003}, sweep=True,
-            kernels=lambda: [ops.pipelined_spec("int32", b, i, st, True)
-                             for b, i, st in ops.PIPELINE_SHAPES])
-def pipeline(ctx, n=1 << 28, shapes=ops.PIPELINE_SHAPES):
-    """Every pipelined shape at 2^28 int32, checked, then timed in the same rounds as
-    the copy, torch.cumsum (dtype=int32) and the single pass of 03."""
-    import cupy as cp
-    s = seed()
-    x = fresh(n, "int32", s)
-    sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
-    out = sets[0][1]
-    calls, info = {}, {}
-    for b, i, st in shapes:
-        name = f"pipelined {b}x{i}x{st}"
-        params = {"n": n, "dtype": "int32", "block": b, "items": i, "stages": st}
-        why = pipeline_reason(b, i, st)
-        if why:
-            ctx.row(variant=name, params=params, metrics={}, invalid=why)
-            continue
-        fn = (lambda a, o, b=b, i=i, st=st: ops.enqueue_pipelined(a, o, True, b, i, st))
-        chk, launches = run_checked(fn, x, out, True)
-        info[name] = (chk, launches, params, [ops.pipelined_spec("int32", b, i, st, True)])
-        if chk.correct:
-            calls[name] = (fn, sets)
-    race_with_03(ctx, calls, info, x, out, sets, s, budget_s=4.0)
-    del sets, x, out
-    TORCH_VIEWS.clear()
-    cp.get_default_memory_pool().free_all_blocks()
-
-
 def check_tile_scans(out, x, tile: int) -> Check:
     """The diagnostic's check: every tile of `tile` elements scanned alone (inclusive,
     int32, wrapping), exactly."""
@@ -759,167 +713,6 @@ def check_tile_scans(out, x, tile: int) -> Check:
     if n > full:
         wrong += int((out[full:] != cp.cumsum(x[full:], dtype=x.dtype)).sum())
     return Check(wrong == 0, wrong / max(n, 1), 0.0, 0)
-
-
-def staged_reason(kind: str, block: int, items: int, min_blocks: int) -> str | None:
-    try:
-        (ops.check_lookahead if kind == "lookahead" else ops.check_staged)(
-            "int32", block, items, min_blocks)
-    except ConfigError as exc:
-        return str(exc)
-    return None
-
-
-def _staged_plan(sweep, diagnostic):
-    return ([(k, b, i, m, d, w, True) for k, (b, i, m), d, w in sweep]
-            + [("staged", b, i, m, 0, 1, False) for b, i, m in diagnostic])
-
-
-def _staged_spec(kind, b, i, m, d, w, lb):
-    if kind == "lookahead":                          # w: 12's EARLY
-        return ops.lookahead_spec("int32", b, i, m, True, d, w)
-    return ops.staged_spec("int32", b, i, m, True, lb, d, w)
-
-
-@experiment("scan.staged", title="The tile in shared memory: staged single pass, by shape and look-back",
-            small={"n": 1000003}, sweep=True,
-            kernels=lambda: [_staged_spec(*p) for p in _staged_plan(ops.STAGED_SWEEP,
-                                                                      ops.STAGED_DIAGNOSTIC)])
-def staged(ctx, n=1 << 28, sweep=ops.STAGED_SWEEP, diagnostic=ops.STAGED_DIAGNOSTIC):
-    """Every staged (10) and look-ahead (12) shape with its look-back's pause between polls
-    (and width), at 2^28 int32, checked, then timed in the same rounds as the copy,
-    torch.cumsum (dtype=int32), the single pass of 03 and the staged kernel without its
-    look-back (each tile scanned alone: the ceiling of the structure, checked as such)."""
-    import cupy as cp
-    s = seed()
-    x = fresh(n, "int32", s)
-    sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
-    out = sets[0][1]
-    calls, info = {}, {}
-    for kind, b, i, m, d, w, lb in _staged_plan(sweep, diagnostic):
-        name = f"{kind} {b}x{i}x{m}" + (f" {d} ns" if lb else " without look-back")
-        if kind == "lookahead":
-            name += "" if w else " late aggregate"
-            params = {"n": n, "dtype": "int32", "kernel": kind, "block": b, "items": i,
-                      "blocks_per_sm": m, "delay_ns": d, "early": bool(w), "lookback": lb}
-        else:
-            name += f" x{w}" if w > 1 else ""
-            params = {"n": n, "dtype": "int32", "kernel": kind, "block": b, "items": i,
-                      "blocks_per_sm": m, "delay_ns": d, "width": w, "lookback": lb}
-        why = staged_reason(kind, b, i, m)
-        if why:
-            ctx.row(variant=name, params=params, metrics={}, invalid=why)
-            continue
-        if kind == "lookahead":
-            fn = (lambda a, o, b=b, i=i, m=m, d=d, w=w:
-                  ops.enqueue_lookahead(a, o, True, b, i, m, delay=d, early=w))
-        else:
-            fn = (lambda a, o, b=b, i=i, m=m, d=d, w=w, lb=lb:
-                  ops.enqueue_staged(a, o, True, b, i, m, lookback=lb, delay=d, width=w))
-        poison(out)
-        with capture_launches() as launches:
-            checked(lambda: fn(x, out), "scan")
-        chk = check_scan(out, x, True) if lb else check_tile_scans(out, x, b * i)
-        info[name] = (chk, launches, params, [_staged_spec(kind, b, i, m, d, w, lb)])
-        if chk.correct:
-            calls[name] = (fn, sets)
-    race_with_03(ctx, calls, info, x, out, sets, s, budget_s=10.0, baseline_rows=True)
-    del sets, x, out
-    TORCH_VIEWS.clear()
-    cp.get_default_memory_pool().free_all_blocks()
-
-
-TARGET_CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 24) + 3)
-TARGET_SCANS = ("pipelined", "lookahead", "chunked", "bulk")      # 08, 12, 14, 16: every dtype
-TARGET_ENCODERS = ("pipelined", "lookahead", "chunked", "bulk")   # 09, 13, 15, 17: every kind
-
-
-def available(variants) -> tuple:
-    """`variants` less the compute-capability-9.0 ones (16 to 21) on a GPU that cannot run
-    them."""
-    return tuple(v for v in variants if v not in rle.SM90
-                 or ops.bulk_missing() is None)
-TARGET_LARGE = ((1 << 30) + 1, (1 << 31) + 5)
-
-
-def _target_specs():
-    return ([s for v in TARGET_SCANS for dt in DTYPES for inc in (True, False)
-             for s in ops.specs(v, dt, inc)]
-            + ops.specs("single-pass", "int32", True)
-            + [s for v in TARGET_ENCODERS for s in RLE_SPECS[v]()] + RLE_SPECS["fused"]()
-            + rle.decode_specs() + [ops.single_pass_spec("int32", inclusive=False)])
-
-
-@experiment("scan.targets", title="Issue #11's targets: the pipelined, look-ahead, chunked and bulk-copy scans and encoders",
-            small={"check_sizes": (0, 1, 31, 4097, 1000003), "scan_n": None,
-                   "rle_check_sizes": (1, 31, 1000003), "rle_n": None, "large": ()},
-            kernels=_target_specs)
-def targets(ctx, check_sizes=TARGET_CHECK_SIZES, scan_n=1 << 28,
-            rle_check_sizes=(1, 31, 1000003), rle_n=1 << 25, large=TARGET_LARGE):
-    """The pipelined (08), look-ahead (12), chunked (14) and bulk-copy (16) scans checked at
-    every dtype, inclusive and exclusive, on sizes that are not multiples of their tiles
-    (integers also over the whole int32 range), then timed at 2^28 int32 with the single
-    pass of 03, torch.cumsum(dtype=int32), cupy.cumsum and the copy; the pipelined (09),
-    look-ahead (13), chunked (15) and bulk-copy (17) encoders checked on every kind of
-    runs, then timed at 2^25 with the fused encoder (05), torch.unique_consecutive and the
-    copy; last, 12, 14, 16, 13, 15 and 17 past 2^31 (bytes, then elements: the encoders
-    refuse those with their reason). 16 and 17 only where the GPU can run them (a row
-    says why not)."""
-    import cupy as cp
-    scans, encoders = available(TARGET_SCANS), available(TARGET_ENCODERS)
-    if "bulk" not in scans:
-        ctx.row(variant="bulk", params={"part": "check"}, metrics={},
-                invalid=ops.bulk_missing())
-    for n in check_sizes:
-        for dt in DTYPES:
-            for dist in (("small", "wrap") if dt == "int32" else ("small",)):
-                s = seed()
-                x = fresh(n, dt, s, dist)
-                out = cp.empty_like(x)
-                for v in scans:
-                    for inc in (True, False):
-                        chk, launches = run_checked(ours(v, inc), x, out, inc)
-                        ctx.row(variant=v, params={"n": n, "dtype": dt, "inclusive": inc,
-                                                   "input": dist, "part": "check"},
-                                metrics={}, check=chk, kernels=ops.specs(v, dt, inc),
-                                launch=launches, seed=s)
-                del x, out
-        cp.get_default_memory_pool().free_all_blocks()
-    if rle_check_sizes:
-        _rle_rows(Tagged(ctx, {"part": "check"}, timing=False), rle_check_sizes, RLE_KINDS,
-                  encoders, numpy=False)
-    if scan_n:
-        time_set(Tagged(ctx, {"part": "scan"}), scan_n, "int32", (True,),
-                  available(("pipelined", "single-pass", "lookahead", "chunked", "bulk")),
-                  budget_s=2.0)
-    if rle_n:
-        _rle_rows(Tagged(ctx, {"part": "rle"}), (rle_n,), RLE_KINDS,
-                  available(("pipelined", "fused", "lookahead", "chunked", "bulk")),
-                  numpy=False, budget_s=1.5)
-    for n in large:
-        _large_lookahead(ctx, n)
-
-
-def _large_lookahead(ctx, n: int, scans=("lookahead", "chunked", "bulk")) -> None:
-    """12, 14 and 16 at n int32 over the whole int32 range (inclusive), and 13, 15 and 17 on
-    short runs, or their refusal past 2^31 - 1 elements."""
-    import cupy as cp
-    if 3 * 4 * n > current().total_mem_bytes:
-        return
-    scans = available(scans)
-    s = seed()
-    x = fresh(n, "int32", s, "wrap")
-    out = cp.empty_like(x)
-    for v in scans:
-        chk, launches = run_checked(ours(v, True), x, out, True)
-        ctx.row(variant=v, params={"n": n, "dtype": "int32", "inclusive": True,
-                                   "input": "wrap", "part": "large"},
-                metrics={}, check=chk, kernels=ops.specs(v, "int32", True),
-                launch=launches, seed=s)
-    del x, out
-    cp.get_default_memory_pool().free_all_blocks()
-    for v in scans:
-        encode_once(ctx, n, s, v, {"n": n, "kind": "short", "part": "large"})
 
 
 def encode_once(ctx, n: int, s: int, mode: str, params: dict, kind: str = "short") -> None:
@@ -957,109 +750,6 @@ class Tagged:
 
     def __getattr__(self, name):
         return getattr(self._ctx, name)
-
-
-# -- the chunked single pass (14): reduce from memory, scan one chunk later from L2 -----
-def chunked_reason(warps: int, vpl: int, batches: int, min_blocks: int) -> str | None:
-    try:
-        ops.check_chunked("int32", warps, vpl, batches, min_blocks)
-    except ConfigError as exc:
-        return str(exc)
-    return None
-
-
-def _chunked_plan(sweep, diagnostic):
-    return ([(*shape, True) for shape in sweep] + [(*shape, False) for shape in diagnostic])
-
-
-def _chunked_name(w, v, bt, m, d, wd, pol, pre, tier, lb) -> str:
-    name = f"chunked {w}x{v}x{bt}x{m}"
-    if not lb:
-        return name + " without look-back"
-    return (name + (f" {d} ns" + (f" tier {tier}" if tier else f" x{wd}"))
-            + ("" if pol == ops.CHUNKED_POLICY else f" policy {pol}")
-            + ("" if pre == ops.CHUNKED_PRELOAD else f" preload {pre}"))
-
-
-@experiment("scan.chunked", title="Reduce from memory, scan from L2: the chunked single pass by shape",
-            small={"n": 1000003}, sweep=True,
-            kernels=lambda: ([ops.chunked_spec("int32", w, v, bt, m, True, d, wd, pol, pre, lb, tr)
-                              for w, v, bt, m, d, wd, pol, pre, tr, lb in
-                              _chunked_plan(ops.CHUNKED_SWEEP, ops.CHUNKED_DIAGNOSTIC)]
-                             + ops.specs("lookahead", "int32", True)))
-def chunked(ctx, n=1 << 28, sweep=ops.CHUNKED_SWEEP, diagnostic=ops.CHUNKED_DIAGNOSTIC):
-    """Every chunked shape (14: data warps x vectors a lane x batches x blocks per SM,
-    pause between polls, predecessors a lane reads per round trip, L2 policy) at 2^28
-    int32, checked exactly, then timed in the same rounds as the copy, torch.cumsum
-    (dtype=int32), the single pass of 03, the look-ahead scan (12) at its default and 14
-    without its look-back (each chunk scanned alone, checked as such)."""
-    import cupy as cp
-    s = seed()
-    x = fresh(n, "int32", s)
-    sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
-    out = sets[0][1]
-    calls, info = {}, {}
-    for w, v, bt, m, d, wd, pol, pre, tr, lb in _chunked_plan(sweep, diagnostic):
-        name = _chunked_name(w, v, bt, m, d, wd, pol, pre, tr, lb)
-        params = {"n": n, "dtype": "int32", "kernel": "chunked", "warps": w, "vpl": v,
-                  "batches": bt, "blocks_per_sm": m, "delay_ns": d, "width": wd,
-                  "policy": pol, "preload": pre, "tier": tr, "lookback": lb,
-                  "chunk_kib": ops.chunk_elems("int32", w, v, bt) * 4 / 1024}
-        why = chunked_reason(w, v, bt, m)
-        if why:
-            ctx.row(variant=name, params=params, metrics={}, invalid=why)
-            continue
-        fn = (lambda a, o, w=w, v=v, bt=bt, m=m, d=d, wd=wd, pol=pol, pre=pre, lb=lb, tr=tr:
-              ops.enqueue_chunked(a, o, True, w, v, bt, m, d, wd, pol, pre, lb, tr))
-        poison(out)
-        with capture_launches() as launches:
-            checked(lambda: fn(x, out), "scan")
-        chunk = ops.chunk_elems("int32", w, v, bt)
-        chk = check_scan(out, x, True) if lb else check_tile_scans(out, x, chunk)
-        info[name] = (chk, launches, params,
-                      [ops.chunked_spec("int32", w, v, bt, m, True, d, wd, pol, pre, lb, tr)])
-        if chk.correct:
-            calls[name] = (fn, sets)
-    fn = ours("lookahead", True)
-    chk, launches = run_checked(fn, x, out, True)
-    info["lookahead"] = (chk, launches, {"n": n, "dtype": "int32", "kernel": "lookahead"},
-                         ops.specs("lookahead", "int32", True))
-    if chk.correct:
-        calls["lookahead"] = (fn, sets)
-    race_with_03(ctx, calls, info, x, out, sets, s, budget_s=6.0, baseline_rows=True)
-    del sets, x, out
-    TORCH_VIEWS.clear()
-    cp.get_default_memory_pool().free_all_blocks()
-
-
-@experiment("scan.chunked_profile", title="Where the chunked single pass reads from: DRAM and L2 counters",
-            small={"segments": ()}, requires=profile_missing,
-            kernels=lambda: ops.specs("chunked", "int32", True) + ops.specs("lookahead", "int32", True))
-def chunked_profile(ctx, segments=(("chunked", 1 << 28), ("lookahead", 1 << 28))):
-    """The chunked (14) and look-ahead (12) single passes once each under Nsight Compute
-    at 2^28 int32 (clocks untouched): DRAM bytes read and written against the 4n bytes of
-    the input (14 reads every chunk twice, the second time from L2: what it reads from
-    DRAM beyond 4n is the second read missing L2), and the L2 hit rate."""
-    from ...profile import profile as run_ncu
-
-    if not ctx.timing or not segments:
-        return
-    plan = [{"variant": v, "n": n} for v, n in segments]
-    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling"):
-        n = seg["n"]
-        metrics = dict(seg["metrics"])
-        if "dram_read_MB" in metrics:
-            metrics["dram_read_over_input"] = (metrics["dram_read_MB"][0] * 1e6 / (4 * n), "x")
-        if "dram_write_MB" in metrics:
-            metrics["dram_write_over_input"] = (metrics["dram_write_MB"][0] * 1e6 / (4 * n), "x")
-        ctx.row(variant=seg["variant"], params={"n": n, "dtype": "int32"}, metrics=metrics,
-                kernels=ops.specs(seg["variant"], "int32", True),
-                profiled_kernels=", ".join(seg["kernels"]))
-
-
-def _rle_chunked_name(shape) -> str:
-    w, v, bt, m, d, wd, tier = shape
-    return f"rle chunked {w}x{v}x{bt}x{m} {d} ns" + (f" tier {tier}" if tier else f" x{wd}")
 
 
 def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float = 1.2,
@@ -1153,25 +843,3 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
         cp.get_default_memory_pool().free_all_blocks()
     del base
     cp.get_default_memory_pool().free_all_blocks()
-
-
-@experiment("scan.rle_chunked", title="The chunked encoder (15) by shape, against 13, 05 and PyTorch",
-            small={"n": 100003, "kinds": ("short", "distinct")}, sweep=True,
-            kernels=lambda: ([rle.chunked_spec(s) for s in rle.CHUNKED_SHAPES]
-                             + RLE_SPECS["lookahead"]() + RLE_SPECS["fused"]()))
-def rle_chunked(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.CHUNKED_SHAPES):
-    """Each shape of the chunked encoder (15: data warps x vectors a lane x batches x
-    blocks per SM) on each kind of runs at 2^25 int32, checked (reference runs and a round
-    trip), then timed round by round with the look-ahead encoder (13), the fused one (05),
-    torch.unique_consecutive(return_counts=True) and the copy of the input."""
-    entries = {}
-    for sh in shapes:
-        w, vv, bt, m, dl, wd, tier = sh
-        e = rle.Encoder(n)
-        e._ch = None
-        entries[_rle_chunked_name(sh)] = {
-            "encoder": e, "run": lambda enc, x, sh=sh: enc._chunked(x, sh),
-            "params": {"warps": w, "vpl": vv, "batches": bt, "blocks_per_sm": m,
-                       "delay_ns": dl, "width": wd, "tier": tier},
-            "kernels": [rle.chunked_spec(sh), rle.tails_spec()]}
-    race_encoders(ctx, n, kinds, entries, ("lookahead", "fused"))

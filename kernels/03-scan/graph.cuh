@@ -16,7 +16,7 @@
 // The host counts the calls and, before the epoch could reach 2^30 (its 30 bits in a status
 // word), zeroes the status words and sets the word back to 1, as it does for 23's epochs.
 // The rest is 23, unchanged: its shapes, its diagnostics, its traffic.
-#include "23_rle_ballot.cu"
+#include "ballot.cuh"
 
 // The call's epoch, a word in device memory the last tile's look-back advances.
 struct EpochWord {

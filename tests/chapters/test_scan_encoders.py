@@ -1,30 +1,71 @@
-"""Chapter 3's roomy encoder (25: 24 with 6-byte staged heads, so that L1 keeps room for
-the loads in flight) and the graph calls of 24 and 25, without a GPU: 25 is 23's body with
-another stage layout, it compiles like 24, its shared memory and the L1 it leaves, a call
-with the same input launches its graph at once, the experiment and the page's numbers; on
-a GPU: 25 round trips at edge sizes on every kind of runs, its replayed graph too, with
-its SMs split for the least L1 too, and back to back."""
+"""The scan chapters' one-pass encoder of choice, 25 (25_rle_room.cu: the ballot walk of
+ballot.cuh, launched as a CUDA graph with its epoch on the GPU (graph.cuh, 24), 6 bytes a
+staged head so that L1 keeps room for the loads in flight), without a GPU: the walk's
+shape rules, 24 and 25 compile without spills from 25's file, their shared memory and the
+L1 they leave, a call with the same input launches its graph at once, the experiment
+races its L1 plan, and the page's facts come from its rows; on a GPU: 25 round trips at
+edge sizes on every kind of runs, its replayed graph too, with its SMs split for the
+least L1 too, and back to back."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from perflab import kernels, registry
+from perflab.chapters.scan import encoders as enc_mod
 from perflab.chapters.scan import experiments as ex
-from perflab.chapters.scan import report, rle, room
+from perflab.chapters.scan import report, rle
+from perflab.errors import ConfigError
 
 from .rle_helpers import Graph, Prepared, call_rows, checked_rows
 
 
-def test_25_is_23s_body_with_split_stages():
+@pytest.mark.parametrize("shape,why", [
+    ((16, 2048, 16, 384, 2, 1), "sequencer tiles a lane"),
+    ((31, 2048, 16, 384, 1, 1, 2), "1 to 31 walker warps"),
+    ((16, 2000, 16, 384, 2, 1, 2), "whole batches"),
+    ((16, 2048, 16, 2080, 1, 1, 2), "from 32 to the piece"),
+    ((16, 2048, 16, 100, 2, 1, 2), "a multiple of 32"),
+    ((16, 2048, 16, 384, 2, 3, 2), "1, 2, 4 or 8"),
+    ((16, 2048, 16, 384, 2, 1, 8), "1, 2, 4 tiles"),
+    ((16, 2048, 16, 512, 3, 1, 2), "228 KiB"),
+    ((16, 1024, 16, 64, 4, 1, 2), "at most 64 warps"),
+])
+def test_bad_ballot_shapes_are_refused_with_the_rule(shape, why):
+    with pytest.raises(ConfigError, match=why):
+        rle.check_ballot_shape(shape)
+
+
+def test_the_stages_are_the_walks_and_its_shared_memory():
+    import re
+    src = (kernels.paths.KERNELS / "03-scan" / "ballot.cuh").read_text()
+    assert re.findall(r"^constexpr int STAGES = (\d+);", src, re.M) == [str(rle.BALLOT_STAGES)]
+    # three stages a walker, CAP heads each, a 4-byte value and a 4-byte index a head (24)
+    assert rle.ballot_smem(rle.BALLOT) == 3 * 8 * 384 * 8
+    assert rle.ballot_threads(rle.BALLOT) == (8 + 1 + 1) * 32        # and the sequencer's warp
+    assert rle.ballot_threads((16, 2048, 16, 384, 2, 1, 0)) == (16 + 1) * 32
+
+
+def test_no_kernel_file_includes_another():
+    """Shared code lives in headers: 25 includes graph.cuh (24's kernel), which includes
+    ballot.cuh (23's walk); no .cu includes a .cu."""
+    import re
+    for f in (kernels.paths.KERNELS / "03-scan").glob("*.c*"):
+        for inc in re.findall(r'#include "([^"]+)"', f.read_text()):
+            assert not inc.endswith(".cu"), (f.name, inc)
     src25 = rle.room_spec().path.read_text()
-    src23 = rle.ballot_spec().path.read_text()
-    assert '#include "24_rle_graph.cu"' in src25
-    assert "struct SplitStage" in src25 and "struct PairStage" in src23
-    assert "EpochWord, SplitStage>" in src25 and "encode_ballot<" in src25
+    assert '#include "graph.cuh"' in src25
+    assert '#include "ballot.cuh"' in (kernels.paths.KERNELS / "03-scan" / "graph.cuh").read_text()
+
+
+def test_25_is_the_walk_with_split_stages_and_24_is_compiled_from_its_file():
+    src25 = rle.room_spec().path.read_text()
+    assert "struct SplitStage" in src25 and "EpochWord, SplitStage>" in src25
     assert "st.shared.b16" in src25 and "BYTES = 6" in src25
     assert src25.count("encode_ballot<") == 1
     assert rle.room_spec().template == rle.ROOM + (0,)
+    assert rle.graph_spec().file == rle.room_spec().file == "03-scan/25_rle_room.cu"
+    assert rle.graph_spec().template == rle.BALLOT + (0,)
 
 
 def test_25_compiles_like_24():
@@ -57,26 +98,26 @@ def test_25s_stages_take_three_quarters_of_24s():
 
 def test_the_l1_left_follows_the_split():
     # 24 at its default: 220.8 KiB of three blocks, the 228 KiB split, 28 KiB of L1
-    r = room.l1_room(608, rle.ballot_smem(rle.BALLOT), 3, False, "9.0")
+    r = enc_mod.l1_room(608, rle.ballot_smem(rle.BALLOT), 3, False, "9.0")
     assert r == {"shared_kib_sm": 220.8, "l1_kib": 28}
-    r = room.l1_room(608, rle.ballot_smem(room.GRAPH_288), 3, False, "9.0")
+    r = enc_mod.l1_room(608, rle.ballot_smem(enc_mod.GRAPH_288), 3, False, "9.0")
     assert r["l1_kib"] == 60
-    assert room.l1_room(608, rle.ballot_smem(room.GRAPH_288), 3, True, "9.0")["l1_kib"] == 28
-    assert room.l1_room(624, rle.room_smem(rle.ROOM), 3, False, "9.0")["l1_kib"] == 124
-    assert room.l1_room(624, rle.room_smem(rle.ROOM), 3, False, "8.0")["l1_kib"] is None
-    assert room.l1_room(0, 240 * 1024, 1, False, "9.0")["l1_kib"] is None    # does not fit
+    assert enc_mod.l1_room(608, rle.ballot_smem(enc_mod.GRAPH_288), 3, True, "9.0")["l1_kib"] == 28
+    assert enc_mod.l1_room(624, rle.room_smem(rle.ROOM), 3, False, "9.0")["l1_kib"] == 124
+    assert enc_mod.l1_room(624, rle.room_smem(rle.ROOM), 3, False, "8.0")["l1_kib"] is None
+    assert enc_mod.l1_room(0, 240 * 1024, 1, False, "9.0")["l1_kib"] is None    # does not fit
 
 
 def test_the_race_plan_is_buildable_and_named():
-    for name, (mode, shape, _) in room.L1_PLAN.items():
-        (rle.check_room_shape if mode == "room" else rle.check_ballot_shape)(shape)
-        assert name.startswith(f"rle {mode}")
-    assert room.L1_PLAN[room.ROOM_NAME] == ("room", rle.ROOM, False)
-    assert {nm for _, nm, _ in report.ROOM_RACE} == set(room.L1_PLAN)
+    for name, (head_bytes, shape, _) in enc_mod.L1_PLAN.items():
+        (rle.check_room_shape if head_bytes == 6 else rle.check_ballot_shape)(shape)
+        assert name.startswith("rle room" if head_bytes == 6 else "rle graph")
+    assert enc_mod.L1_PLAN[enc_mod.ROOM_NAME] == (6, rle.ROOM, False)
+    assert {nm for _, nm, _ in report.ROOM_RACE} == set(enc_mod.L1_PLAN)
 
 
-def test_the_room_encoder_is_an_encoder_for_any_recent_gpu():
-    assert "room" in rle.ALL and "room" in rle.ONE_PASS and "room" not in rle.SM90
+def test_the_room_encoder_is_the_default_for_any_recent_gpu():
+    assert "room" in rle.VARIANTS and "room" in rle.ONE_PASS and "room" not in rle.SM90
     assert [s.file for s in ex.RLE_SPECS["room"]()] == ["03-scan/25_rle_room.cu"]
     assert rle.traffic_bytes("room", 1000, 10) == 4 * 1000 + 8 * 10
 
@@ -86,9 +127,39 @@ def test_the_room_experiment_races_the_l1_plan():
     assert e.sweep and e.requires is None
     specs = e.kernels()
     files = {s.file for s in specs}
-    assert {"03-scan/25_rle_room.cu", "03-scan/24_rle_graph.cu", "00-machine/read.cu",
-            "00-machine/spin.cu"} <= files
+    assert {"03-scan/25_rle_room.cu", "00-machine/read.cu", "00-machine/spin.cu"} <= files
     assert sum(s.options == rle.ALL_SHARED for s in specs) == 2
+
+
+def test_a_graph_is_built_once_a_key_and_the_oldest_dropped():
+    built = []
+
+    graphs = []
+
+    def build(prepared, grid, args):
+        built.append((grid, args))
+        graphs.append(Graph())
+        return graphs[-1]
+    g = kernels.GraphLaunch(Prepared(), keep=2, build=build)
+    g("a", 4, 1, 2)
+    g("a", 4, 1, 2)
+    assert built == [(4, (1, 2))] and graphs[0].launched == 2 and g.graphs == 1
+    assert g.get("a") is graphs[0] and g.get("b") is None
+    g("b", 8, 3)
+    g("c", 8, 5)
+    assert len(built) == 3 and g.graphs == 2 and g.get("a") is None
+    g("a", 4, 1, 2)
+    assert len(built) == 4 and g.get("c") is graphs[2] and g.get("b") is None
+    assert graphs[3].launched == 1 and graphs[0].launched == 2
+
+
+def test_while_launches_are_captured_the_prepared_launch_runs():
+    p = Prepared()
+    g = kernels.GraphLaunch(p, build=lambda *a: pytest.fail("no graph while capturing"))
+    with kernels.capture_launches():
+        g("a", 3, 7)
+        assert g.get("a") is None
+    assert p.calls == [(3, (7,))] and g.graphs == 0
 
 
 # -- a graph call's host steps, without a GPU ---------------------------------------------
@@ -194,39 +265,24 @@ def _room_rows(x25=4.2, failed=False, ct25=4.1):
     return pd.DataFrame(rows)
 
 
-def test_the_seventeenth_try_summary_comes_from_its_rows():
-    s = report.room_summary(_room_rows())
-    assert s["rm17_short_x_torch"] == pytest.approx(4.2)
-    assert s["rm17_short_us"] == pytest.approx(240 / 4.2)
-    assert s["rm17_l1_gain_us"] == pytest.approx(62.0 - 59.9)
-    assert s["rm17_least_cost_us"] == pytest.approx(62.2 - 59.9)
-    assert s["rm17_b32_cost_us"] == pytest.approx(88.1 - 59.9)
-    assert s["rm17_g384_l1_kib"] == 28 and s["rm17_l1_kib"] == 124
-    assert s["rm17_n_checked"] == 3 + 1 + 4 and s["rm17_replay_n"] == 4
-    assert s["rm17_n_failed"] == 0 and s["rm17_stress_ok"] and s["rm17_large_ok"]
-    assert s["rm17_ct_need_us"] == pytest.approx(60)
-    assert s["rm17_ct_need_work_us"] == pytest.approx(60 - (58.6 - 54.8))
-    assert s["rm17_ct_work_over_need_us"] == pytest.approx(54.8 - 56.2)
-    assert s["rm17_ct_work_verdict"] == "less than that" and s["rm17_verdict"] == "past 4×"
-    assert s["rm17_ct_torch_host_pct"] == pytest.approx(100 * 233 / 240)
-    assert report.room_summary(_room_rows(3.9))["rm17_verdict"] == "short of 4×"
+def test_25s_facts_come_from_its_rows():
+    f = report.room_facts(_room_rows())
+    assert f["rm17_short_us"] == pytest.approx(240 / 4.2)
+    assert f["rm17_l1_gain_us"] == pytest.approx(62.0 - 59.9)
+    assert f["rm17_least_cost_us"] == pytest.approx(62.2 - 59.9)
+    assert f["rm17_g384_l1_kib"] == 28 and f["rm17_l1_kib"] == 124
+    assert f["rm17_n_checked"] == 3 + 1 + 4 and f["rm17_replay_n"] == 4
+    assert f["rm17_n_failed"] == 0 and f["rm17_stress_wrong"] == 0
+    assert f["rm17_ct_torch_host_pct"] == pytest.approx(100 * 233 / 240)
+    assert f["rle_room_over_read"] == pytest.approx(240 / 4.2 / 46)
     # 25 as fast as 24 at 288 heads (as recorded): every prediction held; 5 % faster: not
-    assert report.room_summary(_room_rows(4.0))["rm17_predictions"] == "Every prediction held."
-    assert s["rm17_predictions"].startswith("Not every prediction held")
+    assert report.room_facts(_room_rows(4.0))["rm17_predictions"] == "Every prediction held."
+    assert f["rm17_predictions"].startswith("Not every prediction held")
     t = report.room_l1_table(_room_rows())
     assert list(t["encoder"])[:2] == ["24, 384 heads", "24, 288 heads"] and len(t) == 7
-    c = report.graph_call_table(_room_rows(), report.ROOM_CALLS)
+    c = report.room_call_table(_room_rows())
     assert list(c["call"]) == ["25, launched as a graph", "24, launched as a graph",
                                "torch.unique_consecutive"]
-
-
-def test_the_seventeenth_try_targets_follow_the_rows():
-    t = report.targets_seventeenth_try(report.room_summary(_room_rows(4.2, ct25=4.1)))
-    assert t["met"].iloc[0] and t["met"].iloc[1] and len(t) == 4
-    t = report.targets_seventeenth_try(report.room_summary(_room_rows(3.9, ct25=3.8)))
-    assert not t["met"].iloc[0] and not t["met"].iloc[1]
-    t = report.targets_seventeenth_try(report.room_summary(_room_rows(4.2, failed=True)))
-    assert not t["met"].iloc[0]
 
 
 # -- on a GPU -----------------------------------------------------------------------------
@@ -253,18 +309,18 @@ def test_25_round_trips_first_and_replayed(live, n, kind):
         chk, runs = ex.check_rle(x, *enc.encode(x, "room"))
         assert chk.correct
     if n:
-        assert enc.graph_call("room").graphs.graphs == 1
+        assert enc.graph_call().graphs.graphs == 1
     if kind == "distinct":
         assert runs == n
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode", ["room", "graph"])
-def test_the_least_l1_split_changes_no_result(live, mode):
+@pytest.mark.parametrize("head_bytes", [6, 8])
+def test_the_least_l1_split_changes_no_result(live, head_bytes):
     n = 5 * TILE + 3
     x = rle.make_runs(n, "mixed", np.random.default_rng(5))
     enc = rle.Encoder(n)
-    getattr(enc, "_" + mode)(x, None, 0, True)
+    enc.encode(x, "room", head_bytes=head_bytes, all_shared=True)
     assert ex.check_rle(x, enc.values, enc.lengths, enc.count)[0].correct
 
 

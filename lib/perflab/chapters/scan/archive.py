@@ -1,0 +1,31 @@
+"""The tries the scan pages still cite but the lab no longer runs: their experiments,
+kernels and tests left the tree after commit ARCHIVED_AT (git show ARCHIVED_AT:kernels/03-scan/
+has every kernel; chapters/notes/03-scan.md tells each try's story). Their recorded rows
+replay on every machine, live or not, with a note naming that commit; each row's kernels
+are held against the last commit that had them (perflab.store.retired_at)."""
+from __future__ import annotations
+
+from ...registry import archived
+
+#: the last commit with the retired tries' code, kernels and tests
+ARCHIVED_AT = "3be946a"
+
+#: name -> title, as the runs recorded them
+TRIES = {
+    "scan.staged": "The tile in shared memory (10): staged single pass, by shape and look-back",
+    "scan.chunked": "Reduce from memory, scan from L2 (14): the chunked single pass by shape",
+    "scan.targets": "The later scans (08, 12, 14, 16) and encoders (09, 13, 15, 17) at their "
+                    "defaults, checked and raced",
+    "scan.rle_lean": "The lean encoder (18) by shape, against 17, 15 and PyTorch",
+    "scan.rle_masks": "The mask encoder (19) by shape, against 18, 17 and PyTorch",
+    "scan.rle_rounds": "The rounds encoder (20) by shape, against 19, 18 and PyTorch",
+    "scan.rle_reread": "The re-read encoder (21) by shape, against 20 and PyTorch",
+    "scan.rle_walk": "The mask-walk encoder (22) by shape, against 21, 20 and PyTorch",
+    "scan.walk_profile": "What 22 executes: instructions and issue under the profiler",
+    "scan.rle_ballot": "The ballot encoder (23) by shape, against 22, 20 and PyTorch",
+    "scan.ballot_profile": "What 23 executes: instructions and issue under the profiler",
+    "scan.rle_graph": "23 launched as a CUDA graph (24), against 23 and PyTorch",
+}
+
+for _name, _title in TRIES.items():
+    archived(_name, title=_title, commit=ARCHIVED_AT)

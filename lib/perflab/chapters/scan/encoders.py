@@ -1,0 +1,335 @@
+"""The one-pass encoders' experiments: 17 (the bulk-copy encoder on the sequencer) and 25
+(the roomy encoder, with 24 at its shapes), each checked before it is timed next to
+torch.unique_consecutive, the copy of its input and the read ceiling.
+
+  scan.rle_bulk   17 by shape at 2^25 on every kind of runs, and its four diagnostics (each
+                  takes one more part away: the scanners' work, the reducers' reading,
+                  the prefix waits, the sequencer), in the same rounds as the baselines
+  scan.rle_room   25 checked at the edge sizes on every kind of runs (its first call and
+                  its graph replayed), past 2^30 and past 2^31 (refused), 1000 calls back
+                  to back; then 25 and 24 at shapes that leave the SM's L1 more or less
+                  room for the loads in flight (L1_PLAN), on every kind of runs at 2^25 in
+                  the same rounds as the baselines; then 25, 24 and the torch call at 2^25
+                  on runs of 1-15 timed three ways (the call, its host part, its GPU work
+                  alone behind a spinning kernel)
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...correctness import Check
+from ...kernels import KernelSpec, checked, get_kernel, launch
+from ...registry import experiment
+from ...timing import interleaved, ratio
+from .. import machine
+from . import ops, rle
+from .bulk import bulk_reason, shape_name, shape_params
+from .experiments import (RLE_KINDS, TORCH_VIEWS, as_torch, check_rle, encode_once,
+                          race_encoders, seed, torch_or_none)
+
+#: the sizes an encoder is checked at on every kind of runs, and past 2^30 / 2^31
+CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 25) + 5)
+LARGE = ((1 << 30) + 1, (1 << 31) + 5)
+#: how long the kernel ahead of a queued call spins: far longer than any call's host part
+AHEAD_NS = 300_000
+#: the names of 25's and 24's rows
+ROOM_NAME, GRAPH_NAME = "rle room", "rle graph"
+#: the read ceiling: the input read once, nothing written (read.cu), timed in the rounds
+CEILINGS = {"read ceiling": (machine.read_once, [machine.read_spec()])}
+
+
+def spin_spec() -> KernelSpec:
+    return KernelSpec("00-machine/spin.cu", "spin_ns")
+
+
+def ahead(ns: int = AHEAD_NS):
+    """A call that enqueues `ns` nanoseconds of one spinning thread (spin.cu)."""
+    k = get_kernel(spin_spec())
+    t = np.uint64(ns)
+    return lambda: launch(k, 1, 1, (t,))
+
+
+def one_pass_entry(n: int, options: dict, params: dict, spec, check: bool = True) -> dict:
+    """An entry of race_encoders for a one-pass encoder at n int32: a fresh Encoder, run
+    with encode(x, **options), its row params and kernel; it moves 4n bytes read and 8 a
+    run written. `check`: False for a diagnostic, whose output is no encoding."""
+    return {"encoder": rle.Encoder(n),
+            "run": lambda enc, x: enc.encode(x, check=False, **options),
+            "params": params, "kernels": [spec], "check": check,
+            "bytes": lambda runs: 4 * n + 8 * runs}
+
+
+def stress(ctx, variant: str, calls: int, sizes) -> None:
+    """`calls` encodes by `variant` launched back to back without a host wait over four
+    rotating inputs of each size; each call's count is copied on the GPU and compared with
+    its input's at the end, and the last outputs are checked whole."""
+    import cupy as cp
+    spec = rle.room_spec() if variant == "room" else rle.bulk_spec()
+    for n in sizes:
+        s = seed()
+        rng = np.random.default_rng(s)
+        xs = [rle.make_runs(n, ("short", "long", "mixed", "distinct")[k], rng) for k in range(4)]
+        want = [int((x[1:] != x[:-1]).sum()) + 1 for x in xs]
+        encs = [rle.Encoder(n) for _ in xs]
+        counts = cp.empty(calls, dtype=cp.int32)
+        t0 = time.perf_counter()
+        for k in range(calls):
+            encs[k % 4].encode(xs[k % 4], variant, check=False)
+            counts[k:k + 1] = encs[k % 4].count
+        checked(lambda: None, f"rle {variant} stress")
+        wall = time.perf_counter() - t0
+        got = cp.asnumpy(counts)
+        wrong = int(sum(got[k] != want[k % 4] for k in range(calls)))
+        wrong += sum(not check_rle(x, e.values, e.lengths, e.count)[0].correct
+                     for x, e in zip(xs, encs))
+        ctx.row(variant=f"rle {variant}", params={"n": n, "calls": calls, "part": "stress"},
+                metrics={"wall_s": (wall, "s"), "wrong_calls": (wrong, "1")},
+                check=Check(wrong == 0, float(wrong), 0.0, 0), kernels=[spec], seed=s)
+        del xs, encs, counts
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+def check_encoder(ctx, variant: str, kinds, check_sizes, large, calls: int,
+                  stress_sizes) -> None:
+    """`variant` at its default checked (reference runs and a round trip) at `check_sizes`
+    on every kind of runs (rows part "check"), at the `large` sizes on short runs (part
+    "large": past 2^31 - 1 a refusal row) and over `calls` back-to-back calls at
+    `stress_sizes` (part "stress")."""
+    for m in check_sizes:
+        for kind in kinds:
+            encode_once(ctx, m, seed(), variant, {"n": m, "kind": kind, "part": "check"}, kind)
+    for m in large:
+        encode_once(ctx, m, seed(), variant, {"n": m, "kind": "short", "part": "large"})
+    if calls:
+        stress(ctx, variant, calls, stress_sizes)
+
+
+def check_replay(ctx, sizes, kinds) -> None:
+    """25's graph replayed: at each size and kind of runs one call builds the graph, a
+    second one, into poisoned outputs, only launches it (the same array: the shortest
+    call), and that one is checked (rows part "replay")."""
+    import cupy as cp
+    for m in sizes:
+        for kind in kinds:
+            s = seed()
+            x = rle.make_runs(m, kind, np.random.default_rng(s))
+            enc = rle.Encoder(m)
+            checked(lambda: enc.encode(x, "room"), f"{ROOM_NAME} (first call)")
+            enc.values.fill(np.iinfo(np.int32).min)
+            enc.lengths.fill(-1)
+            enc.count.fill(-1)
+            checked(lambda: enc.encode(x, "room"), f"{ROOM_NAME} (replayed)")
+            chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
+            call = enc.graph_call()
+            ctx.row(variant=ROOM_NAME, params={"n": m, "kind": kind, "part": "replay",
+                                               "graphs": call.graphs.graphs if call else 0},
+                    metrics={"runs": (runs, "1")}, check=chk, kernels=[rle.room_spec()],
+                    seed=s)
+            del x, enc
+            cp.get_default_memory_pool().free_all_blocks()
+
+
+#: the encoders call_time_rows times: row name -> (encode options, its kernels); the
+#: torch call is checked against the last one's runs
+CALL_ENCODERS = {ROOM_NAME: ({"variant": "room"}, lambda: [rle.room_spec()]),
+                 GRAPH_NAME: ({"variant": "room", "head_bytes": 8}, lambda: [rle.graph_spec()])}
+
+
+def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
+    """CALL_ENCODERS and torch.unique_consecutive at n int32 on runs of 1-15, checked,
+    then timed in the same rounds three ways (timing.interleaved with `ahead`): the call
+    with the GPU idle before it, the host's time in it, and its work alone enqueued behind
+    AHEAD_NS of spin.cu (rows part "call time")."""
+    import cupy as cp
+    torch = torch_or_none()
+    s = seed()
+    x = rle.make_runs(n, "short", np.random.default_rng(s))
+    encs = {name: (rle.Encoder(n), opts) for name, (opts, _) in CALL_ENCODERS.items()}
+    last = list(encs)[-1]
+    calls, checks, runs = {}, {}, 0
+    for name, (enc, opts) in encs.items():
+        for _ in range(2):                  # (a graph: the second call replays it)
+            enc.values.fill(np.iinfo(np.int32).min)
+            enc.lengths.fill(-1)
+            enc.count.fill(-1)
+            checked(lambda: enc.encode(x, check=False, **opts), name)
+        checks[name], runs = check_rle(x, enc.values, enc.lengths, enc.count)
+        if checks[name].correct:
+            calls[name] = lambda enc=enc, opts=opts: enc.encode(x, check=False, **opts)
+    if torch is not None and checks[last].correct:
+        tx = as_torch(x)
+        vals, counts = torch.unique_consecutive(tx, return_counts=True)
+        enc = encs[last][0]
+        ok = (vals.numel() == runs
+              and bool((torch.from_dlpack(enc.values[:runs]) == vals).all())
+              and bool((torch.from_dlpack(enc.lengths[:runs]).long() == counts).all()))
+        del vals, counts
+        checks["torch.unique_consecutive"] = Check(ok, 0.0 if ok else 1.0, 0.0, 0)
+        if ok:
+            calls["torch.unique_consecutive"] = lambda: torch.unique_consecutive(
+                tx, return_counts=True)
+    res = {}
+    if ctx.timing and calls:
+        for k, fn in calls.items():          # warm-up, and any launch error surfaces here
+            checked(fn, f"{k} (warm-up)")
+        res = checked(lambda: interleaved({k: (fn, [()]) for k, fn in calls.items()},
+                                          f"{ctx.exp.chapter}/{ctx.exp.name}", rounds=rounds,
+                                          n_repeat=n_repeat, ahead=ahead()), "call time")
+    specs = {name: make() for name, (_, make) in CALL_ENCODERS.items()}
+    for v in list(CALL_ENCODERS) + ["torch.unique_consecutive"]:
+        if v not in checks:
+            continue
+        metrics = {"runs": (runs, "1")}
+        extra = {}
+        if v in res:
+            t = res[v]
+            metrics.update({"call_ms": (t["median_ms"], "ms"), "host_ms": (t["host_ms"], "ms"),
+                            "queued_ms": (t["queued_ms"], "ms"),
+                            "lead_ms": (t["median_ms"] - t["queued_ms"], "ms")})
+            if "torch.unique_consecutive" in res and v != "torch.unique_consecutive":
+                for key, name in (("round_ms", "x_torch"), ("round_queued_ms", "x_torch_queued"),
+                                  ("round_host_ms", "x_torch_host")):
+                    r = ratio(res, "torch.unique_consecutive", v, key)
+                    metrics[name] = (r["ratio"], "x")
+                    metrics[name + "_min"] = (r["ratio_min"], "x")
+                    metrics[name + "_max"] = (r["ratio_max"], "x")
+            extra["rounds"] = {k: t[k] for k in ("round_ms", "round_host_ms", "round_queued_ms")}
+        ctx.row(variant=v, params={"n": n, "kind": "short", "part": "call time",
+                                   "ahead_ns": AHEAD_NS},
+                metrics=metrics, check=checks[v], kernels=specs.get(v, []), seed=s, **extra)
+    del x, calls, encs
+    TORCH_VIEWS.clear()
+    cp.get_default_memory_pool().free_all_blocks()
+
+
+# -- 17: the bulk-copy encoder, by shape ---------------------------------------------------
+def _rle_bulk_specs():
+    return ([rle.bulk_spec(sh) for sh in rle.BULK_SHAPES]
+            + [rle.bulk_spec(rle.BULK, d) for d in rle.BULK_DIAGNOSTICS] + [machine.read_spec()])
+
+
+@experiment("scan.rle_bulk", title="The bulk-copy encoder (17) by shape, against PyTorch",
+            small={"n": 100003, "kinds": ("short", "distinct")}, sweep=True,
+            requires=ops.bulk_missing, kernels=_rle_bulk_specs)
+def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES,
+             diags=tuple(rle.BULK_DIAGNOSTICS)):
+    """Each shape of 17 on each kind of runs at n int32, checked (reference runs and a round
+    trip), then timed round by round with 17's diagnostics at its default shape (DIAG 1:
+    the scanners wait for each prefix and do nothing else; 2: and the reducers publish
+    without reading; 3: and the scanners do not wait; 4: and no sequencer runs, the ring
+    alone; none is an encoder, so none is checked), torch.unique_consecutive
+    (return_counts=True, checked against the fused encoder's runs), the copy of the input
+    and the read ceiling (read.cu: the input read once, nothing written)."""
+    entries = {}
+    plan = [(sh, 0) for sh in shapes] + [(rle.BULK, d) for d in diags]
+    for sh, d in plan:
+        name = f"rle bulk {shape_name(sh)}" + (f" diagnostic {d}" if d else "")
+        params = {**shape_params(sh), "diagnostic": d}
+        if d:
+            params["removed"] = rle.BULK_DIAGNOSTICS[d]
+        why = bulk_reason("int32", sh, encoder=True)
+        if why:
+            ctx.row(variant=name, params={"n": n, **params}, metrics={}, invalid=why)
+            continue
+        entries[name] = one_pass_entry(n, {"variant": "bulk", "shape": sh, "diag": d},
+                                       params, rle.bulk_spec(sh, d), check=not d)
+    race_encoders(ctx, n, kinds, entries, ("fused",), ceilings=CEILINGS)
+
+
+# -- 25: room in L1 for the loads in flight --------------------------------------------------
+#: 24 at 288 staged heads a walker (its other shape as BALLOT)
+GRAPH_288 = rle.BALLOT[:3] + (288,) + rle.BALLOT[4:]
+#: the race's encoders: row name -> (bytes a staged head, shape, its SMs split with the
+#: least L1). 24 at 384 and 288 staged heads (8 bytes a head), at 288 with the least L1,
+#: and at 288 with twice the loads a walker (32 chunks a batch); 25 (6 bytes a head), with
+#: twice the loads, and with the least L1.
+L1_PLAN = {
+    ROOM_NAME: (6, rle.ROOM, False),
+    "rle room, 32 chunks a batch": (6, rle.ROOM[:2] + (32,) + rle.ROOM[3:], False),
+    "rle room, least L1": (6, rle.ROOM, True),
+    GRAPH_NAME: (8, rle.BALLOT, False),
+    "rle graph, 288 heads": (8, GRAPH_288, False),
+    "rle graph, 288 heads, least L1": (8, GRAPH_288, True),
+    "rle graph, 288 heads, 32 chunks a batch": (8, GRAPH_288[:2] + (32,) + GRAPH_288[3:], False),
+}
+#: the shared memory (KiB) an SM of compute capability 9.0 can be split at; the rest of
+#: its 256 KiB is L1 (CUDA's Hopper tuning guide). A launch takes the smallest split that
+#: holds its resident blocks, or the largest when its kernel asks for all shared memory.
+SM90_SPLITS_KIB = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
+#: shared memory the system keeps for each resident block (compute capability 8.0 and later)
+RESERVED_A_BLOCK = 1024
+
+
+def ballot_params(shape) -> dict:
+    w, piece, batch, cap, mb, width, seq = shape
+    return {"warps": w, "piece": piece, "batch": batch, "cap": cap, "blocks_per_sm": mb,
+            "width": width, "sequencer": seq, "tile": w * piece}
+
+
+def l1_room(static: int, smem: int, blocks: int, all_shared: bool, cc: str) -> dict:
+    """What `blocks` blocks an SM of a kernel with `static` B of static and `smem` B of
+    dynamic shared memory take of the SM (KiB, with the bytes the system keeps a block) and
+    the L1 left to it (KiB, inferred from the split: the smallest that holds them, or the
+    largest with `all_shared`; None on a GPU that is not compute capability 9.0, or where
+    they do not fit)."""
+    need = blocks * (smem + static + RESERVED_A_BLOCK)
+    fits = [c for c in SM90_SPLITS_KIB if c * 1024 >= need]
+    split = (SM90_SPLITS_KIB[-1] if all_shared else fits[0]) if cc == "9.0" and fits else None
+    return {"shared_kib_sm": round(need / 1024, 1),
+            "l1_kib": None if split is None else 256 - split}
+
+
+def plan_spec(name: str):
+    """The KernelSpec of a race entry of L1_PLAN."""
+    head_bytes, shape, all_shared = L1_PLAN[name]
+    return (rle.room_spec if head_bytes == 6 else rle.graph_spec)(shape, 0, all_shared)
+
+
+def plan_params(name: str, cc: str) -> dict:
+    """A race entry's row params: the walk's shape params, the bytes a staged head, whether
+    it asks for all shared memory, what its blocks take of an SM, the L1 left, and the
+    bytes of loads its walkers can have in flight an SM (KiB)."""
+    head_bytes, shape, all_shared = L1_PLAN[name]
+    smem = (rle.room_smem if head_bytes == 6 else rle.ballot_smem)(shape)
+    return {**ballot_params(shape), "diagnostic": 0, "part": "race",
+            "bytes_a_head": head_bytes, "all_shared": all_shared,
+            **l1_room(int(get_kernel(plan_spec(name)).attributes["shared_size_bytes"]), smem,
+                      shape[4], all_shared, cc),
+            "in_flight_kib": shape[0] * shape[4] * shape[2] * 128 / 1024}
+
+
+def _room_specs():
+    return ([plan_spec(name) for name in L1_PLAN] + rle.decode_specs()
+            + [machine.read_spec(), spin_spec()])
+
+
+#: the small run (a quick pass of the whole experiment)
+ROOM_SMALL = {"n": 100003, "kinds": ("short", "distinct"), "check_sizes": (0, 1, 31, 4097),
+              "large": (), "calls": 20, "stress_sizes": (1000003,), "replay_sizes": (1, 4097),
+              "rounds": 2, "n_repeat": 3}
+
+
+@experiment("scan.rle_room", title="Room in L1 for the loads (25), against 24 at its shapes and PyTorch",
+            small=ROOM_SMALL, sweep=True, kernels=_room_specs)
+def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=CHECK_SIZES, large=LARGE,
+             calls=1000, stress_sizes=(1000003, 1 << 24),
+             replay_sizes=(1, 31, 4097, 1000003, (1 << 25) + 5), rounds=7, n_repeat=20):
+    """25 checked (reference runs and a round trip) at `check_sizes` on every kind of runs,
+    at 2^30 + 1 and past 2^31 - 1 elements (refused with its reason), its graph replayed
+    at `replay_sizes` on every kind, and over `calls` back-to-back calls; then L1_PLAN's
+    encoders (25 and 24 at shapes that leave L1 more or less room for the loads in
+    flight) on each kind of runs at n, timed round by round with the fused encoder (05),
+    torch.unique_consecutive(return_counts=True), the copy of the input and the read
+    ceiling; then 25, 24 and the torch call timed three ways (call_time_rows)."""
+    from ...device import current
+    cc = current().compute_capability
+    check_encoder(ctx, "room", kinds, check_sizes, large, calls, stress_sizes)
+    check_replay(ctx, replay_sizes, kinds)
+    entries = {name: one_pass_entry(n, {"variant": "room", "shape": shape,
+                                        "head_bytes": head_bytes, "all_shared": all_shared},
+                                    plan_params(name, cc), plan_spec(name))
+               for name, (head_bytes, shape, all_shared) in L1_PLAN.items()}
+    race_encoders(ctx, n, kinds, entries, ("fused",), ceilings=CEILINGS)
+    call_time_rows(ctx, n, rounds, n_repeat)

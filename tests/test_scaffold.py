@@ -48,15 +48,25 @@ def test_a_chapter_is_added_by_files_alone(layout, monkeypatch):
         assert spec.file == "42-demo/scale.cu"
         assert compile_report.resources(spec, "sm_90")["registers"] > 0
 
-        # A row as `make record` would write it, then replayed by the same call a page makes.
+        # The template's experiment is one race (perflab.race): the kernel and the copy
+        # of its bytes, in the same rounds.
+        import inspect
+        src = inspect.getsource(exp.func)
+        assert "race.run(" in src and "race.copy_of(" in src
+        # Its rows as `make record` would write them, replayed by the same call a page makes.
         row = make_row("scale", 3.9, file=spec.file, run_id="synthetic")
-        row.update(experiment="demo.scale", chapter="42-demo", params={"n": 1 << 26})
+        row["metrics"].update(of_copy={"value": 0.93, "unit": "1"})
+        copy = make_row("copy", 4.2, file=spec.file, run_id="synthetic")
+        copy["kernels"] = []
+        for r in (row, copy):
+            r.update(experiment="demo.scale", chapter="42-demo", params={"n": 1 << 26})
         store.write(store.file_for("demo-gpu", "42-demo", "demo.scale"), "demo.scale",
-                    "42-demo", exp.params({}), [row])
+                    "42-demo", exp.params({}), [row, copy])
         monkeypatch.setenv("PERFLAB_MODE", "replay")
         monkeypatch.setenv("PERFLAB_DEVICE", "demo-gpu")
         df = lab.run("demo.scale")
-        assert list(df["TB/s"]) == [3.9] and not df["stale"].any()
+        assert list(df["TB/s"]) == [3.9, 4.2] and not df["stale"].any()
+        assert list(df["of_copy"])[0] == 0.93
         assert lab.caption(df).startswith("recorded on Demo GPU")
     assert "demo.scale" not in registry.all_experiments()
 

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...correctness import poison
+from ... import race
 from ...device import current
 from ...errors import ConfigError
-from ...kernels import capture_launches, checked
 from ...registry import experiment
 from ...timing import rotations
 from . import ops, rle
-from .experiments import (TORCH_VIEWS, Tagged, check_scan, check_tile_scans, fresh,
-                          profile_missing, race_with_03, rotated, seed, time_set)
+from .experiments import (TORCH_VIEWS, Tagged, check_tile_scans, fresh, ours,
+                          profile_missing, rotated, scan_entry, seed, time_set, vendor_entries)
 
 #: the sizes scan.bulk times (2^25: the encoder's size, where the ring's fill and drain weigh)
 BULK_SIZES = (1 << 28, 1 << 25)
@@ -79,27 +78,25 @@ def bulk(ctx, sizes=BULK_SIZES, sweep=ops.BULK_SWEEP, diagnostic=ops.BULK_DIAGNO
         s = seed()
         x = fresh(n, "int32", s)
         sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
-        out = sets[0][1]
-        calls, info = {}, {}
+        entries = []
         plan = [(sh, True) for sh in sweep] + [(sh, False) for sh in diagnostic]
         for sh, lb in plan:
             name = f"bulk {shape_name(sh)}" + ("" if lb else " without sequencer")
-            params = {"n": n, "dtype": "int32", "kernel": "bulk", "lookback": lb,
-                      **shape_params(sh)}
+            params = {"kernel": "bulk", "lookback": lb, **shape_params(sh)}
             why = bulk_reason("int32", sh)
             if why:
-                ctx.row(variant=name, params=params, metrics={}, invalid=why)
+                ctx.row(variant=name, params={"n": n, "dtype": "int32", **params}, metrics={},
+                        invalid=why)
                 continue
-            fn = (lambda a, o, sh=sh, lb=lb: ops.enqueue_bulk(a, o, True, sh, lb))
-            poison(out)
-            with capture_launches() as launches:
-                checked(lambda: fn(x, out), "scan")
-            chk = check_scan(out, x, True) if lb else check_tile_scans(out, x, sh[2] * 256)
-            info[name] = (chk, launches, params, [ops.bulk_spec("int32", sh, True, lb)])
-            if chk.correct:
-                calls[name] = (fn, sets)
-        race_with_03(ctx, calls, info, x, out, sets, s, budget_s=6.0, baseline_rows=True)
-        del sets, x, out
+            judge = None if lb else (lambda o, a, t=sh[2] * 256: check_tile_scans(o, a, t))
+            entries.append(scan_entry(
+                name, lambda a, o, sh=sh, lb=lb: ops.enqueue_bulk(a, o, True, sh, lb), x, sets,
+                True, [ops.bulk_spec("int32", sh, True, lb)], judge=judge, params=params))
+        entries.append(scan_entry("single-pass", ours("single-pass", True), x, sets, True,
+                                  ops.specs("single-pass", "int32", True)))
+        entries += vendor_entries(x, sets, ("torch.cumsum",))
+        race.run(ctx, entries, params={"n": n, "dtype": "int32"}, budget_s=6.0, seed=s)
+        del sets, x, entries
         TORCH_VIEWS.clear()
         cp.get_default_memory_pool().free_all_blocks()
     if wide_bytes:

@@ -10,12 +10,13 @@ import time
 
 import numpy as np
 
+from ... import race
 from ...correctness import Check, compare, poison
 from ...device import current
 from ...errors import ConfigError
 from ...kernels import capture_launches, checked
 from ...registry import experiment
-from ...timing import ratio, rotations
+from ...timing import rotations
 from . import ops, rle
 
 EPS32 = 2.0 ** -24
@@ -93,7 +94,6 @@ def check_scan(out, x, inclusive: bool) -> Check:
 def check_rle(x, values, lengths, count) -> tuple[Check, int]:
     """An encode is right when its runs are exactly the reference's (maximal runs, in
     order) and decoding them gives x back bit for bit. Returns (check, runs)."""
-    import cupy as cp
     n = x.size
     runs = int(count[0]) if n else 0
     ref_v, ref_l = rle.reference(x)
@@ -202,31 +202,39 @@ def rotated(x, n_sets: int):
     return [(x, cp.empty_like(x))] + [(x.copy(), cp.empty_like(x)) for _ in range(n_sets - 1)]
 
 
-def ratio_metrics(res, name: str, copy="copy", vendor=("torch.cumsum", "cupy.cumsum (CUB)")):
-    """Per-round ratios of `name` against the copy (fraction of copy speed) and each
-    vendor call, with their spread."""
-    m = {}
-    if copy in res and name != copy:
-        r = ratio(res, name, copy)                  # copy_ms / name_ms, round by round
-        inv = [1 / r["ratio"], 1 / r["ratio_max"], 1 / r["ratio_min"]]
-        m["of_copy"] = (inv[0], "x")
-        m["of_copy_min"] = (inv[1], "x")
-        m["of_copy_max"] = (inv[2], "x")
-    for v in vendor:
-        if v in res and name != v:
-            r = ratio(res, v, name)                 # v_ms / name_ms: × faster than v
-            key = "x_torch" if v.startswith("torch") else "x_cub"
-            m[key] = (r["ratio"], "x")
-            m[key + "_min"] = (r["ratio_min"], "x")
-            m[key + "_max"] = (r["ratio_max"], "x")
-    return m
+#: the vendor scans, and the keys of their ratios in a race
+VENDORS = {"cupy.cumsum (CUB)": "x_cub", "torch.cumsum": "x_torch"}
 
 
-def timing_metrics(t: dict, useful_bytes: int) -> dict:
-    m = {k: (t[k], "ms") for k in ("median_ms", "p20_ms", "p80_ms", "min_ms")}
-    m["n_timed"] = (t["n_timed"], "1")
-    m["GB/s"] = (useful_bytes / (t["median_ms"] * 1e-3) / 1e9, "GB/s")
-    return m
+def scan_entry(name, fn, x, sets, inclusive, kernels, judge=None, **kw) -> race.Entry:
+    """One scan `fn(x, out)` in a race: checked once into poisoned output (`judge(out,
+    x)`, check_scan by default), timed over `sets`; its useful bytes a read and a write of
+    x. `kw`: the other fields of race.Entry."""
+    out = sets[0][1]
+
+    def check():
+        poison(out)
+        fn(x, out)
+        return (judge or (lambda o, a: check_scan(o, a, inclusive)))(out, x)
+    return race.Entry(name, fn, sets, check=check, kernels=kernels, bytes=2 * x.nbytes, **kw)
+
+
+def vendor_entries(x, sets, names=tuple(VENDORS), row=True) -> list[race.Entry]:
+    """The copy of x's bytes (of_copy) and the inclusive vendor scans of `names` (x_cub,
+    x_torch; PyTorch's where it imports) as baselines of a race, each checked; with `row`,
+    each writes a row too, naming the kernels the vendor launched."""
+    out = sets[0][1]
+    entries = [race.copy_of(sets, row=row)]
+    for name, fn in baselines(x, out, True).items():
+        if name in names:
+            extra = {}
+            if row:
+                extra["gpu_kernels"] = gpu_kernels(lambda fn=fn: fn(x, out))
+            if row and name == "cupy.cumsum (CUB)":
+                extra["cupy_accelerators"] = cupy_accelerators()
+            entries.append(scan_entry(name, fn, x, sets, True, [], baseline=VENDORS[name],
+                                      row=row, extra=extra))
+    return entries
 
 
 def scan_specs_all():
@@ -315,50 +323,24 @@ def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
     import cupy as cp
     s = seed() if seed_ is None else seed_
     x = fresh(n, dtype, s)
-    nbytes = 2 * x.nbytes
-    sets = rotated(x, rotations(nbytes, current().l2_bytes) if ctx.timing else 1)
-    out = sets[0][1]
-    calls, info = {}, {}
+    useful = 2 * x.nbytes
+    sets = rotated(x, rotations(useful, current().l2_bytes) if ctx.timing else 1)
+    entries = []
     for inc in inclusive_set:
         for v in variants:
             if v == "serial" and n > SERIAL_MAX:
                 continue
-            name = v if len(inclusive_set) == 1 else _names(v, inc)
-            chk, launches = run_checked(ours(v, inc), x, out, inc)
-            info[name] = dict(chk=chk, launches=launches, variant=v, inclusive=inc,
-                              kernels=ops.specs(v, dtype, inc))
-            if chk.correct:
-                calls[name] = (ours(v, inc), sets)
-    for name, fn in baselines(x, out, True).items():
-        if name != "copy" and not with_vendor:
-            continue
-        if name == "copy":
-            poison(out)
-            fn(x, out)
-            chk = compare(out, x, "exact")
-        else:
-            chk, _ = run_checked(fn, x, out, True)
-        info[name] = dict(chk=chk, launches=[], variant=name, inclusive=True, kernels=[],
-                          gpu_kernels=gpu_kernels(lambda: fn(x, out)) if name != "copy" else "")
-        if chk.correct:
-            calls[name] = (fn, sets)
-    res = ctx.time_interleaved(calls, budget_s=budget_s) if ctx.timing and calls else {}
-    rows = []
-    for name, d in info.items():
-        useful = 2 * x.nbytes
-        metrics = {"bytes_moved": ((ops.traffic_bytes(d["variant"], n, x.itemsize)
-                                    if d["variant"] in ops.RACED else useful), "B")}
-        if name in res:
-            metrics.update(timing_metrics(res[name], useful))
-            metrics.update(ratio_metrics(res, name))
-        extra = {"gpu_kernels": d["gpu_kernels"]} if d.get("gpu_kernels") else {}
-        if name == "cupy.cumsum (CUB)":
-            extra["cupy_accelerators"] = cupy_accelerators()
-        rows.append(ctx.row(variant=name, params={"n": n, "dtype": dtype,
-                                                  "inclusive": d["inclusive"]},
-                            metrics=metrics, check=d["chk"], kernels=d["kernels"],
-                            launch=d["launches"], seed=s, **extra))
-    del sets, x, out
+            moved = ops.traffic_bytes(v, n, x.itemsize) if v in ops.RACED else useful
+            entries.append(scan_entry(v if len(inclusive_set) == 1 else _names(v, inc),
+                                      ours(v, inc), x, sets, inc, ops.specs(v, dtype, inc),
+                                      params={"inclusive": inc},
+                                      metrics={"bytes_moved": (moved, "B")}))
+    for e in vendor_entries(x, sets, tuple(VENDORS) if with_vendor else ()):
+        e.params, e.metrics = {"inclusive": True}, {"bytes_moved": (useful, "B")}
+        entries.append(e)
+    rows = list(race.run(ctx, entries, params={"n": n, "dtype": dtype}, budget_s=budget_s,
+                         seed=s).values())
+    del sets, x, entries
     TORCH_VIEWS.clear()
     cp.get_default_memory_pool().free_all_blocks()
     return rows
@@ -399,28 +381,16 @@ def lookback(ctx, n=1 << 28):
     s = seed()
     x = fresh(n, "int32", s)
     sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
-    out = sets[0][1]
-    calls, info = {}, {}
-    for lb, g in LOOKBACK_SHAPES:
-        name = f"{lb} look-back, {g}"
-        fn = (lambda a, b, lb=lb, g=g: ops.enqueue(a, b, True, "single-pass", lookback=lb, grid=g))
-        chk, launches = run_checked(fn, x, out, True)
-        info[name] = (chk, launches, lb, g)
-        if chk.correct:
-            calls[name] = (fn, sets)
-    for name, fn in baselines(x, out, True).items():
-        if name in ("copy", "torch.cumsum"):
-            calls[name] = (fn, sets)
-    res = ctx.time_interleaved(calls, budget_s=1.5) if ctx.timing else {}
-    for name, (chk, launches, lb, g) in info.items():
-        metrics = {}
-        if name in res:
-            metrics.update(timing_metrics(res[name], 2 * x.nbytes))
-            metrics.update(ratio_metrics(res, name))
-        ctx.row(variant=name, params={"n": n, "dtype": "int32", "lookback": lb, "grid": g},
-                metrics=metrics, check=chk, launch=launches, seed=s,
-                kernels=[ops.single_pass_spec("int32", inclusive=True, lookback=lb, grid=g)])
-    del sets, x, out
+    entries = [scan_entry(f"{lb} look-back, {g}",
+                          lambda a, b, lb=lb, g=g: ops.enqueue(a, b, True, "single-pass",
+                                                               lookback=lb, grid=g),
+                          x, sets, True,
+                          [ops.single_pass_spec("int32", inclusive=True, lookback=lb, grid=g)],
+                          params={"lookback": lb, "grid": g})
+               for lb, g in LOOKBACK_SHAPES]
+    entries += vendor_entries(x, sets, ("torch.cumsum",), row=False)
+    race.run(ctx, entries, params={"n": n, "dtype": "int32"}, budget_s=1.5, seed=s)
+    del sets, x, entries
     TORCH_VIEWS.clear()
     cp.get_default_memory_pool().free_all_blocks()
 
@@ -446,20 +416,13 @@ def tune_one(ctx, x, sets, block: int, items: int) -> dict:
     why = tune_reason("int32", block, items)
     if why:
         return ctx.row(variant="single-pass", params=params, metrics={}, invalid=why)
-    fn = ours("single-pass", True, block, items)
-    out = sets[0][1]
-    chk, launches = run_checked(fn, x, out, True)
-    metrics = {"bytes_moved": (ops.traffic_bytes("single-pass", n, 4, block, items), "B")}
-    if ctx.timing and chk.correct:
-        base = baselines(x, out, True)
-        res = ctx.time_interleaved({"single-pass": (fn, sets), "copy": (base["copy"], sets)},
-                                   budget_s=0.3, rounds=5)
-        metrics.update(timing_metrics(res["single-pass"], 2 * x.nbytes))
-        metrics.update(ratio_metrics(res, "single-pass"))
-        metrics["TB/s"] = (metrics["GB/s"][0] / 1e3, "TB/s")
-    return ctx.row(variant="single-pass", params=params, metrics=metrics, check=chk,
-                   kernels=[ops.single_pass_spec("int32", block, items, True)],
-                   launch=launches)
+    moved = ops.traffic_bytes("single-pass", n, 4, block, items)
+    entry = scan_entry("single-pass", ours("single-pass", True, block, items), x, sets, True,
+                       [ops.single_pass_spec("int32", block, items, True)],
+                       metrics={"bytes_moved": (moved, "B")})
+    rows = race.run(ctx, [entry, race.copy_of(sets, row=False)], params=params,
+                    budget_s=0.3, rounds=5)
+    return rows["single-pass"]
 
 
 @experiment("scan.tune", title="Single-pass scan: block size and ITEMS_PER_THREAD",
@@ -493,70 +456,85 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
              "room": lambda: [rle.room_spec()]}
 
 
+def encoder_entry(name, enc, run, x, kernels, moved, state: dict, check=True,
+                  **kw) -> race.Entry:
+    """One encoder `run(enc, x)` in a race: checked once into poisoned outputs (reference
+    runs and a round trip; `check` False for a diagnostic, whose output is no encoding),
+    its runs left in `state` for the entries after it; its useful bytes the input's read;
+    `moved(runs)`: the bytes it moves by design (a row metric)."""
+    def judge():
+        enc.count.fill(-1)
+        enc.values.fill(np.iinfo(np.int32).min)
+        enc.lengths.fill(-1)
+        run(enc, x)
+        if not check:
+            return None
+        chk, state["runs"] = check_rle(x, enc.values, enc.lengths, enc.count)
+        state["last"] = enc
+        return chk
+    metrics = (lambda: {"runs": (state.get("runs", 0), "1"),
+                        "bytes_moved": (moved(state.get("runs", 0)), "B")})
+    return race.Entry(name, lambda a: run(enc, a), [(x,)], check=judge, kernels=kernels,
+                      metrics=metrics, bytes=4 * x.size, **kw)
+
+
+def torch_rle_entry(x, state: dict) -> race.Entry | None:
+    """torch.unique_consecutive(return_counts=True) as the baseline x_torch of an encoder
+    race, checked against the runs of the encoder checked last before it (`state`); None
+    where PyTorch does not import."""
+    torch = torch_or_none()
+    if torch is None:
+        return None
+    tx = as_torch(x)
+
+    def judge():
+        vals, counts = torch.unique_consecutive(tx, return_counts=True)
+        runs, enc = state["runs"], state["last"]
+        ok = (vals.numel() == runs and bool((torch.from_dlpack(enc.values[:runs]) == vals).all())
+              and bool((torch.from_dlpack(enc.lengths[:runs]).long() == counts).all()))
+        return Check(ok, 0.0 if ok else 1.0, 0.0, 0)
+    return race.Entry("torch.unique_consecutive",
+                      lambda a: torch.unique_consecutive(as_torch(a), return_counts=True),
+                      [(x,)], check=judge, bytes=4 * x.size, baseline="x_torch",
+                      metrics=lambda: {"runs": (state.get("runs", 0), "1"),
+                                       "bytes_moved": (4 * x.size + 12 * state.get("runs", 0),
+                                                       "B")},
+                      extra={"gpu_kernels": gpu_kernels(
+                          lambda: torch.unique_consecutive(tx, return_counts=True))})
+
+
 def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
     """Each of `encoders` on fresh inputs of each kind: checked (reference runs and a
     round trip), then timed round by round with torch.unique_consecutive and the copy."""
     import cupy as cp
-    torch = torch_or_none()
     rng = np.random.default_rng(seed())
     for n in sizes:
         enc = rle.Encoder(n)
         for kind in kinds:
             s = int(rng.integers(0, 2**31))
             x = rle.make_runs(n, kind, np.random.default_rng(s))
-            calls, info = {}, {}
-            runs = 0
-            for v in encoders:
-                enc.count.fill(-1)
-                enc.values.fill(np.iinfo(np.int32).min)
-                enc.lengths.fill(-1)
-                with capture_launches() as launches:
-                    checked(lambda: enc.encode(x, v), f"rle {v}")
-                chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
-                info[v] = dict(chk=chk, launches=launches, kernels=RLE_SPECS[v](),
-                               bytes=rle.traffic_bytes(v if v in ("unfused", "bulk")
-                                                       else "fused", n, runs))
-                if chk.correct:
-                    calls[v] = (lambda a, v=v: enc.encode(a, v, check=False), [(x,)])
-            if torch is not None:
-                tx = torch.from_dlpack(x)
-                vals, counts = torch.unique_consecutive(tx, return_counts=True)
-                ok = (vals.numel() == runs and bool((torch.from_dlpack(enc.values[:runs]) == vals).all())
-                      and bool((torch.from_dlpack(enc.lengths[:runs]).long() == counts).all()))
-                info["torch.unique_consecutive"] = dict(
-                    chk=Check(ok, 0.0 if ok else 1.0, 0.0, 0), launches=[], kernels=[],
-                    bytes=4 * n + 12 * runs,
-                    gpu_kernels=gpu_kernels(lambda: torch.unique_consecutive(tx, return_counts=True)))
-                del vals, counts
-                if ok:
-                    calls["torch.unique_consecutive"] = (
-                        lambda a: torch.unique_consecutive(as_torch(a), return_counts=True),
-                        [(x,)])
-            calls["copy"] = (lambda a, b=cp.empty_like(x): b.data.copy_from_device(a.data, a.nbytes),
-                             [(x,)])
-            res = ctx.time_interleaved(calls, budget_s=budget_s) if ctx.timing and calls else {}
-            for v, d in info.items():
-                metrics = {"runs": (runs, "1"), "bytes_moved": (d["bytes"], "B")}
-                if v in res:
-                    metrics.update(timing_metrics(res[v], 4 * n))
-                    metrics.update(ratio_metrics(res, v, vendor=("torch.unique_consecutive",)))
-                extra = {"gpu_kernels": d["gpu_kernels"]} if d.get("gpu_kernels") else {}
-                ctx.row(variant=v, params={"n": n, "kind": kind}, metrics=metrics,
-                        check=d["chk"], kernels=d["kernels"], launch=d["launches"], seed=s,
-                        **extra)
+            state = {}
+            entries = [encoder_entry(
+                v, enc, lambda e, a, v=v: e.encode(a, v, check=False), x, RLE_SPECS[v](),
+                lambda runs, v=v: rle.traffic_bytes(v, n, runs), state) for v in encoders]
+            entries += [e for e in (torch_rle_entry(x, state),) if e is not None]
+            entries.append(race.copy_of([(x, cp.empty_like(x))], row=False))
+            rows = race.run(ctx, entries, params={"n": n, "kind": kind}, budget_s=budget_s,
+                            seed=s)
             if numpy and ctx.timing and n <= NUMPY_MAX and kind in ("short", "long", "mixed"):
                 hx = cp.asnumpy(x)
                 hv, hl = rle.numpy_encode(hx)
-                ok = hv.size == runs
+                ok = hv.size == state.get("runs")
                 t = ctx.time_host(lambda: rle.numpy_encode(hx), budget_s=1.0)
                 med = t["median_ms"]
                 metrics = {"runs": (hv.size, "1"), "median_ms": (med, "ms"),
                            "GB/s": (4 * n / (med * 1e-3) / 1e9, "GB/s")}
-                if "torch.unique_consecutive" in res:
-                    metrics["torch_ms_over_numpy"] = (res["torch.unique_consecutive"]["median_ms"] / med, "x")
+                torch_ms = rows.get("torch.unique_consecutive", {}).get("metrics", {}).get("median_ms")
+                if torch_ms:
+                    metrics["torch_ms_over_numpy"] = (torch_ms[0] / med, "x")
                 ctx.row(variant="NumPy (CPU)", params={"n": n, "kind": kind}, metrics=metrics,
                         check=Check(ok, 0.0 if ok else 1.0, 0.0, 0), kernels=[], seed=s)
-            del x, calls
+            del x, entries
             TORCH_VIEWS.clear()
             cp.get_default_memory_pool().free_all_blocks()
         del enc
@@ -667,38 +645,6 @@ def available(variants) -> tuple:
                  or ops.bulk_missing() is None)
 
 
-def race_with_03(ctx, calls, info, x, out, sets, s, budget_s, baseline_rows=False):
-    """The end of a single-pass sweep at x.size int32: the single pass of 03 checked and
-    added to `calls`, then everything timed round by round with the copy and
-    torch.cumsum, and one row per entry of `info` (with the copy and torch rows too when
-    `baseline_rows`)."""
-    n = x.size
-    fn = ours("single-pass", True)
-    chk, launches = run_checked(fn, x, out, True)
-    info["single-pass"] = (chk, launches, {"n": n, "dtype": "int32"},
-                           ops.specs("single-pass", "int32", True))
-    if chk.correct:
-        calls["single-pass"] = (fn, sets)
-    for name, fn in baselines(x, out, True).items():
-        if name in ("copy", "torch.cumsum"):
-            calls[name] = (fn, sets)
-    res = ctx.time_interleaved(calls, budget_s=budget_s) if ctx.timing else {}
-    for name, (chk, launches, params, kernels) in info.items():
-        metrics = {}
-        if name in res:
-            metrics.update(timing_metrics(res[name], 2 * x.nbytes))
-            metrics.update(ratio_metrics(res, name))
-            metrics["TB/s"] = (metrics["GB/s"][0] / 1e3, "TB/s")
-        ctx.row(variant=name, params=params, metrics=metrics, check=chk, launch=launches,
-                seed=s, kernels=kernels)
-    if baseline_rows:
-        for name in ("copy", "torch.cumsum"):
-            if name in res:
-                metrics = timing_metrics(res[name], 2 * x.nbytes)
-                metrics["TB/s"] = (metrics["GB/s"][0] / 1e3, "TB/s")
-                ctx.row(variant=name, params={"n": n, "dtype": "int32"}, metrics=metrics)
-
-
 def check_tile_scans(out, x, tile: int) -> Check:
     """The diagnostic's check: every tile of `tile` elements scanned alone (inclusive,
     int32, wrapping), exactly."""
@@ -757,88 +703,39 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
     """The encoders of a sweep against each other on each kind of runs at n int32:
     `entries` maps a row name to {"encoder": an rle.Encoder, "run": fn(encoder, x), "params":
     extra row params, "kernels": specs, "check": whether its output is an encoding to check
-    (a diagnostic's is not), "bytes": its bytes moved by design, or None}; `baselines` are
-    encoders of `rle.Encoder.encode`. Each is checked (reference runs and a round trip),
+    (a diagnostic's is not), "bytes": its bytes moved by design}; `baselines` are variants
+    of `rle.Encoder.encode`. Each is checked (reference runs and a round trip),
     torch.unique_consecutive(return_counts=True) against the last baseline's runs; then all
     are timed round by round with the copy of the input, one row each. `ceilings` maps a
     row name to (make(x): a call on the input, its kernel specs): passes that are no
     encoders (the read ceiling), timed in the same rounds."""
     import cupy as cp
-    torch = torch_or_none()
     rng = np.random.default_rng(seed())
     base = rle.Encoder(n)
+    note = "a diagnostic, not an encoder: its output is not checked"
     for kind in kinds:
         s = int(rng.integers(0, 2**31))
         x = rle.make_runs(n, kind, np.random.default_rng(s))
-        calls, info = {}, {}
-        runs = 0
-        for name, e in entries.items():
-            enc = e["encoder"]
-            enc.count.fill(-1)
-            enc.values.fill(np.iinfo(np.int32).min)
-            enc.lengths.fill(-1)
-            with capture_launches() as launches:
-                checked(lambda: e["run"](enc, x), name)
-            chk = None
-            if e.get("check", True):
-                chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
-            info[name] = dict(chk=chk, launches=launches, params=e.get("params", {}),
-                              kernels=e["kernels"], bytes=e.get("bytes"))
-            if chk is None or chk.correct:
-                calls[name] = (lambda a, e=e: e["run"](e["encoder"], a), [(x,)])
-        for v in baselines:
-            base.count.fill(-1)
-            base.values.fill(np.iinfo(np.int32).min)
-            base.lengths.fill(-1)
-            with capture_launches() as launches:
-                checked(lambda: base.encode(x, v), f"rle {v}")
-            chk, runs = check_rle(x, base.values, base.lengths, base.count)
-            info[v] = dict(chk=chk, launches=launches, params={}, kernels=RLE_SPECS[v](),
-                           bytes=None)
-            if chk.correct:
-                calls[v] = (lambda a, v=v: base.encode(a, v, check=False), [(x,)])
-        if torch is not None and baselines:
-            tx = torch.from_dlpack(x)
-            vals, counts = torch.unique_consecutive(tx, return_counts=True)
-            # against the last baseline's runs (checked above; still in `base`)
-            ok = (info[baselines[-1]]["chk"].correct and vals.numel() == runs
-                  and bool((torch.from_dlpack(base.values[:runs]) == vals).all())
-                  and bool((torch.from_dlpack(base.lengths[:runs]).long() == counts).all()))
-            del vals, counts
-            info["torch.unique_consecutive"] = dict(
-                chk=Check(ok, 0.0 if ok else 1.0, 0.0, 0), launches=[], params={}, kernels=[],
-                bytes=None,
-                gpu_kernels=gpu_kernels(lambda: torch.unique_consecutive(tx, return_counts=True)))
-            if ok:
-                calls["torch.unique_consecutive"] = (
-                    lambda a: torch.unique_consecutive(as_torch(a), return_counts=True), [(x,)])
-        calls["copy"] = (lambda a, b=cp.empty_like(x): b.data.copy_from_device(a.data, a.nbytes),
-                         [(x,)])
+        state = {}
+        race_entries = [encoder_entry(
+            name, e["encoder"], e["run"], x, e["kernels"], e["bytes"], state,
+            check=e.get("check", True), params=e.get("params", {}),
+            extra={} if e.get("check", True) else {"note": note})
+            for name, e in entries.items()]
+        race_entries += [encoder_entry(
+            v, base, lambda enc, a, v=v: enc.encode(a, v, check=False), x, RLE_SPECS[v](),
+            lambda runs: None, state) for v in baselines]
+        for e in race_entries[len(entries):]:
+            e.metrics = lambda: {"runs": (state.get("runs", 0), "1")}
+        race_entries += [e for e in (torch_rle_entry(x, state),) if e is not None]
+        race_entries.append(race.copy_of([(x, cp.empty_like(x))]))
         for name, (make, specs) in (ceilings or {}).items():
-            calls[name] = (lambda a, f=make(x): f(), [(x,)])
-        res = ctx.time_interleaved(calls, budget_s=budget_s) if ctx.timing else {}
-        for v, d in info.items():
-            metrics = {"runs": (runs, "1")}
-            if d["bytes"] is not None:
-                metrics["bytes_moved"] = (d["bytes"](runs), "B")
-            if v in res:
-                metrics.update(timing_metrics(res[v], 4 * n))
-                metrics.update(ratio_metrics(res, v, vendor=("torch.unique_consecutive",)))
-            extra = {"gpu_kernels": d["gpu_kernels"]} if d.get("gpu_kernels") else {}
-            if d["chk"] is None:
-                extra["note"] = "a diagnostic, not an encoder: its output is not checked"
-            ctx.row(variant=v, params={"n": n, "kind": kind, **d["params"]}, metrics=metrics,
-                    check=d["chk"], kernels=d["kernels"], launch=d["launches"], seed=s, **extra)
-        if "copy" in res:
-            ctx.row(variant="copy", params={"n": n, "kind": kind},
-                    metrics=timing_metrics(res["copy"], 4 * n))
-        for name, (make, specs) in (ceilings or {}).items():
-            if name in res:
-                ctx.row(variant=name, params={"n": n, "kind": kind},
-                        metrics={**timing_metrics(res[name], 4 * n), "bytes_moved": (4 * n, "B"),
-                                 **ratio_metrics(res, name, vendor=("torch.unique_consecutive",))},
-                        kernels=specs, note="a ceiling, not an encoder: it reads the input once")
-        del x, calls
+            race_entries.append(race.Entry(
+                name, lambda a, f=make(x): f(), [(x,)], kernels=specs, bytes=4 * n,
+                metrics={"bytes_moved": (4 * n, "B")},
+                extra={"note": "a ceiling, not an encoder: it reads the input once"}))
+        race.run(ctx, race_entries, params={"n": n, "kind": kind}, budget_s=budget_s, seed=s)
+        del x, race_entries
         TORCH_VIEWS.clear()
         cp.get_default_memory_pool().free_all_blocks()
     del base

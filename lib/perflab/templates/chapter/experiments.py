@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import race
 from ...correctness import compare, poison
 from ...kernels import KernelSpec, get_kernel, launch
 from ...registry import experiment
-from ...timing import as_metrics
 from . import CHAPTER
 
 
@@ -14,11 +14,12 @@ def scale_spec() -> KernelSpec:
     return KernelSpec(f"{CHAPTER}/scale.cu", "scale")
 
 
-@experiment("@SLUG@.scale", title="y = a·x, one element per thread",
+@experiment("@SLUG@.scale", title="y = a·x, one element per thread, against the copy",
             small={"sizes": (1000003,)}, kernels=lambda: [scale_spec()])
 def scale(ctx, sizes=(1 << 26,)):
-    """Check y = a·x against a float64 reference on fresh random input (output poisoned
-    first), then time it; bytes moved = 8 per element (a read and a write)."""
+    """One race a size (perflab.race): y = a·x checked against a float64 reference on fresh
+    random input (output poisoned first), then timed round by round with the copy of the
+    same bytes; 8 bytes an element are useful (a read and a write)."""
     import cupy as cp
 
     kernel = get_kernel(scale_spec())
@@ -27,16 +28,15 @@ def scale(ctx, sizes=(1 << 26,)):
         y = cp.empty_like(x)
         grid = -(-n // 256)
 
-        def call():
-            launch(kernel, grid, 256, (x, y, np.float32(2.0), np.int64(n)))
+        def call(a, b, grid=grid, n=n):
+            launch(kernel, grid, 256, (a, b, np.float32(2.0), np.int64(n)))
 
-        poison(y)
-        call()
-        check = compare(y, 2.0 * x.astype(cp.float64), "fp32")
-        metrics = {"bytes_moved": (8 * n, "B")}
-        if ctx.timing and check.correct:
-            t = ctx.time(call, [()], f"scale/{n}")
-            metrics.update(as_metrics(t))
-            metrics["TB/s"] = (8 * n / (t["median_ms"] * 1e-3) / 1e12, "TB/s")
-        ctx.row(variant="scale", params={"n": n}, metrics=metrics, check=check,
-                kernels=[scale_spec()], launch={"grid": grid, "block": 256})
+        def check(x=x, y=y, call=call):
+            poison(y)
+            call(x, y)
+            return compare(y, 2.0 * x.astype(cp.float64), "fp32")
+
+        race.run(ctx, [race.Entry("scale", call, [(x, y)], check=check, kernels=[scale_spec()],
+                                  bytes=8 * n, extra={"launch_grid": grid}),
+                       race.copy_of([(x, cp.empty_like(x))])],
+                 params={"n": n})

@@ -1,0 +1,85 @@
+"""perflab.race without a GPU: entries checked in order, failures never timed, the rows'
+times, rates and ratios to every baseline named one way, from a fake interleaved timing."""
+from __future__ import annotations
+
+import pytest
+
+from perflab import race
+from perflab.correctness import Check
+
+OK, BAD = Check(True, 0.0, 0.0, 0), Check(False, 1.0, 0.0, 0)
+
+
+class FakeCtx:
+    """A Context that times each call by a fixed per-round list and keeps the rows."""
+
+    def __init__(self, times: dict, timing: bool = True):
+        self.times, self.timing, self.rows, self.timed = times, timing, [], None
+
+    def time_interleaved(self, calls, budget_s=None, rounds=9):
+        self.timed = list(calls)
+        return {k: {"median_ms": sorted(self.times[k])[len(self.times[k]) // 2],
+                    "p20_ms": min(self.times[k]), "p80_ms": max(self.times[k]),
+                    "min_ms": min(self.times[k]), "n_timed": len(self.times[k]),
+                    "round_ms": self.times[k]} for k in calls}
+
+    def row(self, **kw):
+        self.rows.append(kw)
+        return kw
+
+
+@pytest.fixture(autouse=True)
+def no_gpu(monkeypatch):
+    monkeypatch.setattr(race, "checked", lambda fn, what: fn())
+
+
+def test_a_race_checks_times_and_names_its_ratios():
+    ctx = FakeCtx({"mine": [1.0, 2.0, 1.0], "copy": [0.8, 1.0, 0.9],
+                   "vendor": [2.0, 2.0, 3.0]})
+    entries = [race.Entry("mine", lambda: None, check=lambda: OK, bytes=2e9, flops=4e12,
+                          params={"tile": 32}, kernels=["k"]),
+               race.Entry("copy", lambda: None, check=lambda: OK, bytes=2e9,
+                          baseline="of_copy"),
+               race.Entry("vendor", lambda: None, check=lambda: OK, baseline="x_vendor")]
+    rows = race.run(ctx, entries, params={"n": 10}, seed=7)
+    m = rows["mine"]["metrics"]
+    assert m["median_ms"] == (1.0, "ms") and m["n_timed"] == (3, "1")
+    assert m["GB/s"][0] == pytest.approx(2000) and m["TB/s"][0] == pytest.approx(2)
+    assert m["TFLOP/s"][0] == pytest.approx(4000)
+    # round by round: copy/mine = 0.8, 0.5, 0.9; vendor/mine = 2, 1, 3
+    assert m["of_copy"] == (pytest.approx(0.8), "1")
+    assert (m["of_copy_min"][0], m["of_copy_max"][0]) == (pytest.approx(0.5), pytest.approx(0.9))
+    assert m["x_vendor"][0] == pytest.approx(2.0) and m["x_vendor_min"][0] == pytest.approx(1)
+    assert "of_copy" not in rows["copy"]["metrics"] and "x_vendor" in rows["copy"]["metrics"]
+    assert rows["mine"]["params"] == {"n": 10, "tile": 32} and rows["mine"]["seed"] == 7
+    assert rows["mine"]["kernels"] == ["k"] and rows["mine"]["check"] is OK
+
+
+def test_a_failed_check_is_written_and_never_timed():
+    ctx = FakeCtx({"good": [1.0], "copy": [1.0]})
+    entries = [race.Entry("bad", lambda: None, check=lambda: BAD),
+               race.Entry("good", lambda: None, check=lambda: OK),
+               race.Entry("copy", lambda: None, baseline="of_copy", row=False)]
+    rows = race.run(ctx, entries)
+    assert ctx.timed == ["good", "copy"]
+    assert rows["bad"]["check"] is BAD and rows["bad"]["metrics"] == {}
+    assert set(rows) == {"bad", "good"}                     # the copy timed, not written
+    assert rows["good"]["metrics"]["of_copy"][0] == pytest.approx(1.0)
+
+
+def test_checks_run_in_order_and_fixed_metrics_are_read_after_them():
+    state = {}
+    entries = [race.Entry("first", lambda: None, check=lambda: state.setdefault("runs", 5) and OK),
+               race.Entry("second", lambda: None,
+                          check=lambda: OK if state["runs"] == 5 else BAD,
+                          metrics=lambda: {"runs": (state["runs"], "1")})]
+    rows = race.run(FakeCtx({}, timing=False), entries)
+    assert rows["second"]["check"] is OK and rows["second"]["metrics"] == {"runs": (5, "1")}
+
+
+def test_the_correctness_pass_times_nothing_and_names_must_differ():
+    ctx = FakeCtx({}, timing=False)
+    race.run(ctx, [race.Entry("a", lambda: None, check=lambda: OK)])
+    assert ctx.timed is None and ctx.rows[0]["metrics"] == {}
+    with pytest.raises(ValueError, match="distinct names"):
+        race.run(ctx, [race.Entry("a", lambda: None), race.Entry("a", lambda: None)])

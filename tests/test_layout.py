@@ -152,3 +152,20 @@ def test_no_import_cycle_inside_a_package(pkg):
 def test_the_cycle_rule_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+@pytest.mark.parametrize("slug", sorted(perflab.chapters.discover()))
+def test_every_chapter_package_has_the_same_shape(slug):
+    """Each chapter package has the required modules (perflab.chapters.REQUIRED), and each
+    other module plays a named role (ROLES) or is listed in the package's PARTS with its
+    role; PARTS names no module that does not exist, and no module of a named role."""
+    pkg = perflab.chapters.discover()[slug]
+    roles = perflab.chapters.module_roles(pkg)
+    missing = sorted(set(perflab.chapters.REQUIRED) - set(roles))
+    assert not missing, f"{slug} lacks {missing}"
+    unnamed = sorted(m for m, role in roles.items() if not role)
+    assert not unnamed, f"{slug}: give these modules a role in PARTS: {unnamed}"
+    parts = set(getattr(pkg, "PARTS", {}))
+    assert parts <= set(roles), f"{slug}: PARTS names missing modules {sorted(parts - set(roles))}"
+    named = set(perflab.chapters.REQUIRED) | set(perflab.chapters.ROLES)
+    assert not parts & named, f"{slug}: PARTS re-names {sorted(parts & named)}"

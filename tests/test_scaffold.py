@@ -33,6 +33,8 @@ def test_a_chapter_is_added_by_files_alone(layout, monkeypatch):
     assert rel == sorted(["chapters/42-demo.md", "chapters/notes/42-demo.md",
                           "kernels/42-demo/scale.cu", "lib/perflab/chapters/demo/__init__.py",
                           "lib/perflab/chapters/demo/experiments.py",
+                          "lib/perflab/chapters/demo/report.py",
+                          "lib/perflab/chapters/demo/diagrams.py",
                           "tests/chapters/test_demo.py"])
     page = (layout / "chapters/42-demo.md").read_text()
     assert yaml.safe_load(page.split("---\n", 2)[1])["kernelspec"]["name"] == "python3"
@@ -67,6 +69,17 @@ def test_a_chapter_is_added_by_files_alone(layout, monkeypatch):
         df = lab.run("demo.scale")
         assert list(df["TB/s"]) == [3.9, 4.2] and not df["stale"].any()
         assert list(df["of_copy"])[0] == 0.93
+        # the package has the lab's shape, and its report and diagram work on those rows
+        import importlib
+        pkg = importlib.import_module("perflab.chapters.demo")
+        roles = perflab.chapters.module_roles(pkg)
+        assert set(perflab.chapters.REQUIRED) <= set(roles) and all(roles.values())
+        report = importlib.import_module("perflab.chapters.demo.report")
+        assert report.scale_facts(df) == {"best_tbs": 3.9, "of_copy": 93.0}
+        import matplotlib
+        matplotlib.use("Agg")
+        fig = importlib.import_module("perflab.chapters.demo.diagrams").threads_figure()
+        assert any("grey: threads past n" in ax.get_xlabel() for ax in fig.axes)
         assert lab.caption(df).startswith("recorded on Demo GPU")
     assert "demo.scale" not in registry.all_experiments()
 

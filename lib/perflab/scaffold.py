@@ -21,6 +21,8 @@ LAYOUT = {
     "kernel.cu": "kernels/@CHAPTER@/scale.cu",
     "package_init.py": "lib/perflab/chapters/@SLUG@/__init__.py",
     "experiments.py": "lib/perflab/chapters/@SLUG@/experiments.py",
+    "report.py": "lib/perflab/chapters/@SLUG@/report.py",
+    "diagrams.py": "lib/perflab/chapters/@SLUG@/diagrams.py",
     "test.py": "tests/chapters/test_@SLUG@.py",
     "notes.md": "chapters/notes/@CHAPTER@.md",
 }

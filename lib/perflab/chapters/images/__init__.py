@@ -8,6 +8,10 @@ from __future__ import annotations
 
 CHAPTER = "04-images"
 TITLE = "Elementwise kernels and images"
+#: the package's own modules beyond the roles of perflab.chapters (module -> role)
+PARTS = {
+    "blocks": "the block-shape sweep of the blur",
+}
 
 from . import experiments  # noqa: E402,F401  (registers images.vecadd, .gray, .blur, .photo)
 from . import sanitize  # noqa: E402,F401  (registers images.sanitize)

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 CHAPTER = "02-memory"
 TITLE = "The memory hierarchy, measured"
+#: the package's own modules beyond the roles of perflab.chapters (module -> role)
+PARTS = {
+    "latency": "the pointer chase's chains",
+}
 
 from . import experiments  # noqa: E402,F401  (registers memory.*)
 from . import profiling  # noqa: E402,F401  (registers memory.profile)

@@ -21,6 +21,14 @@ from __future__ import annotations
 
 CHAPTER = "03-scan"
 TITLE = "Parallel scan"
+#: the package's own modules beyond the roles of perflab.chapters (module -> role)
+PARTS = {
+    "rle": "the encoders, the decoder and inputs with runs (the library's second half)",
+    "bulk": "the bulk-copy scan's experiments",
+    "encoders": "the one-pass encoders' experiments",
+    "archive": "the retired tries the pages cite, replayed from their rows",
+    "smoke": "every kernel once, for the sanitizers",
+}
 #: the pages this package serves: chapters/03-scan.md and chapters/03-rle.md (Run-length
 #: encoding), both built on these experiments, kernels and results
 PAGES = (CHAPTER, "03-rle")

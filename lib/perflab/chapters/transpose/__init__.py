@@ -9,6 +9,10 @@ from __future__ import annotations
 
 CHAPTER = "05-transpose"
 TITLE = "Transpose and shared-memory banks"
+#: the package's own modules beyond the roles of perflab.chapters (module -> role)
+PARTS = {
+    "banks": "the shared-memory bank maps",
+}
 
 from . import experiments  # noqa: E402,F401  (registers transpose.check, .ladder, .tiles)
 from . import profiling  # noqa: E402,F401  (registers transpose.profile)

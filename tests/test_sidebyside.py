@@ -79,7 +79,8 @@ def test_a_row_that_cannot_run_here_is_the_recorded_row_and_the_reason(synthetic
     assert list(borrowed["cycles"]) == list(rec["cycles"])      # the recorded numbers, as such
     assert set(borrowed["measured_on"]) == {REFERENCE}
     assert borrowed["not_run_reason"].str.contains("has 8.9").all()
-    assert set(borrowed["not_run_short"]) == {sidebyside.NOT_RUN}   # no short reason given
+    # no short form given: the reason's first clause, short enough for a label
+    assert set(borrowed["not_run_short"]) == {"the shared chase needs compute capability 9.x"}
     here = sidebyside.measured_here(shown)
     assert set(here["measured_on"]) == {SYNTHETIC.slug} and len(here) == len(lat) - len(refused)
     assert here["cycles"].fillna(-1).tolist() == \
@@ -107,6 +108,14 @@ def test_a_config_error_says_why_in_full_and_in_a_few_words():
     assert str(exc).startswith("10-wgmma-tma: wgmma") and exc.short == "needs sm_90"
     assert errors.ConfigError("x").short is None
     assert errors.LaunchConfigError("y", short="z").short == "z"
+
+
+def test_a_reason_in_a_few_words():
+    short = sidebyside.short_reason
+    assert short("long text", "needs sm_90") == "needs sm_90"
+    assert short("06-warptiling: needs 146 KB; more", variant="06-warptiling") == "needs 146 KB"
+    assert short("tile 64 over the limit. Use 32", variant="x") == "tile 64 over the limit"
+    assert short("x" * 80) == sidebyside.NOT_RUN
 
 
 def test_the_synthetic_metrics_keep_ratios():

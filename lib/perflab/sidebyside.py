@@ -34,8 +34,10 @@ import pandas as pd
 from . import lab, store
 
 #: What a row that could not run here is called on a figure when its check gave no short
-#: reason.
-NOT_RUN = "cannot run on this GPU"
+#: reason and its reason is too long for a label.
+NOT_RUN = "its check refused it"
+#: The longest reason a figure's label takes as it stands.
+SHORT_CHARS = 48
 
 
 def reference_slug() -> str:
@@ -122,8 +124,17 @@ def label(df: pd.DataFrame) -> str:
     return f"{device_name(df)}, {'measured live' if is_live(df) else 'recorded'}"
 
 
-def _short(short) -> str:
-    return short if isinstance(short, str) and short else NOT_RUN
+def short_reason(reason: str, short=None, variant: str = "") -> str:
+    """A refusal in a few words, for a figure's label: the check's own short form where it
+    gave one, else the reason's first clause (without the variant's name in front) where
+    that is short, else NOT_RUN."""
+    if isinstance(short, str) and short:
+        return short
+    text = str(reason)
+    if variant and text.startswith(f"{variant}: "):
+        text = text[len(variant) + 2:]
+    text = text.split("; ")[0].split(". ")[0].strip()
+    return text if 0 < len(text) <= SHORT_CHARS else NOT_RUN
 
 
 def _missing(v) -> bool:
@@ -163,7 +174,7 @@ def fill_not_run(df: pd.DataFrame, ref: pd.DataFrame | None = None) -> pd.DataFr
             records.append({**rec, "measured_on": here, "not_run_reason": None,
                             "not_run_short": None})
             continue
-        short = _short(rec.get("invalid_short"))
+        short = short_reason(reason, rec.get("invalid_short"), rec["variant"])
         for r in match.to_dict("records"):
             records.append({**r, "measured_on": there, "not_run_reason": reason,
                             "not_run_short": short})

@@ -158,3 +158,39 @@ def overlapping_texts(fig) -> list[tuple[str, str]]:
              if t.get_visible() and t.get_text().strip() and id(t) not in hidden]
     return [(a, b) for i, (a, ba) in enumerate(boxes) for b, bb in boxes[i + 1:]
             if ba.overlaps(bb)]
+
+
+# ---- a page, live -------------------------------------------------------------------------
+
+def run_page(page: str) -> dict:
+    """Every code cell of chapters/`page` (a MyST notebook) run in this process, in order,
+    from chapters/ as the book build runs them, with whatever device the test made the lab
+    see; figures drawn with Agg and closed after each cell. Returns the cells' namespace.
+    A cell that raises fails the test, naming the cell."""
+    import os
+
+    import jupytext
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from perflab import paths
+
+    nb = jupytext.read(paths.ROOT / "chapters" / page)
+    ns: dict = {}
+    here = os.getcwd()
+    os.chdir(paths.ROOT / "chapters")
+    try:
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            try:
+                exec(compile(cell.source, f"{page} cell {i}", "exec"), ns)
+            except Exception as exc:
+                raise AssertionError(f"{page}, cell {i} failed live on "
+                                     f"{device.current().name}: {exc!r}\n{cell.source}") from exc
+            finally:
+                plt.close("all")
+    finally:
+        os.chdir(here)
+    return ns

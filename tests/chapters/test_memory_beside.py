@@ -11,7 +11,7 @@ import perflab
 from perflab import lab, plots
 from perflab.chapters.memory import report
 from tests.synthetic_gpu import (REFERENCE, legend_labels, overlapping_texts,  # noqa: F401
-                                 stamp_lines, synthetic_gpu, texts)
+                                 run_page, stamp_lines, synthetic_gpu, texts)
 
 
 @pytest.fixture(autouse=True)
@@ -90,3 +90,9 @@ def test_replayed_they_are_the_book_s(monkeypatch):
     fig = report.inflight_figure(inf, s, dev)
     assert stamp_lines(fig) == [lab.caption(inf)]
     assert "cudaMemcpy, same rounds" in legend_labels(fig)
+
+
+def test_the_page_runs_live_on_another_gpu(live):
+    ns = run_page("02-memory.md")
+    assert lab.caption(ns["lat"]).startswith("measured live on NVIDIA Synthetic sm_89")
+    assert "memory.latency" in live.calls and "memory.inflight" in live.calls

@@ -15,7 +15,7 @@ from perflab.chapters.sgemm import experiments as ex
 from perflab.chapters.sgemm import report, variants
 from perflab.correctness import Check
 from tests.synthetic_gpu import (REFERENCE, legend_labels, overlapping_texts,  # noqa: F401
-                                 stamp_lines, synthetic_gpu, texts)
+                                 run_page, stamp_lines, synthetic_gpu, texts)
 
 HOPPER = ("10-wgmma-tma", "12-3xtf32-wgmma")
 LABELS = {v.name: v.label for v in variants()}
@@ -39,27 +39,55 @@ class _Pool:
 
 
 @pytest.fixture
-def sm89_ladder(synthetic_gpu, monkeypatch):
-    """`lab.run("sgemm.ladder")` on the synthetic sm_89 device: the experiment's own loop
-    and checks (ex.run_variant), each checked-and-timed call answered from the H200's
-    recorded row of the same rung and size."""
+def sgemm_measured(synthetic_gpu, monkeypatch):
+    """The chapter's experiments run as they would on the synthetic device: their own
+    loops, configurations and checks (ex.run_variant, ex.configs against the device),
+    each checked-and-timed call answered from the H200's recorded row of the same rung,
+    size and parameters (of the same rung and size where the parameters were not
+    recorded); every other experiment (the machine chapter's ceilings) from its scaled
+    recorded rows."""
     import cupy
 
-    recorded = {(r["variant"], r["params"]["M"], r["params"]["N"], r["params"]["K"]): r
-                for r in synthetic_gpu.recorded_rows("sgemm.ladder")}
+    from perflab import registry
+
+    recorded = {}
+    for name in ("sgemm.ladder", "sgemm.splitk", "sgemm.sweep", "sgemm.chunks"):
+        for r in synthetic_gpu.recorded_rows(name):
+            p = r["params"]
+            recorded[(r["variant"], tuple(sorted(p.items())))] = r
+            if "M" in p:
+                recorded.setdefault((r["variant"], p["M"], p["N"], p["K"]), r)
 
     def measure(ctx, prob, name, precision, fn, *, params, specs=(), baseline=None,
                 timed=True, fast=None):
-        r = recorded[(name, prob.M, prob.N, prob.K)]
-        return ctx.row(variant=name, params={**prob.params, **params},
-                       metrics=synthetic_gpu.scaled(r["metrics"]),
+        full = {**prob.params, **params}
+        r = recorded.get((name, tuple(sorted(full.items())))) or \
+            recorded[(name, prob.M, prob.N, prob.K)]
+        return ctx.row(variant=name, params=full, metrics=synthetic_gpu.scaled(r["metrics"]),
                        check=Check(r["correct"], r["rel_err"], r["tolerance"], 0),
                        kernels=list(specs), launch=r["launch"], precision=precision,
                        seed=r.get("seed"))
 
+    def empty_launches(ctx, n=2):
+        return ctx.row(variant=f"{n} empty launches", params={"launches": n},
+                       metrics={"median_ms": (0.012, "ms")}, kernels=[])
+
+    real = registry.execute
+    synthetic_gpu.measure_from_recorded()
+    others = registry.execute
+    monkeypatch.setattr(registry, "execute", lambda exp, *a, **kw: (
+        real if exp.chapter == "01-sgemm" and exp.name != "sgemm.profile" else others)(
+            exp, *a, **kw))
     monkeypatch.setattr(ex, "Problem", _Problem)
     monkeypatch.setattr(ex, "measure", measure)
+    monkeypatch.setattr(ex, "empty_launches", empty_launches)
     monkeypatch.setattr(cupy, "get_default_memory_pool", _Pool)
+    return synthetic_gpu
+
+
+@pytest.fixture
+def sm89_ladder(sgemm_measured):
+    """`lab.run("sgemm.ladder")` on the synthetic sm_89 device."""
     return lab.run("sgemm.ladder")
 
 
@@ -176,3 +204,30 @@ def _readable(fig):
     assert check["pt"] >= plots.MIN_TEXT_PT, check
     assert check["width_px"] <= plots.COLUMN_PX, check
     assert not overlapping_texts(fig)
+
+
+#: An Ampere-class GPU (compute capability 8.0, 163 KB a block): only the Hopper rungs are
+#: refused there.
+SM80 = dict(name="NVIDIA Synthetic sm_80", slug="synthetic-sm80", compute_capability="8.0",
+            arch="sm_80", smem_per_block_optin=163 << 10)
+
+
+def test_the_page_runs_live_where_only_the_hopper_rungs_cannot_run(sgemm_measured):
+    sgemm_measured.use(**SM80)
+    ns = run_page("01-sgemm.md")
+    ladder = ns["ladder"]
+    assert lab.caption(ladder).startswith("measured live on NVIDIA Synthetic sm_80")
+    refused = ladder[ladder["invalid"].notna()]
+    assert set(refused["variant"]) == set(HOPPER)
+    fig = report.ladder_figure(ladder, ns["labels"])
+    assert [t for t in texts(fig) if t.startswith("not run here")] == \
+        ["not run here: needs sm_90 (wgmma and TMA)"] * 2
+    assert len(stamp_lines(fig)) == 2
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="live on a GPU whose blocks may have 99 KB of shared memory (sm_89), "
+                          "rung 06's default tile and every split-K configuration of rung 07 "
+                          "are refused, and report.summary needs both")
+def test_the_page_runs_live_on_an_sm89_gpu(sgemm_measured):
+    run_page("01-sgemm.md")

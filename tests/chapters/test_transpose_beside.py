@@ -10,7 +10,7 @@ import perflab
 from perflab import lab, plots
 from perflab.chapters.transpose import report
 from tests.synthetic_gpu import (REFERENCE, legend_labels, overlapping_texts,  # noqa: F401
-                                 stamp_lines, synthetic_gpu, texts)
+                                 run_page, stamp_lines, synthetic_gpu, texts)
 
 
 @pytest.fixture(autouse=True)
@@ -60,3 +60,9 @@ def test_replayed_the_ladder_is_the_book_s(monkeypatch):
     assert stamp_lines(fig) == [lab.caption(ladder)]
     assert tuple(fig.get_size_inches()) == (6.7, 4.0)
     assert not legend_labels(fig)
+
+
+def test_the_page_runs_live_on_another_gpu(synthetic_gpu):
+    synthetic_gpu.measure_from_recorded(cannot_run=_no_wide_tile)
+    ns = run_page("05-transpose.md")
+    assert lab.caption(ns["ladder"]).startswith("measured live on NVIDIA Synthetic sm_89")

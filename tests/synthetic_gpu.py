@@ -16,7 +16,8 @@ derived from the reference GPU's recorded ones (rates halved, times doubled, rat
 the synthetic run's provenance), and a row that `cannot_run(exp, row, device)` refuses
 comes back as the experiment would write it (no metrics, `invalid` saying why); or a test
 keeps the experiment's own function and replaces only what touches the GPU, with
-`scaled(metrics)` for the numbers (tests/chapters/test_sidebyside_sgemm.py).
+`scaled(metrics)` for the numbers (tests/chapters/test_sgemm_beside.py). `run_page` runs a
+chapter's code cells in this process, live on whichever device the test set.
 """
 from __future__ import annotations
 

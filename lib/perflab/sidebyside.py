@@ -137,6 +137,14 @@ def short_reason(reason: str, short=None, variant: str = "") -> str:
     return text if 0 < len(text) <= SHORT_CHARS else NOT_RUN
 
 
+def _hashable(v):
+    try:
+        hash(v)
+        return v
+    except TypeError:           # a parameter recorded as a mapping
+        return repr(v)
+
+
 def _missing(v) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
@@ -157,25 +165,25 @@ def fill_not_run(df: pd.DataFrame, ref: pd.DataFrame | None = None) -> pd.DataFr
     there = ref.attrs.get("source", {}).get("slug", reference_slug())
     params = [p for p in df.attrs.get("params", []) if p in df]
     ran = ref[ref["invalid"].isna()] if "invalid" in ref else ref
+    ref_params = [p for p in ref.attrs.get("params", []) if p in ran]
+
+    def key(rec, names):        # a row's variant and the parameters it has, by name
+        return (rec["variant"],) + tuple((p, _hashable(rec[p])) for p in sorted(names)
+                                         if not _missing(rec.get(p)))
+
+    recorded: dict[tuple, list] = {}
+    for r in ran.to_dict("records"):
+        recorded.setdefault(key(r, ref_params), []).append(r)
     records, borrowed = [], []
     for rec in df.to_dict("records"):
         reason = rec.get("invalid")
-        if _missing(reason):
-            records.append({**rec, "measured_on": here, "not_run_reason": None,
-                            "not_run_short": None})
-            continue
-        sel = ran["variant"] == rec["variant"]
-        for p in params:
-            if _missing(rec.get(p)):
-                continue
-            sel &= ran[p].map(lambda v, want=rec[p]: v == want) if p in ran else False
-        match = ran[sel]
-        if not len(match):
+        match = [] if _missing(reason) else recorded.get(key(rec, params), [])
+        if not match:
             records.append({**rec, "measured_on": here, "not_run_reason": None,
                             "not_run_short": None})
             continue
         short = short_reason(reason, rec.get("invalid_short"), rec["variant"])
-        for r in match.to_dict("records"):
+        for r in match:
             records.append({**r, "measured_on": there, "not_run_reason": reason,
                             "not_run_short": short})
         borrowed.append(rec["variant"])

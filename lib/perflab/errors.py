@@ -15,7 +15,13 @@ class KernelCompileError(PerflabError):
 
 
 class ConfigError(PerflabError):
-    """A kernel configuration (tile sizes, threads) that cannot work, caught before launch."""
+    """A kernel configuration (tile sizes, threads) that cannot work, caught before launch.
+    `short`, where given, says why in a few words for a figure's label ("needs sm_90
+    (wgmma and TMA)"); the message says it in full."""
+
+    def __init__(self, *args, short: str | None = None):
+        super().__init__(*args)
+        self.short = short
 
 
 class LaunchConfigError(ConfigError):

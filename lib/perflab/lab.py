@@ -158,11 +158,12 @@ def _canon(v):
 
 def frame(rows: list[dict], source: str) -> pd.DataFrame:
     """Rows → a tidy DataFrame: params and metric values as columns."""
-    recs, units = [], {}
+    recs, units, params = [], {}, {}
     for r in rows:
         rec = {"experiment": r["experiment"], "variant": r["variant"]}
         for k, v in r["params"].items():
             rec[k] = tuple(v) if isinstance(v, list) else v
+            params[k] = None
         for k, m in r["metrics"].items():
             rec[k] = m["value"]
             units[k] = m["unit"]
@@ -180,6 +181,7 @@ def frame(rows: list[dict], source: str) -> pd.DataFrame:
     prov = rows[0]["provenance"] if rows else {}
     run_ids = sorted({r["provenance"]["run_id"] for r in rows})
     df.attrs["units"] = units
+    df.attrs["params"] = list(params)      # the columns that are a row's parameters
     df.attrs["source"] = {
         "kind": source,
         "device": prov.get("device", {}).get("name", "?"),
@@ -224,8 +226,14 @@ def caption(df: pd.DataFrame) -> str:
 
 def captions(*dfs: pd.DataFrame) -> str:
     """The captions of several frames, each source once, in order: a figure that shows a
-    live machine beside a recorded one names both."""
-    return "\n".join(dict.fromkeys(caption(df) for df in dfs))
+    live machine beside a recorded one names both, and a frame that holds recorded rows in
+    place of the ones this GPU could not run (`sidebyside.fill_not_run`) names the
+    recording after its own line."""
+    lines = []
+    for df in dfs:
+        lines.append(caption(df))
+        lines += [b["caption"] for b in df.attrs.get("borrowed", [])]
+    return "\n".join(dict.fromkeys(lines))
 
 
 def record(chapter: str | None = None, experiments: list[str] | None = None,

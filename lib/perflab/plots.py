@@ -151,6 +151,53 @@ def datasheet(dev: dict) -> dict:
     return {"fp32_flops": fp32, "dram_Bps": dram}
 
 
+def bars_beside(ax, rows, *, here: str, there: str, xlabel: str, line=None, log: bool = False,
+                fmt: str = "{:.2f}×") -> None:
+    """Two horizontal bars per row, this GPU's (solid) above the reference GPU's recorded
+    one (hatched, in the same colour), each with its value; a legend above the axes names
+    both. `rows`: (label, mine, theirs, colour, note) per row, top first; a value NaN
+    where it was not measured, and `note` (why not: "not run here: needs sm_90") written
+    where this GPU's bar would be. `line`: (x, label) drawn across every row (a ceiling
+    both are measured against, = 1). Values fractions of each GPU's own ceiling: two
+    GPUs' absolute numbers seldom compare."""
+    import math
+
+    from matplotlib.patches import Patch
+
+    values = [v for r in rows for v in r[1:3] if v is not None and math.isfinite(v)]
+    if line is not None:
+        values.append(line[0])
+    lo = min(values) / 2.2 if log else 0.0
+    hi = max(values) * (2.4 if log else 1.22)
+    h, off = 0.38, 0.21
+    white = dict(facecolor="white", edgecolor="none", pad=0.4)
+    for i, (_, mine, theirs, color, note) in enumerate(rows):
+        if mine is not None and math.isfinite(mine):
+            ax.barh(i - off, mine, height=h, color=color)
+            ax.text(mine * 1.06 if log else mine + hi * 0.01, i - off, fmt.format(mine),
+                    va="center", fontsize=MIN_TEXT_PT, bbox=white, zorder=3)
+        elif note:
+            ax.text(lo * 1.08 if log else hi * 0.01, i - off, note, va="center", ha="left",
+                    fontsize=MIN_TEXT_PT, color="0.3", style="italic", bbox=white, zorder=3)
+        if theirs is not None and math.isfinite(theirs):
+            ax.barh(i + off, theirs, height=h, color="white", edgecolor=color, hatch="////",
+                    lw=0.8)
+            ax.text(theirs * 1.06 if log else theirs + hi * 0.01, i + off, fmt.format(theirs),
+                    va="center", fontsize=MIN_TEXT_PT, color="0.25", bbox=white, zorder=3)
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=MIN_TEXT_PT)
+    ax.set_ylim(len(rows) - 0.45, -0.55)
+    handles = [Patch(facecolor="0.45", label=here),
+               Patch(facecolor="white", edgecolor="0.35", hatch="////", label=there)]
+    if line is not None:
+        handles.append(ax.axvline(line[0], color="0.25", lw=1.2, label=line[1]))
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel(xlabel)
+    ax.legend(handles=handles, fontsize=MIN_TEXT_PT, loc="lower left", bbox_to_anchor=(0, 1.0),
+              ncol=1, frameon=False)
+
+
 def _nearest(box, marks) -> int:
     """Which of `marks` (display coordinates) is nearest to the box: a label must sit
     nearer its own marker than any other, or a reader pairs it wrongly."""

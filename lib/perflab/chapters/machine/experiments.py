@@ -215,7 +215,8 @@ def wgmma_peak(ctx, ab, iters: int) -> None:
         if not str(dev.compute_capability).startswith("9."):
             ctx.row(variant=f"wgmma warpgroups={wg}", params={"acc": wg, "size": 0}, metrics={},
                     kernels=[], invalid=f"wgmma needs a Hopper GPU (compute capability 9.x); "
-                                        f"{dev.name} has {dev.compute_capability}")
+                                        f"{dev.name} has {dev.compute_capability}",
+                    invalid_short="needs sm_90 (wgmma)")
             continue
         k = get_kernel(spec)
         block = 128 * wg

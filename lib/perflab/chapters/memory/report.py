@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ... import lookup, plots
+from ... import lookup, plots, sidebyside
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
@@ -111,15 +111,22 @@ def hierarchy(lat: pd.DataFrame, dev: dict) -> list[dict]:
 _LEVEL_FILL = {"L1": "#deebf7", "near L2": "#f2f2f2", "far L2": "#e0e0e0", "HBM": "#f7f7f7"}
 
 
-def plot_staircase(ax, lat: pd.DataFrame, l2_bytes: int, dev: dict) -> list[dict]:
+def plot_staircase(ax, lat: pd.DataFrame, l2_bytes: int, dev: dict,
+                   reference: pd.DataFrame | None = None) -> list[dict]:
     """Cycles per load against working set, annotated with the hierarchy: each level's
     working sets shaded and named with its capacity (from the device), its measured
     plateau written on it, the published plateau as a grey bar over the same sets; every
-    repeat as a dot, the median as a line. Returns the levels drawn."""
+    repeat as a dot, the median as a line. With `reference` (another GPU's recorded rows,
+    sidebyside.beside), its median as a dashed grey line beside this GPU's, each named by
+    its device. Returns the levels drawn."""
     st = staircase(lat)
     d = lat[(lat["variant"] == "random") & lat["correct"].astype(bool)]
     levels = hierarchy(lat, {**dev, "l2_bytes": l2_bytes})
-    top = 900
+    ref = staircase(reference) if reference is not None else None
+    highest = max([float(st["cycles"].max())] + ([float(ref["cycles"].max())] if ref is not None
+                                                 else []))
+    top = 900 if highest < 800 else math.ceil(highest * 1.3 / 100) * 100  # room above it
+    who = "" if ref is None else f"{sidebyside.short_name(lat)}, measured live: "
     for i, lv in enumerate(levels):
         ax.axvspan(lv["from"], lv["to"], color=_LEVEL_FILL[lv["level"]], zorder=0, lw=0)
         if lv["published"]:
@@ -128,9 +135,12 @@ def plot_staircase(ax, lat: pd.DataFrame, l2_bytes: int, dev: dict) -> list[dict
                             lw=0, zorder=1, label="published (GH200)"
                             if i == 0 else None)
     ax.plot(d["bytes"], d["cycles"], ".", color=plots.COLORS["fp32"], alpha=0.35, ms=4,
-            label="each repeat", zorder=3)
+            label=who + "each repeat", zorder=3)
     ax.plot(st["bytes"], st["cycles"], "-", color=plots.COLORS["fp32"], lw=1.6,
-            label="median", zorder=3)
+            label=who + "median", zorder=3)
+    if ref is not None:
+        ax.plot(ref["bytes"], ref["cycles"], "--", color="0.3", lw=1.4, zorder=2,
+                label=f"{sidebyside.short_name(reference)}, recorded: median")
     for lv in levels:
         mid = (lv["from"] * lv["to"]) ** 0.5
         val = f"{lv['cycles']:.0f} cycles\n{lv['ns']:.0f} ns"
@@ -157,8 +167,27 @@ def plot_staircase(ax, lat: pd.DataFrame, l2_bytes: int, dev: dict) -> list[dict
     sec = ax.secondary_yaxis("right", functions=(lambda c: c / _ghz(st),
                                                  lambda n: n * _ghz(st)))
     sec.set_ylabel("ns")
-    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(0.0, 0.8), framealpha=0.95)
+    if ref is None:
+        ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(0.0, 0.8), framealpha=0.95)
+    else:                   # two devices: a longer legend, above the axes, off the data
+        ax.legend(fontsize=9, loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=2,
+                  frameon=False)
     return levels
+
+
+def staircase_figure(lat: pd.DataFrame, dev: dict):
+    """The latency staircase as the page shows it, with its stamp: this GPU's rows (the
+    recorded ones without a GPU), and live on another GPU the reference GPU's recorded
+    median beside them (cycles per load on each: the two are comparable as they stand),
+    stamped with both sources."""
+    import matplotlib.pyplot as plt
+
+    frames = sidebyside.beside(lat)
+    fig, ax = plt.subplots(figsize=(7.5, 4.0))
+    plot_staircase(ax, lat, int(dev["l2_bytes"]), dev,
+                   reference=frames[1] if len(frames) > 1 else None)
+    plots.stamp(fig, *frames)
+    return fig
 
 
 #: Variant names of recorded rows as the page shows them (the rows keep theirs).
@@ -331,6 +360,46 @@ def plot_inflight(ax, inf: pd.DataFrame, latency_ns: float, sms: int, ceiling_tb
     ax.set_ylabel("copy TB/s (read + write)")
     ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.figure.subplots_adjust(right=0.7)
+
+
+def plot_inflight_beside(ax, inf: pd.DataFrame, reference: pd.DataFrame) -> None:
+    """Copy bandwidth against reads in flight per SM on two GPUs, each as a fraction of its
+    own cudaMemcpy timed in the same rounds (absolute TB/s of two memories do not compare):
+    this GPU's best over K at each point, solid, the reference GPU's recorded one dashed."""
+    for df, style, fill in ((inf, "-", None), (reference, "--", "none")):
+        d = inflight_frame(df)
+        who = f"{sidebyside.short_name(df)}, {'live' if sidebyside.is_live(df) else 'recorded'}"
+        for layout, color in (("blocked", plots.COLORS["fp32"]), ("grid-strided", "C1")):
+            g = d[d["layout"] == layout].groupby("inflight_per_sm")["of_copy"].max()
+            if len(g):
+                ax.plot(g.index, g.values, style, marker="o", ms=4, color=color, lw=1.2,
+                        mfc=fill or color, label=f"{who}: {layout}")
+    ax.axhline(1.0, color="0.25", lw=1, label="cudaMemcpy on each GPU, same rounds (= 1)")
+    ax.set_xscale("log", base=2)
+    ticks = [512, 2 * KiB, 8 * KiB, 32 * KiB, 128 * KiB]
+    ax.set_xticks(ticks, [size_label(t).replace(" ", "\u2009") for t in ticks])
+    ax.set_ylim(0, 1.1)
+    ax.set_xlabel("reads in flight per SM (warps × K × 16 bytes)")
+    ax.set_ylabel("× cudaMemcpy (best K)")
+    ax.legend(fontsize=9, loc="lower left", bbox_to_anchor=(0.0, 1.01), ncol=2, frameon=False)
+
+
+def inflight_figure(inf: pd.DataFrame, s: dict, dev: dict):
+    """The Little's-law figure as the page shows it, with its stamp: copy TB/s against
+    bytes in flight, Little's law at this GPU's latency (plot_inflight); live on another
+    GPU, each GPU as a fraction of its own cudaMemcpy, this one beside the recorded one
+    (plot_inflight_beside), stamped with both sources."""
+    import matplotlib.pyplot as plt
+
+    frames = sidebyside.beside(inf)
+    if len(frames) == 1:
+        fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        plot_inflight(ax, inf, s["hbm_ns"], int(dev["sms"]), s["inf_ceiling_tbs"])
+    else:
+        fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        plot_inflight_beside(ax, inf, frames[1])
+    plots.stamp(fig, *frames)
+    return fig
 
 
 # ---- every number the prose quotes --------------------------------------------------------

@@ -162,7 +162,8 @@ def run_variant(ctx, prob, v, params, baseline, timed=True):
                        params=params, specs=v.kernels(params), baseline=base, timed=timed)
     except ConfigError as exc:   # invalid here (tile sizes, or this GPU's limits): say why
         return ctx.row(variant=v.name, params={**prob.params, **params}, metrics={},
-                       kernels=[], invalid=str(exc), precision=v.precision)
+                       kernels=[], invalid=str(exc), precision=v.precision,
+                       **({"invalid_short": exc.short} if exc.short else {}))
 
 
 @experiment("sgemm.ladder", title="The SGEMM ladder against cuBLAS",
@@ -288,7 +289,8 @@ def profile(ctx, segments=PROFILE_SEGMENTS):
                 rung.check(rung.params(), m, n, k, dev)
             except ConfigError as exc:
                 ctx.row(variant=v, params={"M": m, "N": n, "K": k}, metrics={}, kernels=[],
-                        invalid=str(exc))
+                        invalid=str(exc),
+                        **({"invalid_short": exc.short} if exc.short else {}))
                 continue
         plan.append({"variant": v, "M": m, "N": n, "K": k})
     for seg in run_ncu(plan, child="perflab.chapters.sgemm.profiling"):

@@ -83,7 +83,7 @@ def hopper_only(device: dict | None, name: str = NAME) -> None:
             f"{name}: wgmma and the tensor-memory copies need a Hopper GPU (compute "
             f"capability 9.x, compiled for {ARCH}); {device.get('name', 'this GPU')} has "
             f"compute capability {cc or 'unknown'}. Rung 08 (08-tf32-mma) runs TF32 on "
-            "any GPU from compute capability 8.0")
+            "any GPU from compute capability 8.0", short=f"needs {ARCH[:5]} (wgmma and TMA)")
 
 
 def _validate(p: dict, M: int, N: int, K: int, device: dict | None) -> None:

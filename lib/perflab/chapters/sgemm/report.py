@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ... import sidebyside
 from ...plots import COLORS, label_points
 
 BASELINES = ("cuBLAS FP32", "cuBLAS TF32")
@@ -34,18 +35,40 @@ def correctness_table(df: pd.DataFrame) -> pd.DataFrame:
     return t[order].fillna("—")
 
 
+def x_cublas(r) -> float:
+    """A rung's ratio to cuBLAS of its precision (TF32 for the tensor-core rungs), measured
+    interleaved in its run: comparable between GPUs, each against its own cuBLAS."""
+    v = r.get("vs_cublas_fp32") if r["precision"] == "fp32" else r.get("vs_cublas_tf32")
+    return float("nan") if v is None or pd.isna(v) else float(v)
+
+
+#: The column of ratio_table that says why a rung did not run on this GPU.
+NOT_RUN_COLUMN = "not run on this GPU"
+
+
 def ratio_table(df: pd.DataFrame) -> pd.DataFrame:
-    """variant × size → TFLOP/s and × cuBLAS of the same precision, as text."""
-    d = with_size(df)
+    """variant × size → TFLOP/s and × cuBLAS of the same precision, as text. Live on a GPU
+    that cannot run a rung, its cells are the reference GPU's recorded ones, marked, and a
+    last column says why (sidebyside.fill_not_run)."""
+    d = with_size(sidebyside.fill_not_run(df))
     order = list(dict.fromkeys(d["size"]))
+    borrowed = {b["slug"]: sidebyside.short_name(b["device"]) for b in d.attrs.get("borrowed", [])}
+
     def fmt(r):
         if pd.isna(r.get("TFLOP/s")):
             return "—"
-        ratio = r.get("vs_cublas_fp32") if r["precision"] == "fp32" else r.get("vs_cublas_tf32")
-        return f"{r['TFLOP/s']:.1f}" + ("" if pd.isna(ratio) else f" ({ratio:.2f}×)")
+        ratio = x_cublas(r)
+        text = f"{r['TFLOP/s']:.1f}" + ("" if pd.isna(ratio) else f" ({ratio:.2f}×)")
+        if borrowed and pd.notna(r.get("not_run_reason")):
+            text += f", recorded on {borrowed.get(r['measured_on'], r['measured_on'])}"
+        return text
     d = d.assign(cell=[fmt(r) for _, r in d.iterrows()])
     t = d.pivot_table(index="variant", columns="size", values="cell", aggfunc="first")
-    return t[order].fillna("—")
+    t = t[order].fillna("—")
+    if borrowed:
+        why = sidebyside.not_run(d).groupby("variant")["not_run_reason"].first()
+        t[NOT_RUN_COLUMN] = [why.get(v, "—") for v in t.index]
+    return t
 
 
 def ladder_bars(ax, df: pd.DataFrame, M, N, K, labels: dict):
@@ -75,6 +98,67 @@ def ladder_bars(ax, df: pd.DataFrame, M, N, K, labels: dict):
     # above the bars, not over them
     ax.legend(fontsize=9, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=1, frameon=False)
     return ax
+
+
+def ladder_beside(ax, live: pd.DataFrame, ref: pd.DataFrame, M, N, K, labels: dict) -> list:
+    """Every rung at one size as a fraction of each GPU's own cuBLAS of the same precision
+    (× cuBLAS, timed interleaved in the same run): this GPU's bar (solid) above the
+    reference GPU's recorded one (hatched; plots.bars_beside). A rung this GPU could not
+    run keeps its place, the reason (`live` from sidebyside.fill_not_run) beside the
+    recorded bar. Returns the rungs drawn."""
+    from ...plots import bars_beside
+    from . import variants
+
+    def at_size(d):
+        d = d[(d["M"] == M) & (d["N"] == N) & (d["K"] == K) & ~d["variant"].isin(BASELINES)]
+        return {r["variant"]: r for _, r in d.iterrows()}
+
+    here, there = at_size(live), at_size(ref)
+    ratio = lambda rows, v: x_cublas(rows[v]) if v in rows else np.nan
+    names = [v.name for v in variants()
+             if np.isfinite(ratio(here, v.name)) or np.isfinite(ratio(there, v.name))]
+    rows = []
+    for v in names:
+        r, mine = here.get(v), ratio(here, v)
+        if r is not None and pd.notna(r.get("not_run_reason")):    # the recorded row
+            note, mine = f"not run here: {r['not_run_short']}", np.nan
+        elif r is not None and r.get("correct") is False:
+            note = "failed its check here"
+        else:
+            note = "not timed here"
+        precision = (r if r is not None else there[v])["precision"]
+        rows.append((f"{v.split('-')[0]}  {labels.get(v, v)}", mine, ratio(there, v),
+                     COLORS["fp32" if precision == "fp32" else "tf32"], note))
+    bars_beside(ax, rows, here=sidebyside.label(live), there=sidebyside.label(ref), log=True,
+                line=(1.0, "cuBLAS of the same precision on each GPU (= 1)"),
+                xlabel=f"× cuBLAS of the same precision at {size_label(M, N, K)}, each GPU's "
+                       "own\n(blue FP32 FFMA, red tensor cores)")
+    ax.figure.subplots_adjust(left=0.47, right=0.98)
+    return names
+
+
+def ladder_figure(ladder: pd.DataFrame, labels: dict, M=3072, N=3072, K=3072):
+    """The ladder at a glance, as the page shows it, with its stamp. Replayed (or live on
+    the reference GPU): every rung's TFLOP/s, cuBLAS as lines (ladder_bars). Live on
+    another GPU: every rung against each GPU's own cuBLAS, this GPU beside the recorded one
+    (ladder_beside), a rung this GPU cannot run shown from the recording with the reason;
+    the stamp names both sources."""
+    import matplotlib.pyplot as plt
+
+    from ...plots import stamp
+
+    frames = sidebyside.beside(ladder)
+    if len(frames) == 1:
+        fig, ax = plt.subplots(figsize=(7.5, 3.4))
+        ladder_bars(ax, ladder, M, N, K, labels)
+        stamp(fig, ladder)
+        return fig
+    live, ref = sidebyside.fill_not_run(ladder, frames[1]), frames[1]
+    n = len((set(ref["variant"]) | set(live["variant"])) - set(BASELINES))
+    fig, ax = plt.subplots(figsize=(7.5, 1.3 + 0.34 * n))
+    ladder_beside(ax, live, ref, M, N, K, labels)
+    stamp(fig, live, ref)
+    return fig
 
 
 def speed_accuracy(ax, df: pd.DataFrame, M, N, K):

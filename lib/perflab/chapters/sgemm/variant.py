@@ -133,9 +133,10 @@ def aligned(*arrays, cols: tuple[int, ...] = ()) -> bool:
     return all(c % 4 == 0 for c in cols) and all(a.data.ptr % 16 == 0 for a in arrays)
 
 
-def require(cond: bool, name: str, reason: str) -> None:
+def require(cond: bool, name: str, reason: str, short: str | None = None) -> None:
+    """ConfigError "`name`: `reason`" unless `cond` (`short`: the reason in a few words)."""
     if not cond:
-        raise ConfigError(f"{name}: {reason}")
+        raise ConfigError(f"{name}: {reason}", short=short)
 
 
 def smem_fits(name: str, need: int, device: dict | None, what: str) -> None:
@@ -145,7 +146,8 @@ def smem_fits(name: str, need: int, device: dict | None, what: str) -> None:
     limit = int(device["smem_per_block_optin"])
     require(need <= limit, name,
             f"{what} = {need} B of shared memory, over the {limit // 1024} KB "
-            f"({limit} B) a block may use on {device.get('name', 'this GPU')}")
+            f"({limit} B) a block may use on {device.get('name', 'this GPU')}",
+            short=f"needs {-(-need // 1024)} KB of shared memory ({limit // 1024} KB here)")
 
 
 def spec(file: str, fn: str, template: tuple = ()) -> KernelSpec:

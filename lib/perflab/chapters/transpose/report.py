@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ... import lookup
+from ... import lookup, sidebyside
 from . import banks, ops
 
 #: One colour per ladder entry across the chapter; the library calls in the vendor greys.
@@ -176,6 +176,59 @@ def plot_ladder(ax, ladder: pd.DataFrame, case=TARGET_CASE) -> None:
     ax.set_xlim(0, max(tbs.max(), roof or 0) * 1.08)
     ax.set_ylim(-0.6, len(d) + 0.3)
     ax.set_xlabel("TB/s: bytes read + written over the median time")
+
+
+def ladder_beside(ax, live: pd.DataFrame, ref: pd.DataFrame, case=TARGET_CASE) -> list:
+    """Every entry of one case as a fraction of the faster copy of its own GPU's run (×
+    copy, round by round in the same run): this GPU's bar above the reference GPU's recorded
+    one (plots.bars_beside); an entry this GPU could not run (`live` from
+    sidebyside.fill_not_run) keeps its place with the reason. Returns the entries drawn."""
+    from ...plots import bars_beside
+
+    def entries(df):
+        d = ladder_table(df, case)
+        return {e: r for e, r in zip(d["entry"], d.to_dict("records"))}
+
+    here, there = entries(live), entries(ref)
+    value = lambda rows, e: float(rows[e]["of_copy"]) if e in rows and \
+        pd.notna(rows[e]["of_copy"]) else np.nan
+    names = [e for e in dict.fromkeys([*here, *there])
+             if np.isfinite(value(here, e)) or np.isfinite(value(there, e))]
+    rows = []
+    for e in names:
+        r, mine = here.get(e), value(here, e)
+        note = "not timed here"
+        if r is not None and pd.notna(r.get("not_run_reason")):      # the recorded row
+            note, mine = f"not run here: {r['not_run_short']}", np.nan
+        rows.append((label(e, case[0]), mine, value(there, e), COLORS.get(e, "C7"), note))
+    bars_beside(ax, rows, here=sidebyside.label(live), there=sidebyside.label(ref),
+                line=(1.0, "the faster copy on each GPU, same rounds (= 1)"), fmt="{:.2f}",
+                xlabel=f"× the faster copy, {case_name(*case)}: each GPU against its own")
+    return names
+
+
+def ladder_figure(ladder: pd.DataFrame, case=TARGET_CASE):
+    """The ladder against the copy as the page shows it, with its stamp: TB/s of every
+    entry with the copy as the roof (plot_ladder); live on a GPU other than the reference,
+    each GPU against its own faster copy, this one beside the recorded one (ladder_beside),
+    stamped with both sources."""
+    import matplotlib.pyplot as plt
+
+    from ...plots import stamp
+
+    frames = sidebyside.beside(ladder)
+    if len(frames) == 1:
+        fig, ax = plt.subplots(figsize=(6.7, 4.0))
+        plot_ladder(ax, ladder, case)
+        stamp(fig, ladder)
+        return fig
+    live, ref = sidebyside.fill_not_run(ladder, frames[1]), frames[1]
+    n = len(ladder_table(ref, case))
+    fig, ax = plt.subplots(figsize=(7.5, 1.3 + 0.34 * n))
+    ladder_beside(ax, live, ref, case)
+    fig.subplots_adjust(left=0.36, right=0.98)
+    stamp(fig, live, ref)
+    return fig
 
 
 def _roof(d: pd.DataFrame) -> float | None:

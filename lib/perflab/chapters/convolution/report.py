@@ -30,7 +30,8 @@ def check_table(*frames: pd.DataFrame) -> pd.DataFrame:
     for name, g in d.groupby("variant", sort=False):
         out.append({
             "variant": name, "label": LABELS.get(name, name),
-            "shapes": ", ".join(sorted({"×".join(map(str, s)) for s in g["shape"]}, key=len)),
+            "shapes": ", ".join("×".join(map(str, s)) for s in   # by dimensions, then size
+                                sorted({tuple(s) for s in g["shape"]}, key=lambda s: (len(s), s))),
             "radii": ", ".join(str(r) for r in sorted(g["r"].unique())),
             "configs": "; ".join(dict.fromkeys(g["config"])),
             "cases": len(g), "correct": bool(g["correct"].all()),

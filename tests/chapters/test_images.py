@@ -254,10 +254,16 @@ def _recorded():
     frames = {n: lab.replay(f"images.{n}") for n in
               ("vecadd", "gray", "blur", "photo", "profile", "blocks", "sanitize")}
     hashes = report.photo_hashes(frames["photo"], report.photo_images())
-    s = report.summary(frames["vecadd"], frames["gray"], frames["blur"], frames["photo"],
-                       frames["profile"], frames["blocks"], frames["sanitize"],
-                       ceil=machine.ceilings(), hashes=hashes,
-                       inflight=lab.replay("memory.inflight"))
+    prof = frames["profile"]
+    s = {**report.photo_facts(hashes),
+         **report.vecadd_facts(frames["vecadd"], lab.replay("memory.inflight")),
+         **report.counter_facts(prof, "vecadd"),
+         **report.gray_facts(frames["gray"]), **report.counter_facts(prof, "gray"),
+         **report.blur_facts(frames["blur"]), **report.counter_facts(prof, "blur"),
+         **report.roofline_facts(machine.ceilings()),
+         **report.check_facts([frames[n] for n in ("vecadd", "gray", "blur", "photo", "blocks")],
+                              frames["sanitize"]),
+         **report.block_facts(frames["blocks"])}
     return frames, hashes, s
 
 
@@ -269,7 +275,7 @@ def test_every_number_the_page_quotes_is_computed_from_the_rows():
     names = set(re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", page))
     _, _, s = _recorded()
     missing = sorted(names - set(s))
-    assert not missing, f"glued on the page but not in report.summary: {missing}"
+    assert not missing, f"glued on the page but in no section's facts: {missing}"
     bad = sorted(n for n in names if isinstance(s[n], float) and not math.isfinite(s[n]))
     assert not bad, f"not finite in the recorded run: {bad}"
 

@@ -349,9 +349,10 @@ def test_the_explorer_and_the_report_read_the_recorded_rows():
     dev = g.attrs["provenance"]["device"]
     src = report.CpuSources(lab.replay("mandelbrot.cpu", device_slug="intel-xeon"), None,
                             "not measured here")
-    s = report.summary(src, report.gpu_table(g, costs, prof, dev),
-                       report.rate_table(rate, costs), vs, costs,
-                       report.profile_table(prof, costs, dev), dev=dev)
+    s = {**report.exact_facts(g, src), **report.cpu_facts(src),
+         **report.gpu_facts(report.gpu_table(g, costs, prof, dev), costs,
+                            report.profile_table(prof, costs, dev), dev=dev),
+         **report.rate_facts(report.rate_table(rate, costs)), **report.versus_facts(vs)}
     assert s["gpu_exact_mismatches"] == 0 and s["gpu_failed"] == 0
     assert 0 < s["rate_pixel"] <= s["share_pixel"] * 1.02     # issue-bound: under its SASS share
     t = report.targets(s, [g, rate, vs])

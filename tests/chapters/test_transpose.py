@@ -213,8 +213,8 @@ def test_the_report_quotes_the_rows_it_names():
     is met exactly when its number clears its bound."""
     from perflab.chapters.transpose import report
     ladder = _recorded("transpose.ladder")
-    s = report.summary(ladder, _recorded("transpose.check"), _recorded("transpose.profile"),
-                       _recorded("transpose.tiles"))
+    s = {**report.ladder_facts(ladder), **report.check_facts(_recorded("transpose.check"), ladder),
+         **report.counter_facts(_recorded("transpose.profile"), ladder)}
     lt = report.ladder_table(ladder)
     assert lt["entry"].is_unique and set(lt["entry"]) <= set(report.ORDER)
     for e in lt["entry"]:

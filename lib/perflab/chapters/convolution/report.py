@@ -1,5 +1,5 @@
 """Chapter 6's numbers, tables and figures, computed from the rows (live or recorded): the
-prose quotes only what `summary` returns."""
+prose quotes only what the `*_facts` functions return, one for each section."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,7 +30,8 @@ def check_table(*frames: pd.DataFrame) -> pd.DataFrame:
     for name, g in d.groupby("variant", sort=False):
         out.append({
             "variant": name, "label": LABELS.get(name, name),
-            "shapes": ", ".join(sorted({"×".join(map(str, s)) for s in g["shape"]}, key=len)),
+            "shapes": ", ".join("×".join(map(str, s)) for s in   # by dimensions, then size
+                                sorted({tuple(s) for s in g["shape"]}, key=lambda s: (len(s), s))),
             "radii": ", ".join(str(r) for r in sorted(g["r"].unique())),
             "configs": "; ".join(dict.fromkeys(g["config"])),
             "cases": len(g), "correct": bool(g["correct"].all()),
@@ -283,7 +284,7 @@ def sass_folds() -> list:
     ]
 
 
-# ---- every number the prose quotes --------------------------------------------------------
+# ---- every number the prose quotes, section by section -------------------------------------
 
 def _race_numbers(df: pd.DataFrame, tag: str, names: list) -> dict:
     out = {}
@@ -320,18 +321,54 @@ def default_row(df: pd.DataFrame, name: str) -> pd.Series:
     return d.iloc[0]
 
 
-def summary(*, check, check_wide, c1, c2, c3, rad, w2, w3, radw, t2, t3, prof, profw, ceil) -> dict:
+def check_facts(check: pd.DataFrame, check_wide: pd.DataFrame) -> dict:
+    """The correctness runs (convolution.check and check_wide): cases, failures, the largest
+    relative error and the kernels checked."""
+    allc = pd.concat([check, check_wide], ignore_index=True)
+    return {"n_checks": int(len(allc)),
+            "n_failed": int((allc["correct"] != True).sum()),  # noqa: E712
+            "max_rel_err": float(allc["rel_err"].max()),
+            "n_variants": int(allc[allc["variant"] != LIBRARY]["variant"].nunique())}
+
+
+def ceiling_facts(ceil) -> dict:
+    """The machine chapter's ceilings, the ridge and the radius where a 2D filter's
+    intensity crosses it."""
     s = {"ridge": ceil.ridge("FP32 FMA"), "fp32_tflops": ceil.peaks_flops["FP32 FMA"] / 1e12,
          "ceil_copy_tbs": ceil.bandwidth_Bps / 1e12}
-    allc = pd.concat([check, check_wide], ignore_index=True)
-    s["n_checks"] = int(len(allc))
-    s["n_failed"] = int((allc["correct"] != True).sum())  # noqa: E712
-    s["max_rel_err"] = float(allc["rel_err"].max())
-    s["n_variants"] = int(allc[allc["variant"] != LIBRARY]["variant"].nunique())
-    s.update(_race_numbers(c1, "c1", ["1d-naive", "1d-const", "1d-tiled"]))
-    s.update(_race_numbers(c2, "c2", ["2d-naive", "2d-const", "2d-tiled", "2d-cached", "2d-regtile"]))
-    s.update(_race_numbers(c3, "c3", ["3d-naive", "3d-tiled", "3d-regtile", "3d-dw-cached", "3d-dw-tiled"]))
-    s.update(_race_numbers(w2, "w2", ["2d-regtile"]))
+    s["roof_turn"] = roofline_turn(ceil)
+    s["turn_ai"] = 2 * (2 * s["roof_turn"] + 1) ** 2 / 8
+    s["before_ai"] = 2 * (2 * s["roof_turn"] - 1) ** 2 / 8
+    return s
+
+
+def conv1d_facts(c1: pd.DataFrame) -> dict:
+    """The 1D race (convolution.conv1d) and its length."""
+    s = _race_numbers(c1, "c1", ["1d-naive", "1d-const", "1d-tiled"])
+    s["c1_n"] = int(c1["shape"].iloc[0][0])
+    return s
+
+
+def conv2d_facts(c2: pd.DataFrame) -> dict:
+    """The 2D ladder's race (convolution.conv2d)."""
+    return _race_numbers(c2, "c2", ["2d-naive", "2d-const", "2d-tiled", "2d-cached", "2d-regtile"])
+
+
+def conv3d_facts(c3: pd.DataFrame) -> dict:
+    """The 3D ladder's race (convolution.conv3d)."""
+    return _race_numbers(c3, "c3", ["3d-naive", "3d-tiled", "3d-regtile", "3d-dw-cached", "3d-dw-tiled"])
+
+
+def shape_text(df: pd.DataFrame) -> str:
+    """"8192×8192": the shape of a race's rows."""
+    return "×".join(map(str, df["shape"].iloc[0]))
+
+
+def wide_facts(w2: pd.DataFrame, w3: pd.DataFrame) -> dict:
+    """The four-wide tiles' races (convolution.wide2d and wide3d): each default tile against
+    the copy and the library, a second tile shape, the first register tile of the same run,
+    the shapes, and the 3D tile's block and shared memory."""
+    s = _race_numbers(w2, "w2", ["2d-regtile"])
     s.update(_race_numbers(w3, "w3", ["3d-regtile"]))
     for tag, df, name in (("w2", w2, "2d-wide"), ("w3", w3, "3d-wide")):
         r = default_row(df, name)
@@ -345,22 +382,90 @@ def summary(*, check, check_wide, c1, c2, c3, rad, w2, w3, radw, t2, t3, prof, p
         if len(alt):
             a = alt.iloc[0]
             s[f"{tag}_alt"], s[f"{tag}_alt_x"] = a["config"], float(a["of_copy"])
-    s["shape2"] = "×".join(map(str, w2["shape"].iloc[0]))
-    s["shape3"] = "×".join(map(str, w3["shape"].iloc[0]))
-    s["c1_n"] = int(c1["shape"].iloc[0][0])
-    # the radius sweeps
-    for tag, d in (("rad", rad), ("radw", radw)):
-        f = radius_frame(d, ceil)
-        s[f"{tag}_turn"] = turn_radius(d)
-        s[f"{tag}_r0_x"] = float(f[f["r"] == 0]["of_copy"].iloc[0])
-        s[f"{tag}_max_tflops"] = float(f["TFLOP/s"].max())
-        s[f"{tag}_max_of_peak"] = 100 * float(f["of_peak"].max())
-        s[f"{tag}_r8_of_peak"] = 100 * float(f[f["r"] == f["r"].max()]["of_peak"].iloc[0])
-        s[f"{tag}_rmax"] = int(f["r"].max())
-    s["roof_turn"] = roofline_turn(ceil)
-    s["turn_ai"] = 2 * (2 * s["roof_turn"] + 1) ** 2 / 8
-    s["before_ai"] = 2 * (2 * s["roof_turn"] - 1) ** 2 / 8
-    # the tile sweeps
+    s["shape2"] = shape_text(w2)
+    s["shape3"] = shape_text(w3)
+    v3 = get("3d-wide")
+    p3 = v3.params()
+    s["w3_threads"] = p3["BX"] * p3["BY"]
+    s["w3_smem_kib"] = v3.smem(1, p3) / 1024
+    return s
+
+
+def radius_facts(rad: pd.DataFrame, ceil, tag: str) -> dict:
+    """A radius sweep (convolution.radius: tag "rad"; radius_wide: "radw"): where it turns,
+    its rate at radius 0 and its best rate against the FP32 peak."""
+    f = radius_frame(rad, ceil)
+    return {f"{tag}_turn": turn_radius(rad),
+            f"{tag}_r0_x": float(f[f["r"] == 0]["of_copy"].iloc[0]),
+            f"{tag}_max_tflops": float(f["TFLOP/s"].max()),
+            f"{tag}_max_of_peak": 100 * float(f["of_peak"].max()),
+            f"{tag}_r8_of_peak": 100 * float(f[f["r"] == f["r"].max()]["of_peak"].iloc[0]),
+            f"{tag}_rmax": int(f["r"].max())}
+
+
+def race_intensities() -> dict:
+    """FLOP per byte of the races: 2D at 5×5, 3D at 3×3×3 (8 bytes per output)."""
+    return {"ai2": 2 * 25 / 8, "ai3": 2 * 27 / 8}
+
+
+#: The profiler's counters the prose quotes, by glue suffix.
+COUNTERS = {"ipo": "inst_per_output", "mio": "stall_mio_throttle", "l1hit": "l1_hit_pct",
+            "issue": "issue_active_pct", "be": "branch_efficiency_pct",
+            "wfl": "wavefronts_per_lds", "dram": "dram_throughput_pct",
+            "lsb": "stall_long_scoreboard", "bar": "stall_barrier",
+            "l1": "l1_throughput_pct", "occ": "achieved_occupancy_pct"}
+
+
+def _counter_facts(p: pd.DataFrame, names2: tuple, names3: tuple) -> dict:
+    """p_{variant}_{counter} of each kernel named, at its default tile."""
+    s = {}
+    for what, names in (("2d", names2), ("3d", names3)):
+        d = p[p["what"] == what]
+        for n in names:
+            for k, col in COUNTERS.items():
+                s[f"p_{n.replace('-', '_')}_{k}"] = lookup.value(d, col, variant=n, config=_cfg(n))
+    return s
+
+
+def profile_facts(prof: pd.DataFrame) -> dict:
+    """The profiler's run of the ladders (convolution.profile): every kernel's counters,
+    the library's instructions, the register tile's bank conflicts at two block widths, and
+    the branches of the 3D pair the PMPP kernels on a T4 compared."""
+    p = profile_table(prof)
+    two = p[p["what"] == "2d"]
+    three = p[p["what"] == "3d"]
+    s = _counter_facts(p, ("2d-naive", "2d-const", "2d-tiled", "2d-cached", "2d-regtile"),
+                       ("3d-naive", "3d-tiled", "3d-regtile"))
+    s["p_lib2_ipo"] = lookup.value(two, "inst_per_output", variant=LIBRARY)
+    s["p_lib3_ipo"] = lookup.value(three, "inst_per_output", variant=LIBRARY)
+    conf = two[(two["variant"] == "2d-regtile") & (two["config"] == "BX=16 BY=8 PY=8")]
+    s["p_bx16_wfl"] = float(conf["wavefronts_per_lds"].iloc[0]) if len(conf) else float("nan")
+    s["p_bx16_conf"] = float(conf["smem_ld_bank_conflicts"].iloc[0]) if len(conf) else float("nan")
+    s["p_bx32_conf"] = lookup.value(two, "smem_ld_bank_conflicts", variant="2d-regtile",
+                                    config=_cfg("2d-regtile"))
+    s.update(seed_branches(prof))
+    for k in ("br_dwc", "br_dwt", "div_dwc", "br_cached2d", "p_bx16_conf", "p_bx32_conf"):
+        s[f"{k}_M"] = s[k] / 1e6
+    return s
+
+
+def profile_wide_facts(profw: pd.DataFrame) -> dict:
+    """The profiler's run of the four-wide tiles (convolution.profile_wide): their counters."""
+    return _counter_facts(profile_table(profw), ("2d-wide",), ("3d-wide",))
+
+
+def dram_facts(prof: pd.DataFrame, profw: pd.DataFrame) -> dict:
+    """Every profiled kernel's DRAM traffic over the 8 bytes per output that must move: the
+    lowest and the highest."""
+    p = profile_table(prof, profw)
+    k = p[p["variant"] != LIBRARY]["dram_per_min"]
+    return {"dram_min_ratio": float(k.min()), "dram_max_ratio": float(k.max())}
+
+
+def tile_facts(t2: pd.DataFrame, t3: pd.DataFrame) -> dict:
+    """The block-shape sweeps of the register tiles (convolution.tiles2d and tiles3d): the
+    configurations checked and refused, the fastest and the slowest."""
+    s = {}
     for tag, t in (("t2", t2), ("t3", t3)):
         ok = t[t["correct"] == True]  # noqa: E712
         b = ok.sort_values("median_ms").iloc[0]
@@ -368,37 +473,6 @@ def summary(*, check, check_wide, c1, c2, c3, rad, w2, w3, radw, t2, t3, prof, p
         s[f"{tag}_best_ms"], s[f"{tag}_best_tbs"] = float(b["median_ms"]), float(b["TB/s"])
         s[f"{tag}_best"] = " ".join(f"{k}={int(b[k])}" for k in ("BX", "BY", "PY", "PZ") if k in b and not pd.isna(b[k]))
         s[f"{tag}_worst_ms"] = float(ok["median_ms"].max())
-    # the profiler
-    p = profile_table(prof, profw)
-    two = p[p["what"] == "2d"]
-    three = p[p["what"] == "3d"]
-    pick = lambda d, v, c, **w: lookup.value(d, c, variant=v, **w)  # noqa: E731
-    counters = {"ipo": "inst_per_output", "mio": "stall_mio_throttle", "l1hit": "l1_hit_pct",
-                "issue": "issue_active_pct", "be": "branch_efficiency_pct",
-                "wfl": "wavefronts_per_lds", "dram": "dram_throughput_pct",
-                "lsb": "stall_long_scoreboard", "bar": "stall_barrier",
-                "l1": "l1_throughput_pct", "occ": "achieved_occupancy_pct"}
-    for d, names in ((two, ("2d-naive", "2d-const", "2d-tiled", "2d-cached", "2d-regtile", "2d-wide")),
-                     (three, ("3d-naive", "3d-tiled", "3d-regtile", "3d-wide"))):
-        for n in names:
-            for key, col in counters.items():
-                s[f"p_{n.replace('-', '_')}_{key}"] = pick(d, n, col, config=_cfg(n))
-    s["p_lib2_ipo"] = pick(two, LIBRARY, "inst_per_output")
-    s["p_lib3_ipo"] = pick(three, LIBRARY, "inst_per_output")
-    conf = two[(two["variant"] == "2d-regtile") & (two["config"] == "BX=16 BY=8 PY=8")]
-    s["p_bx16_wfl"] = float(conf["wavefronts_per_lds"].iloc[0]) if len(conf) else float("nan")
-    s["p_bx16_conf"] = float(conf["smem_ld_bank_conflicts"].iloc[0]) if len(conf) else float("nan")
-    s["p_bx32_conf"] = pick(two, "2d-regtile", "smem_ld_bank_conflicts", config=_cfg("2d-regtile"))
-    s.update(seed_branches(prof))
-    for k in ("br_dwc", "br_dwt", "div_dwc", "br_cached2d", "p_bx16_conf", "p_bx32_conf"):
-        s[f"{k}_M"] = s[k] / 1e6
-    s["ai2"], s["ai3"] = 2 * 25 / 8, 2 * 27 / 8
-    w3 = get("3d-wide")
-    p3 = w3.params()
-    s["w3_threads"] = p3["BX"] * p3["BY"]
-    s["w3_smem_kib"] = w3.smem(1, p3) / 1024
-    s["dram_min_ratio"] = float(p[p["variant"] != LIBRARY]["dram_per_min"].min())
-    s["dram_max_ratio"] = float(p[p["variant"] != LIBRARY]["dram_per_min"].max())
     return s
 
 
@@ -408,6 +482,8 @@ def _cfg(name: str) -> str:
 
 
 def targets(s: dict) -> pd.DataFrame:
+    """The done-when list against the measured numbers: `s` holds the facts of the checks,
+    the ceilings, the four-wide races and the radius sweep of the four-wide tile."""
     rows = [
         (f"2D {s['shape2']}, 5×5, four-wide tile: × copy, same rounds ({span(s['w2_lo'], s['w2_hi'])})",
          s["w2_x"], 0.75, s["w2_x"] >= 0.75),
@@ -424,4 +500,7 @@ def targets(s: dict) -> pd.DataFrame:
 
 __all__ = ["LABELS", "bad_inputs", "check_table", "plot_race", "plot_roofline", "profile_table",
            "race_table", "radius_frame", "roofline_points", "sass_counts", "sass_folds",
-           "seed_branches", "span", "summary", "targets", "turn_radius"]
+           "seed_branches", "span", "targets", "turn_radius", "check_facts", "ceiling_facts",
+           "conv1d_facts", "conv2d_facts", "conv3d_facts", "wide_facts", "radius_facts",
+           "race_intensities", "profile_facts", "profile_wide_facts", "dram_facts", "tile_facts",
+           "shape_text"]

@@ -1,5 +1,5 @@
 """Chapter 4's numbers, tables and figures, computed from the rows (live or recorded): the
-prose quotes only what `summary` returns."""
+prose quotes only what the `*_facts` functions return, one for each section."""
 from __future__ import annotations
 
 import math
@@ -145,13 +145,15 @@ TERSE = {"per-element": "1 / thread", "grid-stride": "grid-stride", "vec4": "flo
          "tiled": "tiled", "sliding": "sliding", "cupyx uniform_filter": "cupyx"}
 
 
-def counter_summary(prof: pd.DataFrame) -> dict:
-    """p_{kind}_{key}_{counter} for every profiled call, plus: thread instructions per
-    element (warp instructions × 32 / elements), the DRAM rate over the profiled time
-    (TB/s) and the share of the output the DRAM saw written during the kernel."""
+def counter_facts(prof: pd.DataFrame, kind: str) -> dict:
+    """p_{kind}_{key}_{counter} for every profiled call of `kind` (vecadd, gray, blur),
+    plus: thread instructions per element (warp instructions × 32 / elements), the DRAM
+    rate over the profiled time (TB/s) and the share of the output the DRAM saw written
+    during the kernel; and p_{kind}_dram_B_lo / _hi, the range of the kernels' DRAM bytes
+    per element."""
     d = counters(prof)
     out = {}
-    for _, r in d.iterrows():
+    for _, r in d[d["kind"] == kind].iterrows():
         k = f"p_{r['kind']}_{KEYS.get(r['variant'], r['variant'])}"
         for m in list(COUNTERS) + ["dram_read_MB", "dram_write_MB", "l2_MB", "inst_executed",
                                    "gld_instructions", "smem_ld_instructions"]:
@@ -163,6 +165,8 @@ def counter_summary(prof: pd.DataFrame) -> dict:
             / _f(r.get("duration_us"))
         out_bytes = elems * (4 if r["kind"] == "vecadd" else 1)
         out[f"{k}_written_pct"] = 100 * _f(r.get("dram_write_MB")) * 1e6 / out_bytes
+    b = d[(d["kind"] == kind) & (d["role"] == "kernel")]["dram_B_per_elem"]
+    out[f"p_{kind}_dram_B_lo"], out[f"p_{kind}_dram_B_hi"] = _f(b.min()), _f(b.max())
     return out
 
 
@@ -352,7 +356,14 @@ def sanitized_sizes() -> dict:
             "san_radii": " and ".join(str(r) for r in SAN_RADII)}
 
 
-# ---- every number the prose quotes -------------------------------------------------------------
+# ---- every number the prose quotes, section by section -----------------------------------------
+
+def photo_facts(hashes: pd.DataFrame) -> dict:
+    """The photograph: how many kernels wrote the reference's bytes (photo_hashes)."""
+    kern = hashes[hashes["role"] == "kernel"]
+    return {"photo_rows": int(len(hashes)), "photo_kernels_same": int(kern["same_bytes"].sum()),
+            "photo_kernels": int(len(kern))}
+
 
 def little_from_chapter2(inf: pd.DataFrame) -> dict:
     """Chapter 2's measured copy rate (× cudaMemcpy, same rounds) at 4, 8, 16 and 32 KB of
@@ -365,67 +376,53 @@ def little_from_chapter2(inf: pd.DataFrame) -> dict:
     return out
 
 
-def summary(vec, gray, blur, photo, prof, blk, san, *, ceil=None, hashes=None,
-            inflight=None) -> dict:
-    """The glued numbers of chapter 4, each computed from the rows."""
-    out = little_from_chapter2(inflight) if inflight is not None else {}
-    for kind, df in (("vecadd", vec), ("gray", gray), ("blur", blur)):
-        out.update(race_summary(df, kind))
-    out.update(counter_summary(prof))
-    c = counters(prof)
-    for kind in KINDS:
-        d = c[(c["kind"] == kind) & (c["role"] == "kernel")]["dram_B_per_elem"]
-        out[f"p_{kind}_dram_B_lo"], out[f"p_{kind}_dram_B_hi"] = _f(d.min()), _f(d.max())
+def vecadd_facts(vec: pd.DataFrame, inflight: pd.DataFrame) -> dict:
+    """VecAdd: the race against the copy of the same bytes and the memory chapter's
+    bytes-in-flight curve (memory.inflight) the prediction reads. The profiler's numbers
+    are counter_facts(prof, "vecadd")."""
+    out = little_from_chapter2(inflight)
+    out.update(race_summary(vec, "vecadd"))
+    out["vecadd_vec4_over_elem"] = out.get("vecadd_elem_us", math.nan) / out.get("vecadd_vec4_us", math.nan)
+    return out
+
+
+def gray_facts(gray: pd.DataFrame) -> dict:
+    """RGB → gray: the race and the speed-ups the prose quotes."""
+    out = race_summary(gray, "gray")
     g = lambda k: out.get(k, math.nan)        # noqa: E731
-    out["vecadd_vec4_over_elem"] = g("vecadd_elem_us") / g("vecadd_vec4_us")
     out["gray_v16_over_pix"] = g("gray_pix_us") / g("gray_v16_us")
     out["gray_v16_over_cupy"] = g("gray_cupy_us") / g("gray_v16_us")
+    return out
+
+
+def blur_facts(blur: pd.DataFrame) -> dict:
+    """The box blur: the race, the times and speed-ups the prose quotes, and how far
+    cupyx's truncating filter is from the exact blur."""
+    out = race_summary(blur, "blur")
+    g = lambda k: out.get(k, math.nan)        # noqa: E731
     out["blur_naive_ms"] = g("blur_naive_us") / 1e3
     out["blur_tiled_ms"] = g("blur_tiled_us") / 1e3
     out["blur_cupyx_ms"] = g("blur_cupyx_us") / 1e3
     out["blur_tiled_over_naive"] = g("blur_naive_us") / g("blur_tiled_us")
     out["blur_slide_over_naive"] = g("blur_naive_us") / g("blur_slide_us")
     out["blur_slide_over_cupyx"] = g("blur_cupyx_us") / g("blur_slide_us")
-    lib = timed(blur)
-    r = lookup.first(lib, variant="cupyx uniform_filter")
+    r = lookup.first(timed(blur), variant="cupyx uniform_filter")
     out["cupyx_max_diff"] = _f(r.get("max_abs_diff")) if r is not None else math.nan
     out["cupyx_pct_differ"] = 100 * _f(r.get("pixels_differing")) / (
         _f(r["height"]) * _f(r["width"])) if r is not None else math.nan
-    # the block sweep
-    if len(blk) and "TB/s" in blk:
-        for kern, key in (("gray per-pixel", "bk_gray"), ("blur naive", "bk_naive"),
-                          ("blur tiled", "bk_tiled")):
-            d = blk[(blk["variant"] == kern) & blk["TB/s"].notna()]
-            if not len(d):
-                continue
-            best = d.loc[d["TB/s"].idxmax()]
-            worst = d.loc[d["TB/s"].idxmin()]
-            out[f"{key}_best"] = f"{int(best['bx'])} × {int(best['by'])}"
-            out[f"{key}_best_tbs"] = _f(best["TB/s"])
-            out[f"{key}_worst"] = f"{int(worst['bx'])} × {int(worst['by'])}"
-            out[f"{key}_worst_x"] = _f(worst["TB/s"]) / _f(best["TB/s"])
-            dflt = d[(d["bx"] == 32) & (d["by"] == 8)]
-            out[f"{key}_default_x"] = _f(dflt["TB/s"].iloc[0]) / _f(best["TB/s"]) \
-                if len(dflt) else math.nan
-            out[f"{key}_within10"] = int((d["TB/s"] >= 0.9 * _f(best["TB/s"])).sum())
-            out[f"{key}_shapes"] = int(len(d))
-            # time per block per SM: the kernel's time over the blocks each SM ran
-            sms = _f(plots.device_of(blk).get("sms"))
-            blocks_ = np.ceil(d["width"] / d["bx"]) * np.ceil(d["height"] / d["by"])
-            per = d["median_us"] * 1e3 * sms / blocks_
-            for (bx, by) in ((8, 1), (256, 1), (32, 8)):
-                sel = (d["bx"] == bx) & (d["by"] == by)
-                if sel.any():
-                    out[f"{key}_ns_per_block_{bx}x{by}"] = _f(per[sel].iloc[0])
-            for t in (64, 128, 256, 512, 1024):
-                sel = d["bx"] * d["by"] == t
-                if sel.any():
-                    out[f"{key}_of_best_{t}_lo"] = _f(d[sel]["of_best"].min())
-                    out[f"{key}_of_best_{t}_hi"] = _f(d[sel]["of_best"].max())
-    # correctness
-    frames = [vec, gray, blur, photo, blk]
-    out["checked_rows"] = int(sum(f["correct"].notna().sum() for f in frames if "correct" in f))
-    out["failed_rows"] = int(sum((f["correct"] == False).sum() for f in frames if "correct" in f))  # noqa: E712
+    return out
+
+
+def roofline_facts(ceil) -> dict:
+    """The machine chapter's copy ceiling the roofline is drawn with."""
+    return {"ch0_copy_tbs": ceil.bandwidth_Bps / 1e12}
+
+
+def check_facts(frames: list[pd.DataFrame], san: pd.DataFrame) -> dict:
+    """Correct before fast: the rows of `frames` checked and failed, compute-sanitizer's
+    verdicts (images.sanitize) and the sizes it covered."""
+    out = {"checked_rows": int(sum(f["correct"].notna().sum() for f in frames if "correct" in f)),
+           "failed_rows": int(sum((f["correct"] == False).sum() for f in frames if "correct" in f))}  # noqa: E712
     for tool in ("memcheck", "racecheck"):
         d = san[san["variant"] == tool] if len(san) else san
         if len(d):
@@ -434,19 +431,51 @@ def summary(vec, gray, blur, photo, prof, blk, san, *, ceil=None, hashes=None,
             out[f"{tool}_passed"] = int(_f(d["passed"].iloc[0])) if "passed" in d and \
                 not pd.isna(d["passed"].iloc[0]) else 0
             out[f"{tool}_clean"] = bool(d["correct"].iloc[0])
-    if hashes is not None:
-        out["photo_rows"] = int(len(hashes))
-        kern = hashes[hashes["role"] == "kernel"]
-        out["photo_kernels_same"] = int(kern["same_bytes"].sum())
-        out["photo_kernels"] = int(len(kern))
-    if ceil is not None:
-        out["ch0_copy_tbs"] = ceil.bandwidth_Bps / 1e12
     out.update(sanitized_sizes())
     return out
 
 
+def block_facts(blk: pd.DataFrame) -> dict:
+    """The block-shape sweep (images.blocks): each kernel's best and worst shape, the
+    default's share of the best, and the time per block per SM."""
+    out = {}
+    if not (len(blk) and "TB/s" in blk):
+        return out
+    for kern, key in (("gray per-pixel", "bk_gray"), ("blur naive", "bk_naive"),
+                      ("blur tiled", "bk_tiled")):
+        d = blk[(blk["variant"] == kern) & blk["TB/s"].notna()]
+        if not len(d):
+            continue
+        best = d.loc[d["TB/s"].idxmax()]
+        worst = d.loc[d["TB/s"].idxmin()]
+        out[f"{key}_best"] = f"{int(best['bx'])} × {int(best['by'])}"
+        out[f"{key}_best_tbs"] = _f(best["TB/s"])
+        out[f"{key}_worst"] = f"{int(worst['bx'])} × {int(worst['by'])}"
+        out[f"{key}_worst_x"] = _f(worst["TB/s"]) / _f(best["TB/s"])
+        dflt = d[(d["bx"] == 32) & (d["by"] == 8)]
+        out[f"{key}_default_x"] = _f(dflt["TB/s"].iloc[0]) / _f(best["TB/s"]) \
+            if len(dflt) else math.nan
+        out[f"{key}_within10"] = int((d["TB/s"] >= 0.9 * _f(best["TB/s"])).sum())
+        out[f"{key}_shapes"] = int(len(d))
+        # time per block per SM: the kernel's time over the blocks each SM ran
+        sms = _f(plots.device_of(blk).get("sms"))
+        blocks_ = np.ceil(d["width"] / d["bx"]) * np.ceil(d["height"] / d["by"])
+        per = d["median_us"] * 1e3 * sms / blocks_
+        for (bx, by) in ((8, 1), (256, 1), (32, 8)):
+            sel = (d["bx"] == bx) & (d["by"] == by)
+            if sel.any():
+                out[f"{key}_ns_per_block_{bx}x{by}"] = _f(per[sel].iloc[0])
+        for t in (64, 128, 256, 512, 1024):
+            sel = d["bx"] * d["by"] == t
+            if sel.any():
+                out[f"{key}_of_best_{t}_lo"] = _f(d[sel]["of_best"].min())
+                out[f"{key}_of_best_{t}_hi"] = _f(d[sel]["of_best"].max())
+    return out
+
+
 def targets(s: dict) -> pd.DataFrame:
-    """The chapter's done-when list against the measured numbers of `summary`."""
+    """The chapter's done-when list against the measured numbers: `s` holds the facts of
+    every section (vecadd_facts, gray_facts, check_facts, photo_facts)."""
     def row(name, got, need, ok):
         return {"target": name, "measured": got, "needed": need, "met": bool(ok)}
 

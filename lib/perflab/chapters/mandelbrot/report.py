@@ -1,5 +1,6 @@
 """Chapter 7's numbers, tables and figures, computed from the rows (live or recorded) and
-from the SASS the offline compiler gives: the prose quotes only what `summary` returns."""
+from the SASS the offline compiler gives: the prose quotes only what the `*_facts` functions
+return, one for each section."""
 from __future__ import annotations
 
 import math
@@ -360,11 +361,32 @@ def plot_counts(ax, counts: np.ndarray, max_iter: int, where=None, title: str = 
 
 # --------------------------------------------------------------------------- the numbers
 
-def summary(src: CpuSources, g, rate, vs, costs, prof=None, *, dev) -> dict:
-    """Every number the page quotes. The CPU numbers are the recorded host's ("host_*"),
-    whatever machine builds the page; this machine's live rows only feed cpu_live_note."""
+def exact_facts(g: pd.DataFrame, src: CpuSources) -> dict:
+    """One iteration, one order of operations: the GPU run's grid, the pixels where the FMA
+    build's count differs on each view, and the mismatches of every exact GPU kernel
+    (mandelbrot.gpu) and CPU path (the CPU rows of every source)."""
     s: dict = {}
+    for v in ("full", "cardioid", "seahorse"):
+        s[f"fma_mismatch_{v}"] = lookup.value(g, "mismatches", variant="pixel FMA", view=v)
+        s[f"fma_mismatch_pct_{v}"] = 100 * lookup.value(g, "mismatch_frac", variant="pixel FMA", view=v)
+        s[f"fma_maxdiff_{v}"] = lookup.value(g, "max_count_diff", variant="pixel FMA", view=v)
+    exact = g[g["variant"] != "pixel FMA"]
+    s["gpu_exact_mismatches"] = int(exact["mismatches"].fillna(0).sum())
+    s["gpu_rows_checked"] = int(g["correct"].notna().sum())
+    s["gpu_failed"] = int((g["correct"] == False).sum())  # noqa: E712
+    s["gpu_w"], s["gpu_h"] = int(g["w"].iloc[0]), int(g["h"].iloc[0])
+    s["gpu_iter"] = int(g["max_iter"].iloc[0])
     allc = cpu_rows(src)
+    s["cpus_checked"] = int(allc["correct"].notna().sum()) if len(allc) else 0
+    s["cpus_failed"] = int((allc["correct"] == False).sum()) if len(allc) else 0  # noqa: E712
+    s["cpu_mismatches"] = int(allc["mismatches"].fillna(0).sum()) if len(allc) else 0
+    return s
+
+
+def cpu_facts(src: CpuSources) -> dict:
+    """The CPU section's numbers: the recorded host's ("host_*"), whatever machine builds
+    the page; this machine's live rows only feed cpu_live_note (cpu_notes)."""
+    s: dict = {}
     s.update(cpu_notes(src))
     if src.host is not None:
         df = src.host
@@ -388,10 +410,15 @@ def summary(src: CpuSources, g, rate, vs, costs, prof=None, *, dev) -> dict:
         s["host_numba_version"] = str(nb.iloc[0]) if len(nb) else "not installed"
     s["host_512_over_256_cardioid"] = s.get("host_avx512_cardioid", math.nan) / \
         s.get("host_avx2_cardioid", math.nan)
-    s["cpus_checked"] = int(allc["correct"].notna().sum()) if len(allc) else 0
-    s["cpus_failed"] = int((allc["correct"] == False).sum()) if len(allc) else 0  # noqa: E712
-    s["cpu_mismatches"] = int(allc["mismatches"].fillna(0).sum()) if len(allc) else 0
-    # GPU kernels
+    return s
+
+
+def gpu_facts(gt: pd.DataFrame, costs: pd.DataFrame, pt: pd.DataFrame | None, *, dev) -> dict:
+    """The GPU section's numbers: each kernel on each view against the one-pixel kernel
+    and the issue model (gpu_table), the loops' registers and instructions (loop_costs),
+    and the profiler's counters (profile_table)."""
+    s: dict = {}
+    g, prof = gt, pt
     for v in ("full", "cardioid", "seahorse"):
         for name, key in (("one lane", "onelane"), ("two pixels", "two"),
                           (f"chunked U={gpu.DEFAULT_CHUNK}", "chunked"), ("pixel FMA", "fma")):
@@ -404,15 +431,6 @@ def summary(src: CpuSources, g, rate, vs, costs, prof=None, *, dev) -> dict:
         s[f"pixel_over_model_{v}"] = lookup.value(g, "measured_over_model", variant="pixel", view=v)
         s[f"useful_{v}"] = 100 * lookup.value(g, "useful_frac", variant="pixel", view=v)
         s[f"useful_two_{v}"] = 100 * lookup.value(g, "useful_frac", variant="two pixels", view=v)
-        s[f"fma_mismatch_{v}"] = lookup.value(g, "mismatches", variant="pixel FMA", view=v)
-        s[f"fma_mismatch_pct_{v}"] = 100 * lookup.value(g, "mismatch_frac", variant="pixel FMA", view=v)
-        s[f"fma_maxdiff_{v}"] = lookup.value(g, "max_count_diff", variant="pixel FMA", view=v)
-    exact = g[g["variant"] != "pixel FMA"]
-    s["gpu_exact_mismatches"] = int(exact["mismatches"].fillna(0).sum())
-    s["gpu_rows_checked"] = int(g["correct"].notna().sum())
-    s["gpu_failed"] = int((g["correct"] == False).sum())  # noqa: E712
-    s["gpu_w"], s["gpu_h"] = int(g["w"].iloc[0]), int(g["h"].iloc[0])
-    s["gpu_iter"] = int(g["max_iter"].iloc[0])
     s["regs_pixel"] = lookup.value(g, "registers", variant="pixel", view="full")
     s["regs_two"] = lookup.value(g, "registers", variant="two pixels", view="full")
     s["occ_pixel"] = lookup.value(g, "occupancy_pct", variant="pixel", view="full")
@@ -421,39 +439,10 @@ def summary(src: CpuSources, g, rate, vs, costs, prof=None, *, dev) -> dict:
                       (f"chunked U={gpu.DEFAULT_CHUNK}", "chunked")):
         s[f"ips_{key}"] = lookup.value(costs, "instructions_per_step", variant=name)
         s[f"fp32share_{key}"] = 100 * lookup.value(costs, "fp32_fraction", variant=name)
-    # FP32 rate in the cardioid
-    for name in rate["variant"]:
-        key = name.replace("chunked U=", "u").replace(" ", "_")
-        s[f"rate_{key}"] = lookup.value(rate, "of_peak", variant=name)
-        s[f"rate_{key}_lo"] = lookup.value(rate, "of_peak_min", variant=name)
-        s[f"rate_{key}_hi"] = lookup.value(rate, "of_peak_max", variant=name)
-        s[f"share_{key}"] = lookup.value(rate, "fp32_fraction", variant=name)
-    best = rate.sort_values("of_peak").iloc[-1]
-    s["rate_best"] = float(best["of_peak"])
-    s["rate_best_lo"] = float(best["of_peak_min"])
-    s["rate_best_of_share"] = float(best["of_peak"] / best["fp32_fraction"])
-    s["rate_best_name"] = str(best["variant"])
-    s["rate_best_tips"] = float(best["fp32_per_s"]) / 1e12
-    s["ffma_tips"] = float(rate["ffma_per_s"].iloc[0]) / 1e12
-    s["rate_at_limit"] = 100 * float(rate["at_limit"].min())
-    # GPU vs CPU
-    gv = vs[vs["side"] == "gpu"]
-    for v in ("full", "cardioid"):
-        s[f"vs_{v}"] = lookup.value(gv, "vs_best_cpu", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
-        s[f"vs_{v}_lo"] = lookup.value(gv, "vs_best_cpu_min", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
-        s[f"vs_{v}_hi"] = lookup.value(gv, "vs_best_cpu_max", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
-        s[f"vs_pixel_{v}"] = lookup.value(gv, "vs_best_cpu", variant="pixel", view=v)
-        bc = gv[gv["view"] == v]["best_cpu"]
-        s[f"vs_{v}_cpu"] = str(bc.iloc[0]) if len(bc) else "—"
-        cv = vs[(vs["side"] == "cpu") & (vs["view"] == v)]
-        s[f"vs_{v}_cpu_ms"] = float(cv["median_ms"].min()) if len(cv) else math.nan
-        s[f"vs_{v}_gpu_ms"] = lookup.value(gv, "median_ms", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
-    s["vs_host"] = str(vs["cpu_model"].iloc[0]) if "cpu_model" in vs else "—"
     s["sms"] = int(dev["sms"])
     ratios = g["measured_over_model"].dropna()
     s["model_lo"], s["model_hi"] = float(ratios.min()), float(ratios.max())
     s["model_span"] = f"{s['model_lo']:.2f}–{s['model_hi']:.2f}×"
-    s["rate_pixel_of_share"] = s["rate_pixel"] / s["share_pixel"]
     if prof is not None and len(prof) and "fp32_per_iter" in prof:
         s["ncu_fp32_iter_pixel"] = lookup.value(prof, "fp32_per_iter", variant="pixel", view="cardioid")
     else:
@@ -479,7 +468,48 @@ def summary(src: CpuSources, g, rate, vs, costs, prof=None, *, dev) -> dict:
     return s
 
 
-def sweep_summary(sw: pd.DataFrame, kernel: str = "pixel", max_iter: int = 1024) -> dict:
+def rate_facts(rt: pd.DataFrame) -> dict:
+    """FP32 rate in the cardioid (rate_table): each kernel against the FFMA peak of the
+    same rounds and its SASS's FP32 share, and the best of them."""
+    s: dict = {}
+    rate = rt
+    for name in rate["variant"]:
+        key = name.replace("chunked U=", "u").replace(" ", "_")
+        s[f"rate_{key}"] = lookup.value(rate, "of_peak", variant=name)
+        s[f"rate_{key}_lo"] = lookup.value(rate, "of_peak_min", variant=name)
+        s[f"rate_{key}_hi"] = lookup.value(rate, "of_peak_max", variant=name)
+        s[f"share_{key}"] = lookup.value(rate, "fp32_fraction", variant=name)
+    best = rate.sort_values("of_peak").iloc[-1]
+    s["rate_best"] = float(best["of_peak"])
+    s["rate_best_lo"] = float(best["of_peak_min"])
+    s["rate_best_of_share"] = float(best["of_peak"] / best["fp32_fraction"])
+    s["rate_best_name"] = str(best["variant"])
+    s["rate_best_tips"] = float(best["fp32_per_s"]) / 1e12
+    s["ffma_tips"] = float(rate["ffma_per_s"].iloc[0]) / 1e12
+    s["rate_at_limit"] = 100 * float(rate["at_limit"].min())
+    s["rate_pixel_of_share"] = s["rate_pixel"] / s["share_pixel"]
+    return s
+
+
+def versus_facts(vs: pd.DataFrame) -> dict:
+    """The GPU against the best CPU path of its host (mandelbrot.versus), same rounds."""
+    s: dict = {}
+    gv = vs[vs["side"] == "gpu"]
+    for v in ("full", "cardioid"):
+        s[f"vs_{v}"] = lookup.value(gv, "vs_best_cpu", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
+        s[f"vs_{v}_lo"] = lookup.value(gv, "vs_best_cpu_min", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
+        s[f"vs_{v}_hi"] = lookup.value(gv, "vs_best_cpu_max", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
+        s[f"vs_pixel_{v}"] = lookup.value(gv, "vs_best_cpu", variant="pixel", view=v)
+        bc = gv[gv["view"] == v]["best_cpu"]
+        s[f"vs_{v}_cpu"] = str(bc.iloc[0]) if len(bc) else "—"
+        cv = vs[(vs["side"] == "cpu") & (vs["view"] == v)]
+        s[f"vs_{v}_cpu_ms"] = float(cv["median_ms"].min()) if len(cv) else math.nan
+        s[f"vs_{v}_gpu_ms"] = lookup.value(gv, "median_ms", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
+    s["vs_host"] = str(vs["cpu_model"].iloc[0]) if "cpu_model" in vs else "—"
+    return s
+
+
+def sweep_facts(sw: pd.DataFrame, kernel: str = "pixel", max_iter: int = 1024) -> dict:
     """The block shapes' spread in the explorer's sweep: per view, the fastest and the
     slowest shape of `kernel` at `max_iter`, their times and useful lane-step shares."""
     out = {}
@@ -520,7 +550,8 @@ def run_names(frames: dict) -> dict:
 
 
 def targets(s: dict, frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """The chapter's done-when list against the measured numbers of `summary`."""
+    """The chapter's done-when list against the measured numbers: `s` holds the facts of
+    exact_facts, cpu_facts, rate_facts and versus_facts."""
     checked = sum(int(f["correct"].notna().sum()) for f in frames if "correct" in f)
     failed = sum(int((f["correct"] == False).sum()) for f in frames if "correct" in f)  # noqa: E712
     avx = s.get("host_avx512_full", math.nan)

@@ -1,5 +1,5 @@
 """Chapter 8's numbers, tables and figures, computed from the rows (live or recorded): the
-page quotes only what these functions return.
+page quotes only what these functions return (the `*_facts` functions, one for each section).
 
 The seeds' published figures are the one exception to "measured here": they are typed
 below with their source, and only ever shown as what they are (another GPU's numbers,
@@ -17,6 +17,8 @@ from .experiments import BASELINE
 from .variants import VARIANTS
 
 ORDER = [v.name for v in VARIANTS]
+#: The size the counters, the speed-ups and the roofline are read at (M = N = K).
+M = 4096
 LABELS = {v.name: v.label for v in VARIANTS}
 #: One colour per kernel of this chapter (cuBLAS keeps the book's grey).
 KCOLORS = {"naive": "C1", "tiled": "C0", "coarse-n2": "C9", "coarse-n4": "C2",
@@ -425,16 +427,10 @@ def pv(prof: pd.DataFrame, name: str, M: int, col: str) -> float:
     return profiled(prof, name, M, col)
 
 
-def summary(kern, prof, l2, aud, ceil, M: int = 4096) -> dict:
-    """Every number the page quotes, from the rows (and the seeds' published figures)."""
-    peak, bw = ceil.peaks_flops["FP32 FMA"], ceil.bandwidth_Bps
-    g = {"peak_tf": peak / 1e12, "bw_tbs": bw / 1e12, "ridge": peak / bw, "M": M}
-    l2row = l2[l2["variant"] == "L2"]
-    dr = l2[l2["variant"] == "DRAM"]
-    g["l2_tbs"] = float(l2row["TB/s"].iloc[0]) if len(l2row) else math.nan
-    g["l2_mib"] = float(l2row["bytes"].iloc[0]) / (1 << 20) if len(l2row) else math.nan
-    g["dram_read_tbs"] = float(dr["TB/s"].iloc[0]) if len(dr) else math.nan
-    # speed
+def speed_facts(kern: pd.DataFrame, M: int = M) -> dict:
+    """The speed of every kernel (matmul.kernels): GFLOP/s at each size, the ratios to the
+    naive and the tiled kernel and to cuBLAS in the same rounds, and the T4 seed's ratio."""
+    g = {"M": M}
     for n in (512, 1024, 2048, 3072, 4096, 8192):
         for k in ("naive", "tiled", "coarse-m4", BASELINE):
             g[f"{_key(k)}_{n}"] = at(kern, k, n, n, n)
@@ -451,7 +447,26 @@ def summary(kern, prof, l2, aud, ceil, M: int = 4096) -> dict:
     g["seed_t4_ratio"] = _seed("Tesla T4", "tiled", (2048,) * 3) / _seed("Tesla T4", "naive", (2048,) * 3)
     g["seed_t4_naive_2048"] = _seed("Tesla T4", "naive", (2048,) * 3)
     g["seed_t4_tiled_2048"] = _seed("Tesla T4", "tiled", (2048,) * 3)
-    # counters at M^3
+    g["cb_512_ms"] = at(kern, BASELINE, 512, 512, 512, "median_ms")
+    return g
+
+
+def sass_facts() -> dict:
+    """What the compiler made of the tiled and coarsened loops (offline SASS, sm_90):
+    shared loads per FFMA, and the tiled kernel's shared loads and FFMAs."""
+    sc = sass_counts()
+    g = {f"{_key(k)}_sass_lds": sc[k]["lds"] / sc[k]["ffma"] for k in ("tiled", "coarse-n4", "coarse-m4")}
+    g["tiled_sass_lds_n"] = sc["tiled"]["lds"] - sc["tiled"]["lds128"]
+    g["tiled_sass_lds128_n"] = sc["tiled"]["lds128"]
+    g["tiled_sass_ffma_n"] = sc["tiled"]["ffma"]
+    return g
+
+
+def counter_facts(prof: pd.DataFrame, kern: pd.DataFrame, M: int = M) -> dict:
+    """The profiler's counters at M³ (matmul.profile), each kernel's; the shared-memory
+    wavefront model of the speed-ups over the tiled kernel and how the measured speed-ups
+    (matmul.kernels, same rounds) compare with it."""
+    g = {}
     c = counters(prof, M).set_index("variant")
     for k in ORDER + [BASELINE]:
         if k not in c.index:
@@ -466,9 +481,35 @@ def summary(kern, prof, l2, aud, ceil, M: int = 4096) -> dict:
                 g[f"{key}_{col}"] = float(c.loc[k, col])
     for k in ORDER[2:]:        # the wavefront model: time ∝ shared-memory wavefronts
         g[f"{_key(k)}_wf_model"] = g["tiled_smw_per_ffma"] / g[f"{_key(k)}_smw_per_ffma"]
-        g[f"{_key(k)}_vs_model"] = g[f"{_key(k)}_x_tiled"] / g[f"{_key(k)}_wf_model"]
+        g[f"{_key(k)}_vs_model"] = at(kern, k, M, M, M, "x_tiled") / g[f"{_key(k)}_wf_model"]
     g["n4_inst_cut_pct"] = 100 * (1 - g["coarse_n4_inst_executed"] / g["tiled_inst_executed"])
-    # roofline
+    return g
+
+
+def compile_facts(kern: pd.DataFrame, M: int = M) -> dict:
+    """What the compiler and the driver said (compile_table: the offline compile and the
+    recorded launch at M³): registers, spills, blocks and warps per SM; the blocks of one
+    wave and the operands against the device's L2."""
+    g = {}
+    ct = compile_table(kern, M)
+    g["regs_min"], g["regs_max"] = int(ct["registers"].min()), int(ct["registers"].max())
+    g["spills"] = int((ct["spill_store_bytes"] + ct["spill_load_bytes"]).sum())
+    g["blocks_min"] = int(ct["blocks_per_sm"].min())
+    g["warps_min"] = int(ct["warps_per_sm"].min())
+    dev = kern.attrs.get("provenance", {}).get("device", {})
+    g["sms"] = int(dev.get("sms", 0))
+    tiled_bps = ct.set_index("name").loc["tiled", "blocks_per_sm"]
+    g["wave_rows"] = g["sms"] * tiled_bps / (M / 32)          # block-rows of C in one wave
+    g["operands_over_l2"] = 12 * M * M / dev.get("l2_bytes", math.nan)
+    return g
+
+
+def traffic_facts(prof: pd.DataFrame, kern: pd.DataFrame, ceil, M: int = M) -> dict:
+    """The bytes each kernel moved (roofline_table: the profiler's DRAM and L2 traffic at
+    M³ and 2048³ over the timed rate) against the machine chapter's ceilings; the
+    structural ceiling of the naive kernel and the compulsory bytes."""
+    peak, bw = ceil.peaks_flops["FP32 FMA"], ceil.bandwidth_Bps
+    g = {"peak_tf": peak / 1e12, "bw_tbs": bw / 1e12, "ridge": peak / bw}
     rt = roofline_table(prof, kern, M).set_index("variant")
     rt2 = roofline_table(prof, kern, 2048).set_index("variant")
     for k in ("naive", "tiled", "coarse-m4", "coarse-n4"):
@@ -481,52 +522,30 @@ def summary(kern, prof, l2, aud, ceil, M: int = 4096) -> dict:
         g[f"{key}_l2_tbs"] = float(rt.loc[k, "l2_TBps"])
         g[f"{key}_dram_ai_2048"] = float(rt2.loc[k, "dram_ai"])
     g["naive_struct_ceiling_tf"] = 0.25 * bw / 1e12
-    g["naive_above"] = g[f"naive_{M}"] / 1e3 / g["naive_struct_ceiling_tf"]
-    g["naive_above_2048"] = g["naive_2048"] / 1e3 / g["naive_struct_ceiling_tf"]
+    g["naive_above"] = at(kern, "naive", M, M, M) / 1e3 / g["naive_struct_ceiling_tf"]
+    g["naive_above_2048"] = at(kern, "naive", 2048, 2048, 2048) / 1e3 / g["naive_struct_ceiling_tf"]
     g["seed_naive_above"] = _seed("Tesla T4", "naive", (1024,) * 3) / (0.25 * 320)
     g["tiled_dram_pct"] = 100 * g["tiled_dram_tbs"] * 1e12 / bw
     g["seed_tiled_dram_pct"] = 100 * 49.2 / 320
     g["struct_tiled_gb"] = 2 * M ** 3 * 4 / 32 / 1e9       # 2 tiles of 32x32 per 32^3 FMAs
     g["compulsory_gb"] = 12 * M * M / 1e9
-    # GPUs side by side
-    h100 = [s for d, k, s, _, _ in SEED_FIGURES if d == "H100 SXM5"]
-    g["h100_avg"] = float(np.mean([_seed("H100 SXM5", "tiled", s) for s in h100]))
-    g["h200_avg"] = float(np.mean([at(kern, "tiled", *s) for s in h100]))
-    t4 = SPEC_PEAKS["Tesla T4"][0]
-    hp = SPEC_PEAKS["H100 SXM5"][0]
-    g["seed_scaling"] = g["h100_avg"] / g["seed_t4_tiled_2048"]
-    g["t4_pct"] = 100 * g["seed_t4_tiled_2048"] * 1e9 / t4
-    g["h100_pct"] = 100 * g["h100_avg"] * 1e9 / hp
-    g["h200_pct"] = 100 * g["h200_avg"] * 1e9 / peak
-    g["h100_t4_peaks"] = hp / t4
-    g["h100_t4_frac"] = g["h100_pct"] / g["t4_pct"]
-    g["h200_t4_scaling"] = g["h200_avg"] / g["seed_t4_tiled_2048"]
-    g["h200_t4_peaks"] = peak / t4
-    g["h200_t4_frac"] = g["h200_pct"] / g["t4_pct"]
-    g["ada_pct"] = 100 * _seed("RTX 4000 Ada", "tiled", (3072,) * 3) * 1e9 / SPEC_PEAKS["RTX 4000 Ada"][0]
-    g["h200_3072_pct"] = 100 * g["tiled_3072"] * 1e9 / peak
-    g["h200_naive_2048_pct"] = 100 * g["naive_2048"] * 1e9 / peak
-    g["t4_naive_2048_pct"] = 100 * g["seed_t4_naive_2048"] * 1e9 / t4
-    # what the compiler and the driver said (offline SASS; the recorded launch at M^3)
-    sc = sass_counts()
-    for k in ("tiled", "coarse-n4", "coarse-m4"):
-        g[f"{_key(k)}_sass_lds"] = sc[k]["lds"] / sc[k]["ffma"]
-    g["tiled_sass_lds_n"] = sc["tiled"]["lds"] - sc["tiled"]["lds128"]
-    g["tiled_sass_lds128_n"] = sc["tiled"]["lds128"]
-    g["tiled_sass_ffma_n"] = sc["tiled"]["ffma"]
-    ct = compile_table(kern, M)
-    g["regs_min"], g["regs_max"] = int(ct["registers"].min()), int(ct["registers"].max())
-    g["spills"] = int((ct["spill_store_bytes"] + ct["spill_load_bytes"]).sum())
-    g["blocks_min"] = int(ct["blocks_per_sm"].min())
-    g["warps_min"] = int(ct["warps_per_sm"].min())
-    dev = kern.attrs.get("provenance", {}).get("device", {})
-    g["sms"] = int(dev.get("sms", 0))
-    tiled_bps = ct.set_index("name").loc["tiled", "blocks_per_sm"]
-    g["wave_rows"] = g["sms"] * tiled_bps / (M / 32)          # block-rows of C in one wave
-    g["operands_over_l2"] = 12 * M * M / dev.get("l2_bytes", math.nan)
-    g["cb_512_ms"] = at(kern, BASELINE, 512, 512, 512, "median_ms")
-    # audit
+    return g
+
+
+def l2_facts(l2: pd.DataFrame) -> dict:
+    """The L2 and DRAM read rates of matmul.l2, and the L2's size it read from."""
+    l2row = l2[l2["variant"] == "L2"]
+    dr = l2[l2["variant"] == "DRAM"]
+    return {"l2_tbs": float(l2row["TB/s"].iloc[0]) if len(l2row) else math.nan,
+            "l2_mib": float(l2row["bytes"].iloc[0]) / (1 << 20) if len(l2row) else math.nan,
+            "dram_read_tbs": float(dr["TB/s"].iloc[0]) if len(dr) else math.nan}
+
+
+def audit_facts(aud: pd.DataFrame) -> dict:
+    """The audit (matmul.audit): rows, categories and cases, what passed for this
+    chapter's kernels and for the SGEMM ladder's, the worst bound, and the two fixes."""
     from .audit import CATEGORIES
+    g = {}
     ours = aud[aud["kernel_chapter"] == "08-matmul"]
     theirs = aud[aud["kernel_chapter"] != "08-matmul"]
     g["audit_rows"] = len(aud)
@@ -542,6 +561,33 @@ def summary(kern, prof, l2, aud, ceil, M: int = 4096) -> dict:
     g["audit_fails"] = g["audit_rows"] - g["audit_pass"]
     g["theirs_kernels"] = theirs["variant"].nunique()
     g.update(audit_fixed(aud))
+    return g
+
+
+def gpus_facts(kern: pd.DataFrame, ceil) -> dict:
+    """GPUs compared fairly: the tiled kernel here and the seeds' published figures, each
+    as a fraction of its own GPU's FP32 peak (the machine chapter's, here)."""
+    peak = ceil.peaks_flops["FP32 FMA"]
+    g = {}
+    h100 = [s for d, k, s, _, _ in SEED_FIGURES if d == "H100 SXM5"]
+    t4_tiled = _seed("Tesla T4", "tiled", (2048,) * 3)
+    g["h100_avg"] = float(np.mean([_seed("H100 SXM5", "tiled", s) for s in h100]))
+    g["h200_avg"] = float(np.mean([at(kern, "tiled", *s) for s in h100]))
+    t4 = SPEC_PEAKS["Tesla T4"][0]
+    hp = SPEC_PEAKS["H100 SXM5"][0]
+    g["seed_scaling"] = g["h100_avg"] / t4_tiled
+    g["t4_pct"] = 100 * t4_tiled * 1e9 / t4
+    g["h100_pct"] = 100 * g["h100_avg"] * 1e9 / hp
+    g["h200_pct"] = 100 * g["h200_avg"] * 1e9 / peak
+    g["h100_t4_peaks"] = hp / t4
+    g["h100_t4_frac"] = g["h100_pct"] / g["t4_pct"]
+    g["h200_t4_scaling"] = g["h200_avg"] / t4_tiled
+    g["h200_t4_peaks"] = peak / t4
+    g["h200_t4_frac"] = g["h200_pct"] / g["t4_pct"]
+    g["ada_pct"] = 100 * _seed("RTX 4000 Ada", "tiled", (3072,) * 3) * 1e9 / SPEC_PEAKS["RTX 4000 Ada"][0]
+    g["h200_3072_pct"] = 100 * at(kern, "tiled", 3072, 3072, 3072) * 1e9 / peak
+    g["h200_naive_2048_pct"] = 100 * at(kern, "naive", 2048, 2048, 2048) * 1e9 / peak
+    g["t4_naive_2048_pct"] = 100 * _seed("Tesla T4", "naive", (2048,) * 3) * 1e9 / t4
     return g
 
 
@@ -608,7 +654,8 @@ def _key(name: str) -> str:
 
 
 def targets(g: dict, aud: pd.DataFrame, rt: pd.DataFrame) -> pd.DataFrame:
-    """The chapter's targets on this GPU, each against what the run measured."""
+    """The chapter's targets on this GPU, each against what the run measured: `g` holds
+    the facts of speed_facts, counter_facts and sanitize_summary."""
     def tgt(name, got, need, met=None):
         return {"target": name, "measured": got, "needed": need,
                 "met": bool(got >= need) if met is None else met}

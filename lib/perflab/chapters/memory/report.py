@@ -1,5 +1,5 @@
 """The memory chapter's numbers and figures, computed from the rows (live or recorded): the prose
-quotes only what `summary` returns."""
+quotes only what the `*_facts` functions return, one for each section."""
 from __future__ import annotations
 
 import math
@@ -402,15 +402,15 @@ def inflight_figure(inf: pd.DataFrame, s: dict, dev: dict):
     return fig
 
 
-# ---- every number the prose quotes --------------------------------------------------------
+# ---- every number the prose quotes, section by section -------------------------------------
 
-def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
-    """The glued numbers of the memory chapter, each computed from the rows."""
+def latency_facts(lat: pd.DataFrame, *, dev: dict) -> dict:
+    """The latency section's glued numbers: the plateaus against the published study, the
+    edges between them, the clock the walk saw and the shared-memory walk."""
     l2 = int(dev["l2_bytes"])
-    sms = int(dev["sms"])
     pl = plateaus(lat, l2).set_index("level")
     st = staircase(lat)
-    out = {"l2_mib": l2 / MiB, "l2_half_mib": l2 / 2 / MiB, "sms": sms,
+    out = {"l2_mib": l2 / MiB, "l2_half_mib": l2 / 2 / MiB,
            "published_source": PUBLISHED["source"]}
     keys = {"L1": "l1", "near L2": "near", "far L2": "far", "HBM": "hbm", "HBM, 2–8 GiB": "big"}
     for level, k in keys.items():
@@ -433,22 +433,26 @@ def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
     out["n_sizes"] = int(st["bytes"].nunique())
     out["n_latency_rows"] = int((lat["variant"] == "random").sum())
     out["latency_all_correct"] = bool(lat[lat["variant"].isin(["random", "shared"])]["correct"].all())
+    return out
 
-    # operators and the probe
+
+def operator_facts(ops: pd.DataFrame, prof: pd.DataFrame | None) -> dict:
+    """The cache operators and the clock-load-clock probe: cycles per load at each working
+    set, the probe's spans, and the profiler's L1 hit rates."""
     ot = operator_table(ops, prof)
     small, mid, big = sorted(ot["bytes"].unique())[:3]
     at = lambda op, ws, col: float(ot[(ot["op"].str.startswith(op)) & (ot["bytes"] == ws)][col].iloc[0])
-    out.update({"op_small_kib": small / KiB, "op_mid_mib": mid / MiB, "op_big_gib": big / GiB,
-                "op_plain_small": at("plain", small, "chase"), "op_ca_small": at("ca", small, "chase"),
-                "op_nc_small": at("nc", small, "chase"), "op_cg_small": at("cg", small, "chase"),
-                "op_cv_small": at("cv", small, "chase"),
-                "op_mid_lo": float(ot[ot["bytes"] == mid]["chase"].min()),
-                "op_mid_hi": float(ot[ot["bytes"] == mid]["chase"].max()),
-                "op_big_lo": float(ot[ot["bytes"] == big]["chase"].min()),
-                "op_big_hi": float(ot[ot["bytes"] == big]["chase"].max()),
-                "probe_lo": float(ot["probe"].min()), "probe_hi": float(ot["probe"].max()),
-                "probe_wait_lo": float(ot["probe_wait"].min()),
-                "probe_wait_hi": float(ot["probe_wait"].max())})
+    out = {"op_small_kib": small / KiB, "op_mid_mib": mid / MiB, "op_big_gib": big / GiB,
+           "op_plain_small": at("plain", small, "chase"), "op_ca_small": at("ca", small, "chase"),
+           "op_nc_small": at("nc", small, "chase"), "op_cg_small": at("cg", small, "chase"),
+           "op_cv_small": at("cv", small, "chase"),
+           "op_mid_lo": float(ot[ot["bytes"] == mid]["chase"].min()),
+           "op_mid_hi": float(ot[ot["bytes"] == mid]["chase"].max()),
+           "op_big_lo": float(ot[ot["bytes"] == big]["chase"].min()),
+           "op_big_hi": float(ot[ot["bytes"] == big]["chase"].max()),
+           "probe_lo": float(ot["probe"].min()), "probe_hi": float(ot["probe"].max()),
+           "probe_wait_lo": float(ot["probe_wait"].min()),
+           "probe_wait_hi": float(ot["probe_wait"].max())}
     out["probe_span"] = span(out["probe_lo"], out["probe_hi"])
     out["probe_wait_span"] = span(out["probe_wait_lo"], out["probe_wait_hi"])
     out["op_mid_span"] = span(out["op_mid_lo"], out["op_mid_hi"])
@@ -456,12 +460,20 @@ def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
     if "l1_hit_pct" in ot:
         out["l1hit_plain"] = at("plain", small, "l1_hit_pct")
         out["l1hit_cg"] = at("cg", small, "l1_hit_pct")
+    return out
 
-    # banks
+
+def bank_facts(banks: pd.DataFrame, prof: pd.DataFrame | None, lat: pd.DataFrame, *,
+               dev: dict) -> dict:
+    """Shared-memory banks: the peak (SMs × 128 B × the clock the latency walk ran at),
+    the rate at each stride of both layouts against stride-1 / degree, and the profiler's
+    wavefronts per load."""
+    sms = int(dev["sms"])
+    out = {"sms": sms}
     bt = bank_table(banks, prof)
     plain, pad = bt[bt["variant"] == "plain"], bt[bt["variant"] == "padded"]
     clock = float(lat["sm_clock_mhz"].dropna().iloc[0]) * 1e6 if "sm_clock_mhz" in lat and \
-        lat["sm_clock_mhz"].notna().any() else out["clock_ghz"] * 1e9
+        lat["sm_clock_mhz"].notna().any() else float(staircase(lat)["clock_ghz"].median()) * 1e9
     out["smem_peak_tbs"] = sms * 128 * clock / 1e12
     out["smem_tbs1"] = float(plain[plain["stride"] == 1]["TB/s"].iloc[0])
     out["smem_of_peak"] = 100 * out["smem_tbs1"] / out["smem_peak_tbs"]
@@ -477,8 +489,13 @@ def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
         out["bank_counter_dev"] = float((bt["wavefronts_per_ld"] / bt["predicted_degree"] - 1).abs().max()) * 100
         out["wf_plain32"] = float(plain[plain["stride"] == 32]["wavefronts_per_ld"].iloc[0])
         out["wf_pad31"] = float(pad[pad["stride"] == 31]["wavefronts_per_ld"].iloc[0])
+    return out
 
-    # coalescing
+
+def coalescing_facts(coal: pd.DataFrame, prof: pd.DataFrame | None) -> dict:
+    """Coalescing: the portfolio's pair against cudaMemcpy (with the profiler's sectors and
+    DRAM bytes), the streaming kernels' race and the stride sweep."""
+    out = {}
     pair = coal[coal["part"] == "pair"].set_index("variant")
     out["ceiling_pair_tbs"] = float(pair.loc["cudaMemcpy", "TB/s"])
     out["pair_in_tbs"], out["pair_in_x"] = float(pair.loc["interleaved", "TB/s"]), float(pair.loc["interleaved", "of_copy"])
@@ -511,8 +528,13 @@ def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
         if "dram_per_useful" in sd:
             out[f"s{s_}_fetch"] = float(sd.loc[s_, "dram_per_useful"]) * 4
     out["s8_model"] = float(sd.loc[8, "sector_model_TB/s"])
+    return out
 
-    # Little's law
+
+def inflight_facts(inf: pd.DataFrame, *, hbm_ns: float, sms: int) -> dict:
+    """Little's law: the reads in flight the idle HBM latency (`hbm_ns`, the latency
+    section's) predicts, what the copies needed, and the latency their rates imply."""
+    out = {}
     d = inflight_frame(inf)
     base = inf[inf["variant"] == "cudaMemcpy"]
     out["inf_ceiling_tbs"] = float(base["TB/s"].iloc[0])
@@ -525,13 +547,13 @@ def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
     out["inf_best_kb"] = float(bestc["inflight_per_sm"]) / 1024
     out["inf_blocked_best_x"] = float(d[d["layout"] == "blocked"]["of_copy"].max())
     read_rate = out["inf_ceiling_tbs"] * 1e12 / 2
-    out["little_total_mb"] = read_rate * out["hbm_ns"] * 1e-9 / 1e6
+    out["little_total_mb"] = read_rate * hbm_ns * 1e-9 / 1e6
     out["little_per_sm_kb"] = out["little_total_mb"] * 1e6 / sms / 1024
     if need.get("grid-strided"):
         at90 = d[(d["layout"] == "grid-strided") & (d["inflight_per_sm"] == need["grid-strided"])]
         rate = float(at90["TB/s"].max()) * 1e12 / 2
         out["loaded_latency_ns"] = need["grid-strided"] * sms / rate * 1e9
-        out["loaded_over_idle"] = out["loaded_latency_ns"] / out["hbm_ns"]
+        out["loaded_over_idle"] = out["loaded_latency_ns"] / hbm_ns
     g = d[d["layout"] == "grid-strided"]
     for kb in (1, 8):
         at = g[g["inflight_per_sm"] == kb * 1024]
@@ -539,13 +561,14 @@ def summary(lat, ops, banks, coal, inf, prof, *, dev: dict) -> dict:
         out[f"lat_at_{kb}k_ns"] = kb * 1024 * sms / rate * 1e9
         out[f"x_at_{kb}k"] = float(at["of_copy"].max())
     out["need_over_little"] = out["inf_need_grid_kb"] / out["little_per_sm_kb"]
-    out["lat_at_1k_over"] = out["lat_at_1k_ns"] / out["hbm_ns"]
-    out["lat_at_8k_over"] = out["lat_at_8k_ns"] / out["hbm_ns"]
+    out["lat_at_1k_over"] = out["lat_at_1k_ns"] / hbm_ns
+    out["lat_at_8k_over"] = out["lat_at_8k_ns"] / hbm_ns
     return out
 
 
 def targets(s: dict, frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """The chapter's done-when list against the measured numbers of `summary`."""
+    """The chapter's done-when list against the measured numbers: `s` holds the facts of
+    every section (latency_facts, bank_facts, coalescing_facts, inflight_facts)."""
     checked = sum(int(f["correct"].notna().sum()) for f in frames if "correct" in f)
     failed = sum(int((f["correct"] == False).sum()) for f in frames if "correct" in f)  # noqa: E712
     rows = [

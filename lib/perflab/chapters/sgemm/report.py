@@ -382,24 +382,29 @@ PUBLISHED = {"ada_tiled_ms": 27.12, "ada_reg_ms": 7.19, "ada_splitk_x": 28.87,
              "qadri_naive_above": 332.88 / (0.25 * 320)}
 
 
-def summary(ladder, splitk, prof, *, fma_peak: float, mma_peak: float, sms: int,
-            l2_bytes: int, wgmma_peak: float = float("nan")) -> dict:
-    """Every number the chapter's prose quotes, computed from the rows of one run
-    (`wgmma_peak`: chapter 0's wgmma ceiling, NaN where it was not measured)."""
-    g = {"gflop_4096": 2 * 4096**3 / 1e9, "mb_4096": 4 * 3 * 4096**2 / 1e6, "sms": sms,
-         "fma_peak": fma_peak, "mma_peak": mma_peak, "wgmma_peak": wgmma_peak,
-         "l2_mib": l2_bytes / 2**20, **PUBLISHED}
-    g["ada_reg_x"] = PUBLISHED["ada_tiled_ms"] / PUBLISHED["ada_reg_ms"]
-    # correctness
+def ladder_facts(ladder: pd.DataFrame, *, fma_peak: float, mma_peak: float,
+                 wgmma_peak: float = float("nan")) -> dict:
+    """The ladder at a glance (sgemm.ladder): the checks, and the best FP32 rung at the three
+    squares against cuBLAS FP32 and the machine chapter's FMA ceiling; the measured
+    ceilings (`wgmma_peak`: NaN where it was not measured)."""
+    g = {"fma_peak": fma_peak, "mma_peak": mma_peak, "wgmma_peak": wgmma_peak}
     g["n_checked"] = int(ladder["correct"].notna().sum())
     g["n_failed"] = int((ladder["correct"] == False).sum())  # noqa: E712
-    # the best FP32 rung at the three squares
     for n in (3072, 4096, 8192):
         v, t, x = best_fp32(ladder, n, n, n)
         g.update({f"best_fp32_{n}": v, f"best_fp32_{n}_tf": t, f"best_fp32_{n}_x": x,
                   f"cublas_fp32_{n}": at(ladder, "cuBLAS FP32", n, n, n),
                   f"best_fp32_{n}_peak": t / fma_peak * 100})
     g["cublas_fp32_8192_peak"] = g["cublas_fp32_8192"] / fma_peak * 100
+    return g
+
+
+def rung_facts(ladder: pd.DataFrame, prof: pd.DataFrame, *, sms: int, l2_bytes: int) -> dict:
+    """Rungs 01 to 06 at 3072³ (sgemm.ladder) and the profiler's counters at 4096³
+    (sgemm.profile), with the published figures the prose compares them with."""
+    g = {"gflop_4096": 2 * 4096**3 / 1e9, "mb_4096": 4 * 3 * 4096**2 / 1e6, "sms": sms,
+         "l2_mib": l2_bytes / 2**20, **PUBLISHED}
+    g["ada_reg_x"] = PUBLISHED["ada_tiled_ms"] / PUBLISHED["ada_reg_ms"]
     s = (3072, 3072, 3072)
     for rung in ("01-naive", "02-coalesced", "03-smem-tiling", "04-register-tiling",
                  "05-occupancy", "06-warptiling"):
@@ -410,44 +415,6 @@ def summary(ladder, splitk, prof, *, fma_peak: float, mma_peak: float, sms: int,
     g["reg_vs_smem"] = g["t04"] / g["t03"]
     g["occ_gain"] = g["t05"] / g["t04"]
     g["warp_gain"] = g["t06"] / g["t05"]
-    # split-K on the skinny problem
-    sk = (128, 128, 32768)
-    t06, t07 = at(ladder, "06-warptiling", *sk, "median_ms"), at(ladder, "07-split-k", *sk, "median_ms")
-    tcb = at(ladder, "cuBLAS FP32", *sk, "median_ms")
-    g.update(sk_t06=t06 * 1e3, sk_t07=t07 * 1e3, sk_cublas=tcb * 1e3, sk_gain=t06 / t07,
-             sk_vs_cublas=at(ladder, "07-split-k", *sk, "vs_cublas_fp32"))
-    d = splitk[splitk["variant"] == "07-split-k"]
-    best = d.loc[d["median_ms"].idxmin()]
-    g["sk_best_us"] = float(best["median_ms"]) * 1e3
-    g["sk_best_slices"] = "automatic" if int(best["slices"]) == 0 else str(int(best["slices"]))
-    g["sk_sweep_cublas"] = at(splitk, "cuBLAS FP32", *sk, "median_ms") * 1e3
-    # the last wave at 3072^3
-    row = lambda v: ladder[(ladder["variant"] == v) & (ladder["M"] == 3072) & (ladder["N"] == 3072)
-                           & (ladder["K"] == 3072)].iloc[0]
-    lw = last_wave(row("06-warptiling")["launch"], row("07-split-k")["launch"], sms)
-    g.update(lw_tiles=lw["tiles"], lw_waves=lw["waves"], lw_tail=lw["tail"],
-             lw_slices=lw["slices"], lw_t06=float(row("06-warptiling")["TFLOP/s"]),
-             lw_t07=float(row("07-split-k")["TFLOP/s"]),
-             lw_x=float(row("07-split-k")["vs_cublas_fp32"]),
-             lw_busy=(lw["waves"] - np.floor(lw["waves"])) * 100)
-    g["lw_gain"] = g["lw_t07"] / g["lw_t06"]
-    # tensor cores at 8192^3
-    n = 8192
-    g.update(tf32_tf=at(ladder, "08-tf32-mma", n, n, n),
-             tf32_x=at(ladder, "08-tf32-mma", n, n, n, "vs_cublas_tf32"),
-             cublas_tf32=at(ladder, "cuBLAS TF32", n, n, n),
-             tf32_skinny=at(ladder, "08-tf32-mma", *sk),
-             tf32_skinny_x=at(ladder, "08-tf32-mma", *sk, "vs_cublas_tf32"),
-             err_fp32=at(ladder, "06-warptiling", n, n, n, "rel_err"),
-             err_tf32=at(ladder, "08-tf32-mma", n, n, n, "rel_err"),
-             err_3x=at(ladder, "09-3xtf32", n, n, n, "rel_err"),
-             tf32_3x_tf=at(ladder, "09-3xtf32", n, n, n))
-    g["tf32_of_mma"] = g["tf32_tf"] / mma_peak * 100
-    g["err_ratio"] = g["err_tf32"] / g["err_fp32"]
-    g["tf32_3x_vs_fp32"] = g["tf32_3x_tf"] / at(ladder, "cuBLAS FP32", n, n, n)
-    e3 = chain_lengths(ladder)
-    g["e3_per_k"] = float(e3.loc[e3["K"] != 32768, "per_k"].median())
-    # the counters
     pv = profiled(prof)
     g.update(
         naive_structural_gb=2 * 4096**3 * 4 / 1e9,
@@ -467,49 +434,107 @@ def summary(ladder, splitk, prof, *, fma_peak: float, mma_peak: float, sms: int,
         s06_fma=pv("06-warptiling", "fma_pipe_pct"),
         s06_issue=pv("06-warptiling", "issue_active_pct"),
         cublas_occ=pv("cuBLAS FP32", "achieved_occupancy_pct"),
-        cublas_fma=pv("cuBLAS FP32", "fma_pipe_pct"),
-        sk07_us=pv("07-split-k", "duration_us", 128),
-        skcb_us=pv("cuBLAS FP32", "duration_us", 128),
-        sk06_sm=pv("06-warptiling", "sm_throughput_pct", 128),
-        sk07_sm=pv("07-split-k", "sm_throughput_pct", 128),
-        s08_tensor=pv("08-tf32-mma", "tensor_pipe_pct"),
-        s08_mio=pv("08-tf32-mma", "stall_mio_throttle"),
-        s08_math=pv("08-tf32-mma", "stall_math_pipe_throttle"),
-        s08_long=pv("08-tf32-mma", "stall_long_scoreboard"),
-        s09_tensor=pv("09-3xtf32", "tensor_pipe_pct"),
-        cbtf_tensor=pv("cuBLAS TF32", "tensor_pipe_pct"))
-    # rung 10 (wgmma + TMA) at the target sizes, against cuBLAS TF32 and rung 08
+        cublas_fma=pv("cuBLAS FP32", "fma_pipe_pct"))
+    return g
+
+
+#: The skinny problem the split-K rungs are timed on.
+SKINNY = (128, 128, 32768)
+
+
+def splitk_facts(ladder: pd.DataFrame, splitk: pd.DataFrame, prof: pd.DataFrame, *,
+                 sms: int) -> dict:
+    """Rung 07: split-K on the skinny problem against rung 06 and cuBLAS FP32 (the
+    ladder's rounds), the best of the slice sweep (sgemm.splitk), the profiler's
+    durations and SM throughput, and the last wave of 3072³ it splits."""
+    sk = SKINNY
+    t06, t07 = at(ladder, "06-warptiling", *sk, "median_ms"), at(ladder, "07-split-k", *sk, "median_ms")
+    tcb = at(ladder, "cuBLAS FP32", *sk, "median_ms")
+    g = dict(sk_t06=t06 * 1e3, sk_t07=t07 * 1e3, sk_cublas=tcb * 1e3, sk_gain=t06 / t07,
+             sk_vs_cublas=at(ladder, "07-split-k", *sk, "vs_cublas_fp32"))
+    d = splitk[splitk["variant"] == "07-split-k"]
+    best = d.loc[d["median_ms"].idxmin()]
+    g["sk_best_us"] = float(best["median_ms"]) * 1e3
+    g["sk_best_slices"] = "automatic" if int(best["slices"]) == 0 else str(int(best["slices"]))
+    g["sk_sweep_cublas"] = at(splitk, "cuBLAS FP32", *sk, "median_ms") * 1e3
+    row = lambda v: ladder[(ladder["variant"] == v) & (ladder["M"] == 3072) & (ladder["N"] == 3072)
+                           & (ladder["K"] == 3072)].iloc[0]
+    lw = last_wave(row("06-warptiling")["launch"], row("07-split-k")["launch"], sms)
+    g.update(lw_tiles=lw["tiles"], lw_waves=lw["waves"], lw_tail=lw["tail"],
+             lw_slices=lw["slices"], lw_t06=float(row("06-warptiling")["TFLOP/s"]),
+             lw_t07=float(row("07-split-k")["TFLOP/s"]),
+             lw_x=float(row("07-split-k")["vs_cublas_fp32"]),
+             lw_busy=(lw["waves"] - np.floor(lw["waves"])) * 100)
+    g["lw_gain"] = g["lw_t07"] / g["lw_t06"]
+    pv = profiled(prof)
+    g.update(sk07_us=pv("07-split-k", "duration_us", 128),
+             skcb_us=pv("cuBLAS FP32", "duration_us", 128),
+             sk06_sm=pv("06-warptiling", "sm_throughput_pct", 128),
+             sk07_sm=pv("07-split-k", "sm_throughput_pct", 128))
+    return g
+
+
+def tensor_facts(ladder: pd.DataFrame, prof: pd.DataFrame, *, mma_peak: float) -> dict:
+    """Rungs 08 and 09 at 8192³ and on the skinny problem: speed against cuBLAS TF32 and
+    the mma.sync ceiling, the errors of FP32, TF32 and 3xTF32, 3xTF32's error per unit of
+    its accumulation chain, and the profiler's tensor-pipe share and stalls."""
+    n, sk = 8192, SKINNY
+    g = dict(tf32_tf=at(ladder, "08-tf32-mma", n, n, n),
+             tf32_x=at(ladder, "08-tf32-mma", n, n, n, "vs_cublas_tf32"),
+             cublas_tf32=at(ladder, "cuBLAS TF32", n, n, n),
+             tf32_skinny=at(ladder, "08-tf32-mma", *sk),
+             tf32_skinny_x=at(ladder, "08-tf32-mma", *sk, "vs_cublas_tf32"),
+             err_fp32=at(ladder, "06-warptiling", n, n, n, "rel_err"),
+             err_tf32=at(ladder, "08-tf32-mma", n, n, n, "rel_err"),
+             err_3x=at(ladder, "09-3xtf32", n, n, n, "rel_err"),
+             tf32_3x_tf=at(ladder, "09-3xtf32", n, n, n))
+    g["tf32_of_mma"] = g["tf32_tf"] / mma_peak * 100
+    g["err_ratio"] = g["err_tf32"] / g["err_fp32"]
+    g["tf32_3x_vs_fp32"] = g["tf32_3x_tf"] / at(ladder, "cuBLAS FP32", n, n, n)
+    e3 = chain_lengths(ladder)
+    g["e3_per_k"] = float(e3.loc[e3["K"] != 32768, "per_k"].median())
+    pv = profiled(prof)
+    g.update(s08_tensor=pv("08-tf32-mma", "tensor_pipe_pct"),
+             s08_mio=pv("08-tf32-mma", "stall_mio_throttle"),
+             s08_math=pv("08-tf32-mma", "stall_math_pipe_throttle"),
+             s08_long=pv("08-tf32-mma", "stall_long_scoreboard"),
+             s09_tensor=pv("09-3xtf32", "tensor_pipe_pct"),
+             cbtf_tensor=pv("cuBLAS TF32", "tensor_pipe_pct"))
+    return g
+
+
+def wgmma_facts(ladder: pd.DataFrame, prof: pd.DataFrame, *, mma_peak: float,
+                wgmma_peak: float = float("nan")) -> dict:
+    """Rung 10 (wgmma + TMA) at the target sizes against cuBLAS TF32 (the rounds' spread),
+    rung 08 and the two tensor-core ceilings; its error against cuBLAS TF32's; the
+    profiler's tensor-pipe share and durations."""
+    n, g = 8192, {}
     for name, size in (("8192", (8192,) * 3), ("4096", (4096,) * 3), ("3072", (3072,) * 3),
                        ("rect", (4096, 8192, 2048)), ("odd", (3000, 2999, 3001))):
         med, lo, hi = spread(ladder, HOPPER, *size, "tf32")
         g.update({f"r10_{name}_x": med, f"r10_{name}_lo": lo, f"r10_{name}_hi": hi,
                   f"r10_{name}_tf": at(ladder, HOPPER, *size)})
-    g["r10_vs_08"] = g["r10_8192_tf"] / g["tf32_tf"]
+    g["r10_vs_08"] = g["r10_8192_tf"] / at(ladder, "08-tf32-mma", n, n, n)
     g["r10_err_ratio"] = (at(ladder, HOPPER, n, n, n, "rel_err")
                           / at(ladder, "cuBLAS TF32", n, n, n, "rel_err"))
     g["r10_of_mma"] = g["r10_8192_tf"] / mma_peak * 100
     g["r10_of_wgmma"] = g["r10_8192_tf"] / wgmma_peak * 100
-    g["cbtf_of_wgmma"] = g["cublas_tf32"] / wgmma_peak * 100
+    g["cbtf_of_wgmma"] = at(ladder, "cuBLAS TF32", n, n, n) / wgmma_peak * 100
+    pv = profiled(prof)
     g.update(s10_tensor=pv(HOPPER, "tensor_pipe_pct"), s10_us=pv(HOPPER, "duration_us"),
              s08_us=pv("08-tf32-mma", "duration_us"), cbtf_us=pv("cuBLAS TF32", "duration_us"),
-             r10_skinny_x=at(ladder, HOPPER, *sk, "vs_cublas_tf32"))
-    # rung 12 (3xTF32 on wgmma) against cuBLAS FP32, and its error against FP32's
-    for name, size in (("8192", (8192,) * 3), ("4096", (4096,) * 3), ("odd", (3000, 2999, 3001))):
-        med, lo, hi = spread(ladder, HOPPER_3X, *size, "fp32")
-        g.update({f"r12_{name}_x": med, f"r12_{name}_lo": lo, f"r12_{name}_hi": hi,
-                  f"r12_{name}_tf": at(ladder, HOPPER_3X, *size),
-                  f"r12_{name}_err_x": at(ladder, HOPPER_3X, *size, "rel_err")
-                  / at(ladder, "cuBLAS FP32", *size, "rel_err")})
-    g["r12_err"] = at(ladder, HOPPER_3X, n, n, n, "rel_err")
-    g["r12_vs_09"] = g["r12_8192_tf"] / g["tf32_3x_tf"]
-    g["r12_tf32_x"] = at(ladder, HOPPER_3X, n, n, n, "vs_cublas_tf32")
-    g["s12_tensor"] = pv(HOPPER_3X, "tensor_pipe_pct")
-    # the tensor work rung 12 executes: three TF32 products per useful one
-    g["r12_tensor_tf"] = 3 * g["r12_8192_tf"]
-    g["r12_tensor_vs_10"] = g["r12_tensor_tf"] / g["r10_8192_tf"]
-    # rung 11 on the skinny problem: the timed call, and the profiler's kernel durations
+             r10_skinny_x=at(ladder, HOPPER, *SKINNY, "vs_cublas_tf32"))
+    return g
+
+
+def tf32_splitk_facts(ladder: pd.DataFrame, splitk: pd.DataFrame, prof: pd.DataFrame) -> dict:
+    """Rung 11 on the skinny problem: the timed call against cuBLAS TF32 (the rounds'
+    spread), the profiler's kernel durations and DRAM bytes, and the floor of two empty
+    launches (sgemm.splitk)."""
+    sk = SKINNY
+    pv = profiled(prof)
     sk11 = spread(ladder, "11-tf32-split-k", *sk, "tf32")
-    g.update(sk11_us=at(ladder, "11-tf32-split-k", *sk, "median_ms") * 1e3,
+    g = dict(sk11_us=at(ladder, "11-tf32-split-k", *sk, "median_ms") * 1e3,
              sk11_x=sk11[0], sk11_lo=sk11[1], sk11_hi=sk11[2],
              sk_cublas_tf32_us=at(ladder, "11-tf32-split-k", *sk, "cublas_tf32_ms") * 1e3,
              sk11_gpu_us=pv("11-tf32-split-k", "duration_us", 128),
@@ -519,10 +544,36 @@ def summary(ladder, splitk, prof, *, fma_peak: float, mma_peak: float, sms: int,
     g["sk11_gap_us"] = g["sk11_us"] - g["sk11_gpu_us"]
     floor = splitk.loc[splitk["variant"] == "2 empty launches", "median_ms"]
     g["launch2_us"] = float(floor.iloc[0]) * 1e3 if len(floor) else float("nan")
-    dram = lambda v: (pv(v, "dram_read_MB") + pv(v, "dram_write_MB")) / 1e3
-    g.update(dram_03_gb=dram("03-smem-tiling"), dram_02_gb=dram("02-coalesced"),
-             struct_32_gb=4 * 4096**3 * (2 / 32) / 1e9)
     return g
+
+
+def hopper3x_facts(ladder: pd.DataFrame, prof: pd.DataFrame) -> dict:
+    """Rung 12 (3xTF32 on wgmma) against cuBLAS FP32 (speed, the rounds' spread, error),
+    rung 09 and rung 10; the tensor work it executes and the profiler's tensor-pipe share."""
+    n, g = 8192, {}
+    for name, size in (("8192", (8192,) * 3), ("4096", (4096,) * 3), ("odd", (3000, 2999, 3001))):
+        med, lo, hi = spread(ladder, HOPPER_3X, *size, "fp32")
+        g.update({f"r12_{name}_x": med, f"r12_{name}_lo": lo, f"r12_{name}_hi": hi,
+                  f"r12_{name}_tf": at(ladder, HOPPER_3X, *size),
+                  f"r12_{name}_err_x": at(ladder, HOPPER_3X, *size, "rel_err")
+                  / at(ladder, "cuBLAS FP32", *size, "rel_err")})
+    g["r12_err"] = at(ladder, HOPPER_3X, n, n, n, "rel_err")
+    g["r12_vs_09"] = g["r12_8192_tf"] / at(ladder, "09-3xtf32", n, n, n)
+    g["r12_tf32_x"] = at(ladder, HOPPER_3X, n, n, n, "vs_cublas_tf32")
+    g["s12_tensor"] = profiled(prof)(HOPPER_3X, "tensor_pipe_pct")
+    # the tensor work rung 12 executes: three TF32 products per useful one
+    g["r12_tensor_tf"] = 3 * g["r12_8192_tf"]
+    g["r12_tensor_vs_10"] = g["r12_tensor_tf"] / at(ladder, HOPPER, n, n, n)
+    return g
+
+
+def dram_facts(prof: pd.DataFrame) -> dict:
+    """Rungs 02 and 03's DRAM bytes at 4096³ (the profiler), against the structural
+    traffic of a 32×32 tile."""
+    pv = profiled(prof)
+    dram = lambda v: (pv(v, "dram_read_MB") + pv(v, "dram_write_MB")) / 1e3   # noqa: E731
+    return dict(dram_03_gb=dram("03-smem-tiling"), dram_02_gb=dram("02-coalesced"),
+                struct_32_gb=4 * 4096**3 * (2 / 32) / 1e9)
 
 
 def roofline_points(prof: pd.DataFrame, names, M=4096, N=4096, K=4096) -> list:

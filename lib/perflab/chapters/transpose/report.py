@@ -1,5 +1,5 @@
 """Chapter 5's numbers, tables and figures, computed from the rows (live or replayed): the
-page quotes only what `summary` returns."""
+page quotes only what the `*_facts` functions return, one for each section."""
 from __future__ import annotations
 
 import math
@@ -320,14 +320,28 @@ def tiles_table(tiles: pd.DataFrame) -> pd.DataFrame:
     return d.sort_values("of_copy", ascending=False).reset_index(drop=True)
 
 
-# ---- the numbers the prose quotes ------------------------------------------------------
+# ---- the numbers the prose quotes, section by section -----------------------------------
 
-def summary(ladder: pd.DataFrame, check: pd.DataFrame, prof: pd.DataFrame,
-            tiles: pd.DataFrame) -> dict:
-    """name -> value for every number the page quotes."""
+def _main(ladder: pd.DataFrame) -> pd.DataFrame:
+    return _with_entry(_case(ladder, *TARGET_CASE))
+
+
+def _bytes_and_roof(main: pd.DataFrame) -> tuple[float, float, float, float]:
+    """(MB moved, cudaMemcpy TB/s, copy kernel TB/s, the faster of the two) of the main case."""
+    n_mb = lookup.cell(lookup.first(main, entry="cudaMemcpy"), "bytes_moved") / 1e6
+    memcpy = lookup.cell(lookup.first(main, entry="cudaMemcpy"), "TB/s")
+    copyk = lookup.cell(lookup.first(main, entry="copy kernel"), "TB/s")
+    copies = [x for x in (memcpy, copyk) if not math.isnan(x)]
+    return n_mb, memcpy, copyk, (max(copies) if copies else math.nan)
+
+
+def ladder_facts(ladder: pd.DataFrame) -> dict:
+    """The ladder at 8192² float32 (transpose.ladder): every entry's rate, time and ratios,
+    its blocks and tiles in flight per SM; the bytes, the copy roof and the floor it sets;
+    the rounds and the best rung."""
     s: dict = {}
-    main = _with_entry(_case(ladder, *TARGET_CASE))
-    s["n_bytes_mb"] = lookup.cell(lookup.first(main, entry="cudaMemcpy"), "bytes_moved") / 1e6
+    main = _main(ladder)
+    s["n_bytes_mb"], _, _, s["roof_tbs"] = _bytes_and_roof(main)
     for e in ORDER:
         r, k = lookup.first(main, entry=e), key(e)
         s[f"{k}_tbs"] = lookup.cell(r, "TB/s")
@@ -341,8 +355,6 @@ def summary(ladder: pd.DataFrame, check: pd.DataFrame, prof: pd.DataFrame,
             if e not in ("naive-rows", "naive-cols"):
                 t = int(r["tile"]) if r is not None and not pd.isna(r["tile"]) else 32
                 s[f"{k}_inflight_kib"] = float(per_sm) * t * t * 4 / 1024
-    copies = [x for x in (s["memcpy_tbs"], s["copyk_tbs"]) if not math.isnan(x)]
-    s["roof_tbs"] = max(copies) if copies else math.nan
     s["roof_name"] = "the machine chapter's copy kernel" if s["copyk_tbs"] > s["memcpy_tbs"] else "cudaMemcpy"
     s["floor_us"] = s["n_bytes_mb"] / s["roof_tbs"]           # MB / (TB/s) = µs
     s["rounds"] = int(lookup.cell(lookup.first(main, entry="wide"), "rounds", 0))
@@ -351,27 +363,25 @@ def summary(ladder: pd.DataFrame, check: pd.DataFrame, prof: pd.DataFrame,
     if len(rung):
         b = rung.sort_values("of_copy").iloc[-1]
         s["best"], s["best_of_copy"] = label(b["entry"]), float(b["of_copy"])
-    # the shared-memory bound of the tiled rung: one wavefront per cycle per SM
-    dev = ladder.attrs.get("provenance", {}).get("device", {})
-    s["sms"] = int(dev.get("sms", 0))
-    s["clock_ghz"] = dev.get("sm_clock_max_mhz", math.nan) / 1e3
-    elems = s["n_bytes_mb"] * 1e6 / 8
-    for v in ("tiled", "padded"):
-        p = banks.predicted(v)
-        wf = elems * (p["lds"] + p["sts"]) / 32
-        s[f"{v}_wavefronts_M"] = wf / 1e6
-        s[f"{v}_smem_us"] = wf / (s["sms"] * s["clock_ghz"] * 1e9) * 1e6 if s["sms"] else math.nan
-    s["tiled_wf_per_tile"] = (banks.predicted("tiled")["lds"] + 1) * 32
-    s["tiled_smem_bound_tbs"] = s["n_bytes_mb"] / s["tiled_smem_us"]
-    s["tiled_smem_bound_of_copy"] = s["tiled_smem_bound_tbs"] / s["roof_tbs"]
-    # correctness
+    return s
+
+
+def check_facts(check: pd.DataFrame, ladder: pd.DataFrame) -> dict:
+    """Correct before fast: the checks of the correctness run (transpose.check) and of the
+    ladder's rows, and how many failed."""
     c = check[check["correct"].notna()]
-    s["n_checks"] = int(len(c))
-    s["n_failed"] = int((c["correct"] == False).sum())  # noqa: E712
-    s["n_shapes"] = int(len(c.groupby(["rows", "cols"]))) if len(c) else 0
-    s["n_ladder_checks"] = int(ladder["correct"].notna().sum())
-    s["n_ladder_failed"] = int((ladder["correct"] == False).sum())  # noqa: E712
-    # counters (8192² float32)
+    return {"n_checks": int(len(c)),
+            "n_failed": int((c["correct"] == False).sum()),  # noqa: E712
+            "n_shapes": int(len(c.groupby(["rows", "cols"]))) if len(c) else 0,
+            "n_ladder_checks": int(ladder["correct"].notna().sum()),
+            "n_ladder_failed": int((ladder["correct"] == False).sum())}  # noqa: E712
+
+
+def counter_facts(prof: pd.DataFrame, ladder: pd.DataFrame) -> dict:
+    """The profiler's counters at 8192² float32 (transpose.profile), every entry's
+    {key}_{column} of counter_table; the rungs' DRAM range and the L2 sectors against the
+    copy kernel's and against the ideal for the ladder's bytes."""
+    s: dict = {}
     ct = counter_table(prof) if prof is not None and len(prof) else pd.DataFrame()
     for _, r in ct.iterrows():
         k = key(r["entry"])
@@ -379,14 +389,41 @@ def summary(ladder: pd.DataFrame, check: pd.DataFrame, prof: pd.DataFrame,
             if m not in ("entry", "name"):
                 s[f"{k}_{m}"] = float(val) if val is not None and not pd.isna(val) else math.nan
     if len(ct):
+        n_mb = _bytes_and_roof(_main(ladder))[0]
         rungs = ct[ct["entry"].isin(RUNG_ENTRIES)]
         s["dram_lo_mb"], s["dram_hi_mb"] = float(rungs["dram_MB"].min()), float(rungs["dram_MB"].max())
         s["naive_rows_l2w_x"] = s["naive_rows_l2_write_sectors_M"] / s["copyk_l2_write_sectors_M"]
         s["cupy_l2r_x"] = s["cupy_l2_read_sectors_M"] / s["copyk_l2_read_sectors_M"]
         s["naive_cols_l2r_x"] = s["naive_cols_l2_read_sectors_M"] / s["copyk_l2_read_sectors_M"]
-        s["l2w_ideal_M"] = s["n_bytes_mb"] * 1e6 / 2 / 32 / 1e6
+        s["l2w_ideal_M"] = n_mb * 1e6 / 2 / 32 / 1e6
         s["copyk_l2w_over_ideal"] = s["copyk_l2_write_sectors_M"] / s["l2w_ideal_M"]
-    # other shapes and types
+    return s
+
+
+def smem_facts(ladder: pd.DataFrame) -> dict:
+    """The shared-memory bound of the tiled and padded rungs: one wavefront per cycle per
+    SM at the device's maximum clock, for the ladder's bytes, against its copy roof."""
+    s: dict = {}
+    n_mb, _, _, roof = _bytes_and_roof(_main(ladder))
+    dev = ladder.attrs.get("provenance", {}).get("device", {})
+    s["sms"] = int(dev.get("sms", 0))
+    s["clock_ghz"] = dev.get("sm_clock_max_mhz", math.nan) / 1e3
+    elems = n_mb * 1e6 / 8
+    for v in ("tiled", "padded"):
+        p = banks.predicted(v)
+        wf = elems * (p["lds"] + p["sts"]) / 32
+        s[f"{v}_wavefronts_M"] = wf / 1e6
+        s[f"{v}_smem_us"] = wf / (s["sms"] * s["clock_ghz"] * 1e9) * 1e6 if s["sms"] else math.nan
+    s["tiled_wf_per_tile"] = (banks.predicted("tiled")["lds"] + 1) * 32
+    s["tiled_smem_bound_tbs"] = n_mb / s["tiled_smem_us"]
+    s["tiled_smem_bound_of_copy"] = s["tiled_smem_bound_tbs"] / roof
+    return s
+
+
+def shape_facts(ladder: pd.DataFrame) -> dict:
+    """Other shapes and types: every entry's × copy and TB/s at 8191 × 8193 float32, 8192²
+    float64 and int32; the sectors a row's 32 elements touch at the odd shape."""
+    s: dict = {}
     for dtype, m, n, tag in (("float32", 8191, 8193, "odd"), ("float64", 8192, 8192, "f64"),
                              ("int32", 8192, 8192, "i32")):
         d = _with_entry(_case(ladder, dtype, m, n))
@@ -397,8 +434,15 @@ def summary(ladder: pd.DataFrame, check: pd.DataFrame, prof: pd.DataFrame,
     s["odd_ld_sectors"] = row_sectors(8193)
     s["odd_st_sectors"] = row_sectors(8191)
     s["odd_sector_x"] = (s["odd_ld_sectors"] + s["odd_st_sectors"]) / 8
-    s["odd_coarsened_drop"] = s["coarsened_of_copy"] / s["odd_coarsened_of_copy"]
-    # the sweep
+    main_coarsened = lookup.cell(lookup.first(_main(ladder), entry="coarsened"), "of_copy")
+    s["odd_coarsened_drop"] = main_coarsened / s["odd_coarsened_of_copy"]
+    return s
+
+
+def tile_facts(tiles: pd.DataFrame) -> dict:
+    """The explorer's sweep (transpose.tiles): the shapes that ran and were refused, the
+    best and worst of each tunable rung, and a few shapes by name."""
+    s: dict = {}
     tt = tiles_table(tiles) if tiles is not None and len(tiles) else pd.DataFrame()
     s["n_tile_configs"] = int(len(tt))
     s["n_tile_invalid"] = int(tiles["invalid"].notna().sum()) if "invalid" in tiles else 0
@@ -421,7 +465,8 @@ def summary(ladder: pd.DataFrame, check: pd.DataFrame, prof: pd.DataFrame,
 
 
 def targets(s: dict) -> pd.DataFrame:
-    """The done-when targets of the issue, measured."""
+    """The done-when targets of the issue, measured: `s` holds the facts of the ladder,
+    the counters and the checks (ladder_facts, counter_facts, check_facts)."""
     def row(what, wanted, measured, ok):
         return {"target": what, "wanted": wanted, "measured": measured,
                 "met": None if ok is None else bool(ok)}

@@ -73,9 +73,6 @@ def test_prose_filter():
 
 # ---- a page measures section by section ---------------------------------------------------
 
-#: Pages that still run every experiment in their first code cell; the test below asserts
-#: that this list is exactly the pages in that shape, so a page leaves it when it is rewritten.
-OLD_SHAPE = {"chapters/03-scan", "chapters/03-rle"}
 #: The most experiments one code cell may run.
 MAX_RUNS_PER_CELL = 3
 #: Calls that run experiments besides `lab.run` / `perflab.run` (live on a GPU, replayed
@@ -165,24 +162,14 @@ def test_each_section_measures_what_it_cites(page):
     them, and later sections reuse its rows); no code cell runs more than
     MAX_RUNS_PER_CELL experiments or runs them in a loop; the targets fold runs none. An
     experiment run is `lab.run(...)`, `perflab.run(...)` or a call of RUNNERS
-    (`machine.ceilings()` runs the machine chapter's three). Pages in OLD_SHAPE are exempt;
-    test_old_shape_list_is_exact keeps that list honest."""
-    if page in OLD_SHAPE:
-        pytest.skip(f"{page} still runs every experiment in its first cell (OLD_SHAPE)")
+    (`machine.ceilings()` runs the machine chapter's three)."""
     problems = shape_problems((ROOT / f"{page}.md").read_text())
     assert not problems, f"{page}: " + "; ".join(problems)
 
 
-def test_old_shape_list_is_exact():
-    """OLD_SHAPE names exactly the pages that do not yet measure section by section."""
-    old = {page for page in CHAPTERS if shape_problems((ROOT / f"{page}.md").read_text())}
-    assert old == OLD_SHAPE, (f"in the old shape but not listed: {sorted(old - OLD_SHAPE)}; "
-                              f"listed but measuring section by section: {sorted(OLD_SHAPE - old)}")
-
-
 def test_the_chapter_template_measures_section_by_section():
     """`python -m perflab new-chapter` starts a chapter in the shape the test above wants."""
-    assert not shape_problems(TEMPLATE.read_text())
+    assert not shape_problems(TEMPLATE.read_text().replace("@SLUG@", "demo"))
 
 
 def test_runners_are_known():

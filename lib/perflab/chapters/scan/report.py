@@ -178,11 +178,16 @@ def lookback_cost_table(f: dict) -> pd.DataFrame:
                           "cost": f[b] - f[a]} for k, a, b in rows])
 
 
-def sizes_figure(fig, sizes, bulk=None):
+def sizes_figure(fig, sizes, bulk=None) -> list:
     """Left: time per call against n (launch-bound at small n); right: fraction of the
     copy measured in the same rounds. With `bulk` (scan.bulk's rows), 16 at its default
-    shape is drawn at the sizes that run measured (its own copy in its own rounds)."""
+    shape is drawn at the sizes that run measured (its own copy in its own rounds). Live on
+    a GPU that is not the reference, the right panel also draws the reference GPU's
+    recorded fractions (dashed): each GPU against its own copy, so the two compare. Returns
+    the frames to stamp."""
+    from ... import sidebyside
     ax1, ax2 = fig.subplots(1, 2)
+    frames = sidebyside.beside(sizes)
     for v in ("serial", "three-kernel", "single-pass", "cupy.cumsum (CUB)", "torch.cumsum", "copy"):
         d = sizes[(sizes["variant"] == v) & sizes["median_ms"].notna()].sort_values("n")
         if not len(d):
@@ -194,6 +199,11 @@ def sizes_figure(fig, sizes, bulk=None):
         if v != "copy":
             ax2.plot(d["n"], d["of_copy"], ls, marker="o", ms=3, color=COLORS[v], label=LABELS[v])
             ax2.fill_between(d["n"], d["of_copy_min"], d["of_copy_max"], color=COLORS[v], alpha=0.2)
+    for ref in frames[1:]:
+        for v in ("three-kernel", "single-pass", "torch.cumsum"):
+            d = ref[(ref["variant"] == v) & ref["of_copy"].notna()].sort_values("n")
+            ax2.plot(d["n"], d["of_copy"], ":", lw=1.2, color=COLORS[v])
+        ax2.plot([], [], ":", color="0.3", label=f"{sidebyside.short_name(ref)}, recorded")
     if bulk is not None and len(bulk):
         d = bulk[(bulk["variant"] == "bulk") & bulk["median_ms"].notna()].sort_values("n")
         if len(d):
@@ -211,9 +221,14 @@ def sizes_figure(fig, sizes, bulk=None):
     ax2.axhline(2 / 3, color="C2", lw=0.8, ls=":")
     ax2.text(2 ** 10, 2 / 3 + 0.02, "2/3: the three kernels' bound", color="C2", fontsize=9)
     handles, labels = ax1.get_legend_handles_labels()
+    extra = [(h, lab_) for h, lab_ in zip(*ax2.get_legend_handles_labels())
+             if lab_.endswith(", recorded")]
+    handles += [h for h, _ in extra]
+    labels += [lab_ for _, lab_ in extra]
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.01), ncol=3,
                fontsize=9, frameon=False)
     fig.tight_layout(rect=(0, 0.22, 1, 1))
+    return frames + ([bulk] if bulk is not None and len(bulk) else [])
 
 
 def sizes_table(sizes):

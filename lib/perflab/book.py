@@ -29,3 +29,31 @@ class Facts(dict):
             raise KeyError(f"facts glued twice on this page: {twice}")
         glue_all(values)
         self.update(values)
+
+
+# ---- which facts a page produces, and which it cites ---------------------------------------
+
+def page_facts(entries, run) -> dict:
+    """Every fact of a page: each (facts function, inputs) of its report's PAGE_FACTS
+    entry called on its inputs, an input being an experiment's name (its rows:
+    `run(name)`, perflab.run or a replay) or a function of `run` (the machine chapter's
+    ceilings, say). A fact two functions give is an error, as on the page."""
+    out = {}
+    for fn, inputs in entries:
+        got = fn(*(run(i) if isinstance(i, str) else i(run) for i in inputs))
+        twice = sorted(set(got) & set(out))
+        if twice:
+            raise KeyError(f"{fn.__name__} gives facts another function gave: {twice}")
+        out.update(got)
+    return out
+
+
+def cited(page: str, *, root=None) -> set[str]:
+    """The facts chapters/<page>.md quotes: the keys of its glue roles ({glue:text}`key:fmt`,
+    {glue}`key`). Figures glued by the page's cells ({glue:figure} directives) are not
+    facts."""
+    import re
+
+    from . import paths
+    text = ((root or paths.ROOT) / "chapters" / f"{page}.md").read_text()
+    return set(re.findall(r"\{glue(?::text|:any)?\}`([^`:]+)", text))

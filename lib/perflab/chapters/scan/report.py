@@ -1,21 +1,21 @@
 """The numbers, tables and figures of the two scan pages (chapters/03-scan.md and
 chapters/03-rle.md), computed from the rows, live or replayed.
 
-Each page glues what `scan_facts` or `rle_facts` returns, and quotes every key of it:
+Each page glues what its facts functions (PAGE_FACTS) return, and quotes every key of it:
 a test holds the keys a page cites equal to the keys its facts give. The tries of each
 page are data (SCAN_TRIES, RLE_TRIES: the idea, its kernel, the run and row that hold its
-result), rendered by `tries_table`; the targets are data too (TARGETS), checked by
-`targets_table`. A number a page quotes that its rows lack is an error here, never a blank
-or a "nan" in the book."""
+result), rendered by `tries_table`; the targets are data too (TARGETS), rendered and
+checked by perflab.targets. A number a page quotes that its rows lack is an error here,
+never a blank or a "nan" in the book."""
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import pandas as pd
 
 from ... import lookup
+from ...targets import Target
 
 #: One colour per series of the scan pages (CUB in the vendor greys, the copy dashed).
 COLORS = {"single-pass": "C0", "three-kernel": "C2", "serial": "C1",
@@ -588,20 +588,6 @@ def tries_table(tries, runs: dict) -> pd.DataFrame:
 
 
 # -- the targets, as data --------------------------------------------------------------------
-@dataclass(frozen=True)
-class Target:
-    """A target of a page: what is wanted of which fact (`fact`, a key of the page's facts,
-    against `at_least` or `at_most`), and the spread shown beside it (`low`, `high`: keys of
-    the same facts)."""
-    what: str
-    fact: str
-    at_least: float | None = None
-    at_most: float | None = None
-    scale: float = 1.0
-    low: str | None = None
-    high: str | None = None
-
-
 TARGETS = {
     "03-scan": (
         Target("default scan (16), 2^28 int32, × the copy in the same rounds", "bk6_of_copy",
@@ -623,21 +609,6 @@ TARGETS = {
 }
 
 
-def targets_table(page: str, facts: dict) -> pd.DataFrame:
-    """The page's TARGETS with the measured fact (and its spread over the rounds) and
-    whether each is met."""
-    out = []
-    for t in TARGETS[page]:
-        v = facts[t.fact] * t.scale
-        wanted = f"≥ {t.at_least:g}" if t.at_least is not None else f"≤ {t.at_most:g}"
-        shown = f"{v:.2f}" if isinstance(v, float) else f"{v}"
-        if t.low and t.high:
-            shown += f" ({facts[t.low] * t.scale:.2f}–{facts[t.high] * t.scale:.2f})"
-        met = (t.at_least is None or v >= t.at_least) and (t.at_most is None or v <= t.at_most)
-        out.append({"target": t.what, "wanted": wanted, "measured": shown, "met": bool(met)})
-    return pd.DataFrame(out)
-
-
 #: each page's facts: (function, the experiments whose rows it takes, in order)
 PAGE_FACTS = {
     "03-scan": ((sizes_facts, ("scan.sizes",)), (profile_facts, ("scan.profile",)),
@@ -651,19 +622,3 @@ PAGE_FACTS = {
                (ballot_facts, ("scan.rle_ballot", "scan.ballot_profile", "scan.walk_profile")),
                (graph_facts, ("scan.rle_graph",)), (room_facts, ("scan.rle_room",))),
 }
-
-
-def page_facts(page: str, run) -> dict:
-    """Every fact of `page`: its PAGE_FACTS functions on `run(name)`'s rows (perflab.run,
-    or a replay)."""
-    out = {}
-    for fn, names in PAGE_FACTS[page]:
-        out.update(fn(*(run(n) for n in names)))
-    return out
-
-
-def cited(page: str) -> set[str]:
-    """The keys chapters/<page>.md quotes with {glue:text}."""
-    from ... import paths
-    text = (paths.ROOT / "chapters" / f"{page}.md").read_text()
-    return set(re.findall(r"\{glue:text\}`([^`:]+)", text))

@@ -92,11 +92,12 @@ def test_latency_of_the_recorded_run_and_its_diagram(monkeypatch):
 
 def test_targets_of_the_recorded_run(monkeypatch):
     import perflab as lab
-    from perflab import plots
+    from perflab import book, targets
     from perflab.chapters.machine import report
 
     monkeypatch.setenv("PERFLAB_MODE", "replay")
-    copy, fma, ten = lab.run("machine.copy"), lab.run("machine.fma"), lab.run("machine.tensor")
-    t = report.targets(copy, fma, ten, plots.datasheet(plots.device_of(copy)))
+    fma = lab.run("machine.fma")
+    facts = book.page_facts(report.PAGE_FACTS["00-machine"], lab.run)
+    t = targets.table(report.TARGETS["00-machine"], facts)
     assert len(t) == 4 and t["met"].all()
     assert report.run_label(fma).startswith("recorded run ")

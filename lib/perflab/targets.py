@@ -68,14 +68,15 @@ class Target:
         eq = self._bound(self.equal, facts) if isinstance(self.equal, str) else self.equal
         if self.among is not None:
             return "one of " + ", ".join(_show(a) for a in self.among)
+        u = self.unit
         if eq is not None:
-            return f"= {_show(eq)}"
+            return f"= {_show(eq)}{u if _number(eq) else ''}"
         if lo is not None and hi is not None:
-            return f"{lo:g}–{hi:g}"
+            return f"{lo:g}–{hi:g}{u}"
         if lo is not None:
-            return f"≥ {lo:g}"
+            return f"≥ {lo:g}{u}"
         if hi is not None:
-            return f"≤ {hi:g}"
+            return f"≤ {hi:g}{u}"
         return "—"
 
     def measured(self, facts: dict) -> str:

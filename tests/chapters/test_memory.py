@@ -176,7 +176,7 @@ def test_the_sector_model_is_the_recorded_prediction_and_the_profilers_count(mon
 
     monkeypatch.setenv("PERFLAB_MODE", "replay")
     coal, prof = lab.run("memory.coalescing"), lab.run("memory.profile")
-    sd = report.strided_table(coal, prof, 4.0)
+    sd = report.strided_table(coal, prof)
     for _, r in sd.iterrows():
         assert d.copy_fetch_per_useful(int(r["stride"])) == pytest.approx(r["predicted_fetch_per_useful"])
         assert len(d.sectors(int(r["stride"]))) == r["gld_sectors_per_request"]

@@ -67,7 +67,7 @@ def test_the_staircase_shows_both_gpus_with_both_stamps(live):
 
 def test_the_inflight_figure_shows_each_gpu_against_its_own_copy(live):
     inf = perflab.run("memory.inflight")
-    fig = report.inflight_figure(inf, {}, plots.device_of(inf))
+    fig = report.inflight_figure(inf, perflab.run("memory.latency"))
     _two_stamps(fig, "memory.inflight")
     legend = legend_labels(fig)
     for who in ("Synthetic sm_89, live", "H200, recorded"):
@@ -84,10 +84,7 @@ def test_replayed_they_are_the_book_s(monkeypatch):
     assert stamp_lines(fig) == [lab.caption(lat)]
     assert legend_labels(fig) == ["published (GH200)", "each repeat", "median"]
     assert fig.axes[0].get_ylim() == (0, 900)
-    s = report.summary(lat, perflab.run("memory.operators"), perflab.run("memory.banks"),
-                       perflab.run("memory.coalescing"), inf, perflab.run("memory.profile"),
-                       dev=dev)
-    fig = report.inflight_figure(inf, s, dev)
+    fig = report.inflight_figure(inf, lat)
     assert stamp_lines(fig) == [lab.caption(inf)]
     assert "cudaMemcpy, same rounds" in legend_labels(fig)
 

@@ -247,43 +247,12 @@ def test_every_kernel_passes_its_check(monkeypatch):
 
 # ---- the page and the recorded run --------------------------------------------------------
 
-def _recorded():
-    import perflab as lab
-    from perflab.chapters import machine
-    from perflab.chapters.images import report
-    frames = {n: lab.replay(f"images.{n}") for n in
-              ("vecadd", "gray", "blur", "photo", "profile", "blocks", "sanitize")}
-    hashes = report.photo_hashes(frames["photo"], report.photo_images())
-    prof = frames["profile"]
-    s = {**report.photo_facts(hashes),
-         **report.vecadd_facts(frames["vecadd"], lab.replay("memory.inflight")),
-         **report.counter_facts(prof, "vecadd"),
-         **report.gray_facts(frames["gray"]), **report.counter_facts(prof, "gray"),
-         **report.blur_facts(frames["blur"]), **report.counter_facts(prof, "blur"),
-         **report.roofline_facts(machine.ceilings()),
-         **report.check_facts([frames[n] for n in ("vecadd", "gray", "blur", "photo", "blocks")],
-                              frames["sanitize"]),
-         **report.block_facts(frames["blocks"])}
-    return frames, hashes, s
-
-
-def test_every_number_the_page_quotes_is_computed_from_the_rows():
-    from pathlib import Path
-
-    import math
-    page = (Path(__file__).parents[2] / "chapters" / "04-images.md").read_text()
-    names = set(re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", page))
-    _, _, s = _recorded()
-    missing = sorted(names - set(s))
-    assert not missing, f"glued on the page but in no section's facts: {missing}"
-    bad = sorted(n for n in names if isinstance(s[n], float) and not math.isfinite(s[n]))
-    assert not bad, f"not finite in the recorded run: {bad}"
-
-
 def test_the_photograph_shown_is_what_every_recorded_kernel_wrote():
     """The page shows reference images; that is honest only while each kernel's recorded
     output has the reference's sha256."""
-    _, hashes, _ = _recorded()
+    import perflab as lab
+    from perflab.chapters.images import report
+    hashes = report.photo_hashes(lab.replay("images.photo"), report.photo_images())
     kern = hashes[hashes["role"] == "kernel"]
     assert len(kern) == len(ops.GRAY) + len(ops.BLUR) and kern["same_bytes"].all()
 

@@ -1,5 +1,6 @@
 """Chapter 4's numbers, tables and figures, computed from the rows (live or recorded): the
-prose quotes only what the `*_facts` functions return, one for each section."""
+prose quotes only what the `*_facts` functions return, one for each section (PAGE_FACTS);
+the targets are data (TARGETS)."""
 from __future__ import annotations
 
 import math
@@ -8,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ... import lookup, plots
+from ...targets import Target
 from . import ops, reference as ref
 from .experiments import RADIUS
 
@@ -63,39 +65,53 @@ def race_table(df: pd.DataFrame) -> pd.DataFrame:
     return d
 
 
-def race_summary(df: pd.DataFrame, kind: str) -> dict:
-    """{kind}_{key}_x / _lo / _hi / _tbs / _us for every contestant, the ceiling, the best
-    kernel and the size."""
+#: the metrics of a contestant a page may quote: key -> (column, scale)
+RACE_METRICS = {"x": ("of_copy", 1), "lo": ("of_copy_min", 1), "hi": ("of_copy_max", 1),
+                "tbs": ("TB/s", 1), "us": ("median_ms", 1e3)}
+
+
+def race_facts(df: pd.DataFrame, kind: str, quoted: dict) -> dict:
+    """{kind}_{key}_{metric} for each contestant key of `quoted` and each of its metrics
+    (RACE_METRICS: x, lo, hi its fraction of the copy ceiling, median and rounds; tbs; us),
+    at the race's timed size."""
     d = timed(df)
+    variants = {KEYS[v]: v for v in KINDS[kind]}
     out = {}
-    for v in list(KINDS[kind]) + ["cudaMemcpy", "cupy copyto", "chapter 0 copy kernel"]:
-        r = lookup.first(d, variant=v)
-        if r is None:
-            continue
-        k = f"{kind}_{KEYS[v]}"
-        out[f"{k}_x"] = _f(r.get("of_copy"))
-        out[f"{k}_lo"] = _f(r.get("of_copy_min"))
-        out[f"{k}_hi"] = _f(r.get("of_copy_max"))
-        out[f"{k}_tbs"] = _f(r.get("TB/s"))
-        out[f"{k}_us"] = _f(r.get("median_ms")) * 1e3
-    kern = d[d["role"] == "kernel"]
-    if len(kern) and "of_copy" in kern and kern["of_copy"].notna().any():
-        best = kern.loc[kern["of_copy"].idxmax()]
-        out[f"{kind}_best"] = LABELS.get(best["variant"], best["variant"])
-        out[f"{kind}_best_x"] = _f(best["of_copy"])
-        out[f"{kind}_best_lo"] = _f(best["of_copy_min"])
-        out[f"{kind}_best_hi"] = _f(best["of_copy_max"])
-    out[f"{kind}_ceiling_tbs"] = _f(d["ceiling_TB/s"].dropna().iloc[0]) \
-        if "ceiling_TB/s" in d and d["ceiling_TB/s"].notna().any() else math.nan
-    out[f"{kind}_rounds"] = int(d["rounds"].dropna().max()) if "rounds" in d and \
-        d["rounds"].notna().any() else 0
-    mb = _f(d["bytes_moved"].max())
-    out[f"{kind}_gib"] = mb / (1 << 30)
-    if kind == "vecadd":
-        out["vecadd_n_log2"] = math.log2(_f(d["n"].iloc[0]))
-    else:
-        out[f"{kind}_side"] = int(d["height"].iloc[0])
+    for key, metrics in quoted.items():
+        r = lookup.first(d, variant=variants[key])
+        for m in metrics:
+            col, scale = RACE_METRICS[m]
+            out[f"{kind}_{key}_{m}"] = lookup.cell(r, col) * scale
     return out
+
+
+def race_best(df: pd.DataFrame, kind: str) -> dict:
+    """{kind}_best_x, _lo, _hi: the fastest kernel's fraction of the copy ceiling (median,
+    lowest and highest round)."""
+    kern = timed(df)
+    kern = kern[kern["role"] == "kernel"]
+    best = kern.loc[kern["of_copy"].idxmax()]
+    return {f"{kind}_best_x": _f(best["of_copy"]), f"{kind}_best_lo": _f(best["of_copy_min"]),
+            f"{kind}_best_hi": _f(best["of_copy_max"])}
+
+
+def race_ceiling_tbs(df: pd.DataFrame) -> float:
+    """The copy ceiling of the same bytes the race was measured against (TB/s)."""
+    return _f(timed(df)["ceiling_TB/s"].dropna().iloc[0])
+
+
+def race_rounds(df: pd.DataFrame) -> int:
+    """How many rounds the race ran."""
+    return int(timed(df)["rounds"].dropna().max())
+
+
+def race_title(df: pd.DataFrame, what: str) -> str:
+    """A race figure's title: what ran, its size and the bytes it moved."""
+    d = timed(df)
+    gib = _f(d["bytes_moved"].max()) / (1 << 30)
+    if "n" in d:
+        return f"{what}, 2^{math.log2(_f(d['n'].iloc[0])):.0f} floats ({gib:.1f} GiB moved)"
+    return f"{what}, {int(d['height'].iloc[0])}² pixels ({gib:.1f} GiB moved)"
 
 
 # ---- the profiler ------------------------------------------------------------------------------
@@ -145,29 +161,28 @@ TERSE = {"per-element": "1 / thread", "grid-stride": "grid-stride", "vec4": "flo
          "tiled": "tiled", "sliding": "sliding", "cupyx uniform_filter": "cupyx"}
 
 
-def counter_facts(prof: pd.DataFrame, kind: str) -> dict:
-    """p_{kind}_{key}_{counter} for every profiled call of `kind` (vecadd, gray, blur),
-    plus: thread instructions per element (warp instructions × 32 / elements), the DRAM
-    rate over the profiled time (TB/s) and the share of the output the DRAM saw written
-    during the kernel; and p_{kind}_dram_B_lo / _hi, the range of the kernels' DRAM bytes
-    per element."""
+def counter_facts(prof: pd.DataFrame, kind: str, quoted: dict) -> dict:
+    """p_{kind}_{key}_{counter} for each profiled call key of `quoted` (vecadd, gray, blur)
+    and each of its counters: a counter of the row, or derived here: thread instructions
+    per element (inst_per_elem: warp instructions × 32 / elements), DRAM bytes per element
+    and the DRAM rate over the profiled time (dram_tbs)."""
     d = counters(prof)
+    d = d[d["kind"] == kind]
     out = {}
-    for _, r in d[d["kind"] == kind].iterrows():
-        k = f"p_{r['kind']}_{KEYS.get(r['variant'], r['variant'])}"
-        for m in list(COUNTERS) + ["dram_read_MB", "dram_write_MB", "l2_MB", "inst_executed",
-                                   "gld_instructions", "smem_ld_instructions"]:
-            if m in d:
-                out[f"{k}_{m}"] = _f(r.get(m))
-        elems = _f(r["n"]) if r["kind"] == "vecadd" else _f(r["height"]) * _f(r["width"])
-        out[f"{k}_inst_per_elem"] = _f(r.get("inst_per_elem"))
-        out[f"{k}_dram_tbs"] = (_f(r.get("dram_read_MB")) + _f(r.get("dram_write_MB"))) \
-            / _f(r.get("duration_us"))
-        out_bytes = elems * (4 if r["kind"] == "vecadd" else 1)
-        out[f"{k}_written_pct"] = 100 * _f(r.get("dram_write_MB")) * 1e6 / out_bytes
-    b = d[(d["kind"] == kind) & (d["role"] == "kernel")]["dram_B_per_elem"]
-    out[f"p_{kind}_dram_B_lo"], out[f"p_{kind}_dram_B_hi"] = _f(b.min()), _f(b.max())
+    for key, names in quoted.items():
+        r = d[d["variant"].map(KEYS) == key].iloc[0]
+        for m in names:
+            out[f"p_{kind}_{key}_{m}"] = ((_f(r.get("dram_read_MB")) + _f(r.get("dram_write_MB")))
+                                          / _f(r.get("duration_us")) if m == "dram_tbs"
+                                          else _f(r.get(m)))
     return out
+
+
+def dram_range_facts(prof: pd.DataFrame, kind: str) -> dict:
+    """p_{kind}_dram_B_lo / _hi: the range of the kernels' DRAM bytes per element."""
+    d = counters(prof)
+    b = d[(d["kind"] == kind) & (d["role"] == "kernel")]["dram_B_per_elem"]
+    return {f"p_{kind}_dram_B_lo": _f(b.min()), f"p_{kind}_dram_B_hi": _f(b.max())}
 
 
 def counter_table(prof: pd.DataFrame, kind: str, cols: list[str]) -> pd.DataFrame:
@@ -358,142 +373,152 @@ def sanitized_sizes() -> dict:
 
 # ---- every number the prose quotes, section by section -----------------------------------------
 
-def photo_facts(hashes: pd.DataFrame) -> dict:
+def photo_facts(photo: pd.DataFrame) -> dict:
     """The photograph: how many kernels wrote the reference's bytes (photo_hashes)."""
+    hashes = photo_hashes(photo, photo_images())
     kern = hashes[hashes["role"] == "kernel"]
-    return {"photo_rows": int(len(hashes)), "photo_kernels_same": int(kern["same_bytes"].sum()),
-            "photo_kernels": int(len(kern))}
+    return {"photo_kernels_same": int(kern["same_bytes"].sum()), "photo_kernels": int(len(kern))}
 
 
-def little_from_chapter2(inf: pd.DataFrame) -> dict:
-    """Chapter 2's measured copy rate (× cudaMemcpy, same rounds) at 4, 8, 16 and 32 KB of
-    reads in flight per SM: the best configuration at each (memory.inflight)."""
+def vecadd_facts(vec: pd.DataFrame, inf: pd.DataFrame) -> dict:
+    """VecAdd: the race against the copy of the same bytes, and the memory chapter's
+    measured copy rate (× cudaMemcpy, same rounds; memory.inflight) at 16 and 32 KB of
+    reads in flight per SM, the best configuration at each, that the prediction reads."""
     d = inf[(inf["warps_per_sm"] > 0) & inf["correct"].astype(bool)]
-    out = {}
-    for kb in (4, 8, 16, 32):
-        at = d[d["inflight_per_sm"] == kb * 1024]
-        out[f"ch2_at{kb}k"] = float(at["of_copy"].max()) if len(at) else math.nan
+    out = {f"ch2_at{kb}k": float(d[d["inflight_per_sm"] == kb * 1024]["of_copy"].max())
+           for kb in (16, 32)}
+    out["vecadd_ceiling_tbs"], out["vecadd_rounds"] = race_ceiling_tbs(vec), race_rounds(vec)
+    out.update(race_best(vec, "vecadd"))
+    out.update(race_facts(vec, "vecadd", {"elem": ("x", "lo", "hi"), "stride": ("x",),
+                                          "vec4": ("x", "lo", "hi"), "cupy": ("x",)}))
     return out
 
 
-def vecadd_facts(vec: pd.DataFrame, inflight: pd.DataFrame) -> dict:
-    """VecAdd: the race against the copy of the same bytes and the memory chapter's
-    bytes-in-flight curve (memory.inflight) the prediction reads. The profiler's numbers
-    are counter_facts(prof, "vecadd")."""
-    out = little_from_chapter2(inflight)
-    out.update(race_summary(vec, "vecadd"))
-    out["vecadd_vec4_over_elem"] = out.get("vecadd_elem_us", math.nan) / out.get("vecadd_vec4_us", math.nan)
-    return out
+def vecadd_counter_facts(prof: pd.DataFrame) -> dict:
+    """VecAdd under the profiler (images.profile)."""
+    return {**dram_range_facts(prof, "vecadd"), **counter_facts(prof, "vecadd", {
+        "elem": ("dram_pct", "gld_sectors_per_request", "inst_per_elem"),
+        "stride": ("dram_pct",), "vec4": ("dram_pct", "gld_sectors_per_request"),
+        "cupy": ("achieved_occupancy_pct", "inst_per_elem")})}
 
 
 def gray_facts(gray: pd.DataFrame) -> dict:
     """RGB → gray: the race and the speed-ups the prose quotes."""
-    out = race_summary(gray, "gray")
-    g = lambda k: out.get(k, math.nan)        # noqa: E731
-    out["gray_v16_over_pix"] = g("gray_pix_us") / g("gray_v16_us")
-    out["gray_v16_over_cupy"] = g("gray_cupy_us") / g("gray_v16_us")
+    out = {"gray_ceiling_tbs": race_ceiling_tbs(gray), "gray_rounds": race_rounds(gray),
+           **race_best(gray, "gray")}
+    out.update(race_facts(gray, "gray", {"pix": ("x", "us"), "v4": ("x",),
+                                         "v16": ("x", "lo", "hi", "us"), "cupy": ("x", "us")}))
+    out["gray_v16_over_pix"] = out.pop("gray_pix_us") / out["gray_v16_us"]
+    out["gray_v16_over_cupy"] = out.pop("gray_cupy_us") / out.pop("gray_v16_us")
     return out
+
+
+def gray_counter_facts(prof: pd.DataFrame) -> dict:
+    """RGB → gray under the profiler."""
+    return counter_facts(prof, "gray", {
+        "pix": ("dram_pct", "gld_sectors_per_request", "l1_hit_pct"),
+        "v16": ("dram_pct", "l1_hit_pct"), "cupy": ("dram_B_per_elem", "dram_tbs")})
 
 
 def blur_facts(blur: pd.DataFrame) -> dict:
     """The box blur: the race, the times and speed-ups the prose quotes, and how far
     cupyx's truncating filter is from the exact blur."""
-    out = race_summary(blur, "blur")
-    g = lambda k: out.get(k, math.nan)        # noqa: E731
-    out["blur_naive_ms"] = g("blur_naive_us") / 1e3
-    out["blur_tiled_ms"] = g("blur_tiled_us") / 1e3
-    out["blur_cupyx_ms"] = g("blur_cupyx_us") / 1e3
-    out["blur_tiled_over_naive"] = g("blur_naive_us") / g("blur_tiled_us")
-    out["blur_slide_over_naive"] = g("blur_naive_us") / g("blur_slide_us")
-    out["blur_slide_over_cupyx"] = g("blur_cupyx_us") / g("blur_slide_us")
+    out = {"blur_rounds": race_rounds(blur)}
+    out.update(race_facts(blur, "blur", {"naive": ("x", "us"), "tiled": ("us",),
+                                         "slide": ("x", "us"), "cupyx": ("us",)}))
+    naive, tiled, cupyx = (out.pop(f"blur_{k}_us") for k in ("naive", "tiled", "cupyx"))
+    out["blur_naive_ms"], out["blur_tiled_ms"], out["blur_cupyx_ms"] = (
+        naive / 1e3, tiled / 1e3, cupyx / 1e3)
+    out["blur_tiled_over_naive"] = naive / tiled
+    out["blur_slide_over_naive"] = naive / out["blur_slide_us"]
+    out["blur_slide_over_cupyx"] = cupyx / out["blur_slide_us"]
     r = lookup.first(timed(blur), variant="cupyx uniform_filter")
-    out["cupyx_max_diff"] = _f(r.get("max_abs_diff")) if r is not None else math.nan
-    out["cupyx_pct_differ"] = 100 * _f(r.get("pixels_differing")) / (
-        _f(r["height"]) * _f(r["width"])) if r is not None else math.nan
+    out["cupyx_max_diff"] = _f(r.get("max_abs_diff"))
+    out["cupyx_pct_differ"] = 100 * _f(r.get("pixels_differing")) / (_f(r["height"]) * _f(r["width"]))
     return out
 
 
-def roofline_facts(ceil) -> dict:
-    """The machine chapter's copy ceiling the roofline is drawn with."""
-    return {"ch0_copy_tbs": ceil.bandwidth_Bps / 1e12}
+def blur_counter_facts(prof: pd.DataFrame) -> dict:
+    """The blur under the profiler."""
+    return counter_facts(prof, "blur", {
+        "naive": ("dram_B_per_elem", "inst_per_elem", "issue_active_pct", "l1_hit_pct",
+                  "lsu_pipe_pct"),
+        "tiled": ("inst_per_elem", "lsu_pipe_pct", "smem_wavefronts_per_ld"),
+        "slide": ("achieved_occupancy_pct", "dram_pct", "inst_per_elem", "issue_active_pct"),
+        "cupyx": ("inst_per_elem", "issue_active_pct")})
 
 
-def check_facts(frames: list[pd.DataFrame], san: pd.DataFrame) -> dict:
-    """Correct before fast: the rows of `frames` checked and failed, compute-sanitizer's
+def check_facts(vec, gray, blur, photo, blk, san: pd.DataFrame) -> dict:
+    """Correct before fast: the rows of the five runs checked and failed, compute-sanitizer's
     verdicts (images.sanitize) and the sizes it covered."""
+    frames = [vec, gray, blur, photo, blk]
     out = {"checked_rows": int(sum(f["correct"].notna().sum() for f in frames if "correct" in f)),
            "failed_rows": int(sum((f["correct"] == False).sum() for f in frames if "correct" in f))}  # noqa: E712
     for tool in ("memcheck", "racecheck"):
-        d = san[san["variant"] == tool] if len(san) else san
-        if len(d):
-            out[f"{tool}_errors"] = int(_f(d["errors"].iloc[0])) if "errors" in d and \
-                not pd.isna(d["errors"].iloc[0]) else -1
-            out[f"{tool}_passed"] = int(_f(d["passed"].iloc[0])) if "passed" in d and \
-                not pd.isna(d["passed"].iloc[0]) else 0
-            out[f"{tool}_clean"] = bool(d["correct"].iloc[0])
+        d = san[san["variant"] == tool]
+        out[f"{tool}_errors"] = int(_f(d["errors"].iloc[0]))
+        out[f"{tool}_clean"] = bool(d["correct"].iloc[0])
+    out["memcheck_passed"] = int(_f(san[san["variant"] == "memcheck"]["passed"].iloc[0]))
     out.update(sanitized_sizes())
     return out
 
 
 def block_facts(blk: pd.DataFrame) -> dict:
     """The block-shape sweep (images.blocks): each kernel's best and worst shape, the
-    default's share of the best, and the time per block per SM."""
-    out = {}
-    if not (len(blk) and "TB/s" in blk):
-        return out
-    for kern, key in (("gray per-pixel", "bk_gray"), ("blur naive", "bk_naive"),
-                      ("blur tiled", "bk_tiled")):
+    default's share of the best, the shapes within 10 % of the best, and the time per
+    block per SM (the kernel's time over the blocks each SM ran)."""
+    sms = _f(plots.device_of(blk).get("sms"))
+    sweep = {}
+    for kern, key in (("gray per-pixel", "gray"), ("blur naive", "naive"),
+                      ("blur tiled", "tiled")):
         d = blk[(blk["variant"] == kern) & blk["TB/s"].notna()]
-        if not len(d):
-            continue
-        best = d.loc[d["TB/s"].idxmax()]
-        worst = d.loc[d["TB/s"].idxmin()]
-        out[f"{key}_best"] = f"{int(best['bx'])} × {int(best['by'])}"
-        out[f"{key}_best_tbs"] = _f(best["TB/s"])
-        out[f"{key}_worst"] = f"{int(worst['bx'])} × {int(worst['by'])}"
-        out[f"{key}_worst_x"] = _f(worst["TB/s"]) / _f(best["TB/s"])
-        dflt = d[(d["bx"] == 32) & (d["by"] == 8)]
-        out[f"{key}_default_x"] = _f(dflt["TB/s"].iloc[0]) / _f(best["TB/s"]) \
-            if len(dflt) else math.nan
-        out[f"{key}_within10"] = int((d["TB/s"] >= 0.9 * _f(best["TB/s"])).sum())
-        out[f"{key}_shapes"] = int(len(d))
-        # time per block per SM: the kernel's time over the blocks each SM ran
-        sms = _f(plots.device_of(blk).get("sms"))
-        blocks_ = np.ceil(d["width"] / d["bx"]) * np.ceil(d["height"] / d["by"])
-        per = d["median_us"] * 1e3 * sms / blocks_
-        for (bx, by) in ((8, 1), (256, 1), (32, 8)):
-            sel = (d["bx"] == bx) & (d["by"] == by)
-            if sel.any():
-                out[f"{key}_ns_per_block_{bx}x{by}"] = _f(per[sel].iloc[0])
-        for t in (64, 128, 256, 512, 1024):
-            sel = d["bx"] * d["by"] == t
-            if sel.any():
-                out[f"{key}_of_best_{t}_lo"] = _f(d[sel]["of_best"].min())
-                out[f"{key}_of_best_{t}_hi"] = _f(d[sel]["of_best"].max())
+        sweep[key] = (d, d.loc[d["TB/s"].idxmax()], d.loc[d["TB/s"].idxmin()])
+    shape = lambda r: f"{int(r['bx'])} × {int(r['by'])}"   # noqa: E731
+    d, best, worst = sweep["gray"]
+    out = {"bk_gray_best": shape(best), "bk_gray_worst": shape(worst),
+           "bk_gray_worst_x": _f(worst["TB/s"]) / _f(best["TB/s"]),
+           "bk_gray_default_x": _f(d[(d["bx"] == 32) & (d["by"] == 8)]["TB/s"].iloc[0])
+           / _f(best["TB/s"])}
+    per = d["median_us"] * 1e3 * sms / (np.ceil(d["width"] / d["bx"]) * np.ceil(d["height"] / d["by"]))
+    for bx in (8, 256):
+        out[f"bk_gray_ns_per_block_{bx}x1"] = _f(per[(d["bx"] == bx) & (d["by"] == 1)].iloc[0])
+    threads = d["bx"] * d["by"]
+    out["bk_gray_of_best_64_lo"] = _f(d[threads == 64]["of_best"].min())
+    out["bk_gray_of_best_128_lo"] = _f(d[threads == 128]["of_best"].min())
+    out["bk_gray_of_best_128_hi"] = _f(d[threads == 128]["of_best"].max())
+    d, best, _ = sweep["naive"]
+    out["bk_naive_within10"] = int((d["TB/s"] >= 0.9 * _f(best["TB/s"])).sum())
+    out["bk_naive_shapes"] = int(len(d))
+    out["bk_tiled_best"] = shape(sweep["tiled"][1])
     return out
 
 
-def targets(s: dict) -> pd.DataFrame:
-    """The chapter's done-when list against the measured numbers: `s` holds the facts of
-    every section (vecadd_facts, gray_facts, check_facts, photo_facts)."""
-    def row(name, got, need, ok):
-        return {"target": name, "measured": got, "needed": need, "met": bool(ok)}
+#: the page's facts: (function, the experiments whose rows it takes, in order)
+PAGE_FACTS = {"04-images": (
+    (photo_facts, ("images.photo",)),
+    (vecadd_facts, ("images.vecadd", "memory.inflight")),
+    (vecadd_counter_facts, ("images.profile",)),
+    (gray_facts, ("images.gray",)), (gray_counter_facts, ("images.profile",)),
+    (blur_facts, ("images.blur",)), (blur_counter_facts, ("images.profile",)),
+    (check_facts, ("images.vecadd", "images.gray", "images.blur", "images.photo",
+                   "images.blocks", "images.sanitize")),
+    (block_facts, ("images.blocks",)))}
 
-    return pd.DataFrame([
-        row("VecAdd, best kernel / copy ceiling of the same bytes, same rounds",
-            s.get("vecadd_best_x", math.nan), 0.90, s.get("vecadd_best_x", 0) >= 0.90),
-        row("RGB → gray, best kernel / copy ceiling of the same bytes, same rounds",
-            s.get("gray_best_x", math.nan), 0.90, s.get("gray_best_x", 0) >= 0.90),
-        row("rows checked against the exact reference before timing: failed",
-            s.get("failed_rows", math.nan), 0, s.get("failed_rows", 1) == 0),
-        row("compute-sanitizer memcheck, errors", s.get("memcheck_errors", math.nan), 0,
-            s.get("memcheck_clean", False)),
-        row("compute-sanitizer racecheck, errors", s.get("racecheck_errors", math.nan), 0,
-            s.get("racecheck_clean", False)),
-        row("photograph: kernel outputs byte-identical to the reference",
-            s.get("photo_kernels_same", math.nan), s.get("photo_kernels", math.nan),
-            s.get("photo_kernels_same", -1) == s.get("photo_kernels", -2)),
-    ])
+#: the chapter's done-when list
+TARGETS = {"04-images": (
+    Target("VecAdd, best kernel / copy ceiling of the same bytes, same rounds", "vecadd_best_x",
+           at_least=0.90, digits=3, low="vecadd_best_lo", high="vecadd_best_hi"),
+    Target("RGB → gray, best kernel / copy ceiling of the same bytes, same rounds",
+           "gray_best_x", at_least=0.90, digits=3, low="gray_best_lo", high="gray_best_hi"),
+    Target("rows checked against the exact reference before timing ({checked_rows}): failed",
+           "failed_rows", at_most=0, digits=0),
+    Target("compute-sanitizer memcheck: clean", "memcheck_clean", equal=True),
+    Target("compute-sanitizer memcheck, errors", "memcheck_errors", at_most=0, digits=0),
+    Target("compute-sanitizer racecheck: clean", "racecheck_clean", equal=True),
+    Target("compute-sanitizer racecheck, errors", "racecheck_errors", at_most=0, digits=0),
+    Target("photograph: kernel outputs byte-identical to the reference", "photo_kernels_same",
+           equal="photo_kernels", digits=0),
+)}
 
 
 def plot_race(ax, df: pd.DataFrame, title: str) -> None:

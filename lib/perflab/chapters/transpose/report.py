@@ -1,5 +1,6 @@
 """Chapter 5's numbers, tables and figures, computed from the rows (live or replayed): the
-page quotes only what the `*_facts` functions return, one for each section."""
+page quotes only what the `*_facts` functions return, one for each section (PAGE_FACTS);
+the targets are data (TARGETS)."""
 from __future__ import annotations
 
 import math
@@ -8,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ... import lookup, sidebyside
+from ...targets import Target
 from . import banks, ops
 
 #: One colour per ladder entry across the chapter; the library calls in the vendor greys.
@@ -335,34 +337,50 @@ def _bytes_and_roof(main: pd.DataFrame) -> tuple[float, float, float, float]:
     return n_mb, memcpy, copyk, (max(copies) if copies else math.nan)
 
 
+#: a ladder entry's numbers the page may quote: name -> (column, scale)
+METRICS = {"tbs": ("TB/s", 1), "us": ("median_ms", 1e3), **{m: (m, 1) for m in (
+    "of_copy", "of_copy_min", "of_copy_max", "x_strided", "x_strided_min", "x_strided_max")}}
+_SPAN = ("of_copy", "of_copy_min", "of_copy_max")
+#: what the page quotes of each entry of the ladder at 8192² float32
+LADDER_QUOTED = {
+    "naive-rows": ("tbs", "of_copy"), "naive-cols": ("tbs", "of_copy"),
+    "tiled": ("tbs", "of_copy"), "padded": ("tbs", "of_copy", "inflight_kib"),
+    "swizzled": ("tbs",),
+    "coarsened": ("tbs", *_SPAN, "x_strided", "inflight_kib"),
+    "coarsened 64x4": (*_SPAN, "x_strided", "x_strided_min", "x_strided_max", "blocks_per_sm",
+                       "inflight_kib"),
+    "wide": ("tbs", *_SPAN, "x_strided", "inflight_kib"),
+    "cupy strided copy": ("tbs", "of_copy"), "copy kernel": ("tbs", "of_copy"),
+    "cudaMemcpy": ("tbs",)}
+
+
+def _entry_facts(r, k: str, names) -> dict:
+    out = {}
+    for m in names:
+        if m in METRICS:
+            col, scale = METRICS[m]
+            out[f"{k}_{m}"] = lookup.cell(r, col) * scale
+        else:                                   # blocks_per_sm, inflight_kib: its launch
+            per_sm = float(_launch_field(r["launch"], "blocks_per_sm"))
+            t = int(r["tile"]) if not pd.isna(r["tile"]) else 32
+            out[f"{k}_{m}"] = per_sm if m == "blocks_per_sm" else per_sm * t * t * 4 / 1024
+    return out
+
+
 def ladder_facts(ladder: pd.DataFrame) -> dict:
-    """The ladder at 8192² float32 (transpose.ladder): every entry's rate, time and ratios,
-    its blocks and tiles in flight per SM; the bytes, the copy roof and the floor it sets;
-    the rounds and the best rung."""
+    """The ladder at 8192² float32 (transpose.ladder): what the page quotes of each entry
+    (LADDER_QUOTED: rates, ratios, blocks and tiles in flight per SM); the bytes and the
+    floor the copy roof sets; the rounds and the best rung."""
     s: dict = {}
     main = _main(ladder)
-    s["n_bytes_mb"], _, _, s["roof_tbs"] = _bytes_and_roof(main)
-    for e in ORDER:
-        r, k = lookup.first(main, entry=e), key(e)
-        s[f"{k}_tbs"] = lookup.cell(r, "TB/s")
-        s[f"{k}_us"] = lookup.cell(r, "median_ms") * 1e3
-        for m in ("of_copy", "of_copy_min", "of_copy_max", "x_strided", "x_strided_min",
-                  "x_strided_max"):
-            s[f"{k}_{m}"] = lookup.cell(r, m)
-        if e in RUNG_ENTRIES:
-            per_sm = _launch_field(r["launch"], "blocks_per_sm") if r is not None else math.nan
-            s[f"{k}_blocks_per_sm"] = float(per_sm)
-            if e not in ("naive-rows", "naive-cols"):
-                t = int(r["tile"]) if r is not None and not pd.isna(r["tile"]) else 32
-                s[f"{k}_inflight_kib"] = float(per_sm) * t * t * 4 / 1024
-    s["roof_name"] = "the machine chapter's copy kernel" if s["copyk_tbs"] > s["memcpy_tbs"] else "cudaMemcpy"
-    s["floor_us"] = s["n_bytes_mb"] / s["roof_tbs"]           # MB / (TB/s) = µs
+    s["n_bytes_mb"], _, _, roof_tbs = _bytes_and_roof(main)
+    for e, names in LADDER_QUOTED.items():
+        s.update(_entry_facts(lookup.first(main, entry=e), key(e), names))
+    s["floor_us"] = s["n_bytes_mb"] / roof_tbs           # MB / (TB/s) = µs
     s["rounds"] = int(lookup.cell(lookup.first(main, entry="wide"), "rounds", 0))
-    rung = main[main["entry"].isin(RUNG_ENTRIES)]
-    rung = rung[rung["of_copy"].notna()] if "of_copy" in rung else rung.iloc[0:0]
-    if len(rung):
-        b = rung.sort_values("of_copy").iloc[-1]
-        s["best"], s["best_of_copy"] = label(b["entry"]), float(b["of_copy"])
+    rung = main[main["entry"].isin(RUNG_ENTRIES) & main["of_copy"].notna()]
+    b = rung.sort_values("of_copy").iloc[-1]
+    s["best"], s["best_of_copy"] = label(b["entry"]), float(b["of_copy"])
     return s
 
 
@@ -370,40 +388,51 @@ def check_facts(check: pd.DataFrame, ladder: pd.DataFrame) -> dict:
     """Correct before fast: the checks of the correctness run (transpose.check) and of the
     ladder's rows, and how many failed."""
     c = check[check["correct"].notna()]
-    return {"n_checks": int(len(c)),
-            "n_failed": int((c["correct"] == False).sum()),  # noqa: E712
-            "n_shapes": int(len(c.groupby(["rows", "cols"]))) if len(c) else 0,
-            "n_ladder_checks": int(ladder["correct"].notna().sum()),
-            "n_ladder_failed": int((ladder["correct"] == False).sum())}  # noqa: E712
+    s = {"n_checks": int(len(c)), "n_failed": int((c["correct"] == False).sum()),  # noqa: E712
+         "n_shapes": int(len(c.groupby(["rows", "cols"]))),
+         "n_ladder_checks": int(ladder["correct"].notna().sum())}
+    s["n_all_checks"] = s["n_checks"] + s["n_ladder_checks"]
+    s["n_all_failed"] = s["n_failed"] + int((ladder["correct"] == False).sum())  # noqa: E712
+    return s
+
+
+#: what the page quotes of each profiled entry (counter_table's columns)
+COUNTERS_QUOTED = {
+    "naive-rows": ("ld_pred", "ld_meas", "st_pred", "st_meas", "dram_MB", "stall_long_sb"),
+    "naive-cols": ("l1_hit_pct",), "tiled": ("lds_meas", "lds_conflicts", "sts_meas",
+                                             "stall_mio", "stall_short_sb"),
+    "padded": ("lds_meas", "sts_conflicts", "dram_pct", "stall_mio", "stall_short_sb",
+               "stall_barrier", "stall_long_sb"),
+    "swizzled": ("lds_meas",), "coarsened": ("dram_pct", "stall_barrier"),
+    "wide": ("ld_pred", "ld_meas", "lds_pred", "lds_meas", "lds_conflicts", "sts_meas"),
+    "cupy strided copy": ("l1_hit_pct",), "copy kernel": ("stall_mio",)}
 
 
 def counter_facts(prof: pd.DataFrame, ladder: pd.DataFrame) -> dict:
-    """The profiler's counters at 8192² float32 (transpose.profile), every entry's
-    {key}_{column} of counter_table; the rungs' DRAM range and the L2 sectors against the
+    """The profiler's counters at 8192² float32 (transpose.profile): what the page quotes
+    of each entry (COUNTERS_QUOTED); the rungs' DRAM range and the L2 sectors against the
     copy kernel's and against the ideal for the ladder's bytes."""
-    s: dict = {}
-    ct = counter_table(prof) if prof is not None and len(prof) else pd.DataFrame()
-    for _, r in ct.iterrows():
-        k = key(r["entry"])
-        for m, val in r.items():
-            if m not in ("entry", "name"):
-                s[f"{k}_{m}"] = float(val) if val is not None and not pd.isna(val) else math.nan
-    if len(ct):
-        n_mb = _bytes_and_roof(_main(ladder))[0]
-        rungs = ct[ct["entry"].isin(RUNG_ENTRIES)]
-        s["dram_lo_mb"], s["dram_hi_mb"] = float(rungs["dram_MB"].min()), float(rungs["dram_MB"].max())
-        s["naive_rows_l2w_x"] = s["naive_rows_l2_write_sectors_M"] / s["copyk_l2_write_sectors_M"]
-        s["cupy_l2r_x"] = s["cupy_l2_read_sectors_M"] / s["copyk_l2_read_sectors_M"]
-        s["naive_cols_l2r_x"] = s["naive_cols_l2_read_sectors_M"] / s["copyk_l2_read_sectors_M"]
-        s["l2w_ideal_M"] = n_mb * 1e6 / 2 / 32 / 1e6
-        s["copyk_l2w_over_ideal"] = s["copyk_l2_write_sectors_M"] / s["l2w_ideal_M"]
+    ct = counter_table(prof).set_index("entry")
+    s = {f"{key(e)}_{m}": float(ct.loc[e, m]) for e, names in COUNTERS_QUOTED.items()
+         for m in names}
+    rungs = ct[ct.index.isin(RUNG_ENTRIES)]
+    s["dram_lo_mb"], s["dram_hi_mb"] = float(rungs["dram_MB"].min()), float(rungs["dram_MB"].max())
+    l2 = lambda e, m: float(ct.loc[e, f"l2_{m}_sectors_M"])   # noqa: E731
+    s["naive_rows_l2w_x"] = l2("naive-rows", "write") / l2("copy kernel", "write")
+    s["cupy_l2r_x"] = l2("cupy strided copy", "read") / l2("copy kernel", "read")
+    s["naive_cols_l2r_x"] = l2("naive-cols", "read") / l2("copy kernel", "read")
+    ideal = _bytes_and_roof(_main(ladder))[0] * 1e6 / 2 / 32 / 1e6
+    s["copyk_l2w_over_ideal"] = l2("copy kernel", "write") / ideal
     return s
 
 
 def smem_facts(ladder: pd.DataFrame) -> dict:
     """The shared-memory bound of the tiled and padded rungs: one wavefront per cycle per
-    SM at the device's maximum clock, for the ladder's bytes, against its copy roof."""
-    s: dict = {}
+    SM at the device's maximum clock, for the ladder's bytes, against its copy roof; and
+    the bank-conflict degree of a column read, unpadded and padded."""
+    from ..memory.experiments import conflict_degree
+    s: dict = {"degree_plain": conflict_degree(32, pad=False),
+               "degree_pad": conflict_degree(32, pad=True)}
     n_mb, _, _, roof = _bytes_and_roof(_main(ladder))
     dev = ladder.attrs.get("provenance", {}).get("device", {})
     s["sms"] = int(dev.get("sms", 0))
@@ -412,25 +441,33 @@ def smem_facts(ladder: pd.DataFrame) -> dict:
     for v in ("tiled", "padded"):
         p = banks.predicted(v)
         wf = elems * (p["lds"] + p["sts"]) / 32
-        s[f"{v}_wavefronts_M"] = wf / 1e6
-        s[f"{v}_smem_us"] = wf / (s["sms"] * s["clock_ghz"] * 1e9) * 1e6 if s["sms"] else math.nan
+        s[f"{v}_smem_us"] = wf / (s["sms"] * s["clock_ghz"] * 1e9) * 1e6
     s["tiled_wf_per_tile"] = (banks.predicted("tiled")["lds"] + 1) * 32
     s["tiled_smem_bound_tbs"] = n_mb / s["tiled_smem_us"]
     s["tiled_smem_bound_of_copy"] = s["tiled_smem_bound_tbs"] / roof
     return s
 
 
+def loads_ahead_facts() -> dict:
+    """The global loads one thread has in flight before its first shared store, in the
+    compiled padded rung at its 32×8 and 64×4 shapes (loads_ahead)."""
+    return {f"ahead_{t}x{r}": loads_ahead(ops.spec("coarsened", "float32", t, r))
+            for t, r in ((32, 8), (64, 4))}
+
+
 def shape_facts(ladder: pd.DataFrame) -> dict:
-    """Other shapes and types: every entry's × copy and TB/s at 8191 × 8193 float32, 8192²
-    float64 and int32; the sectors a row's 32 elements touch at the odd shape."""
+    """Other shapes and types: × copy at 8191 × 8193 float32, 8192² float64 and int32 of
+    the entries the page names; the sectors a row's 32 elements touch at the odd shape."""
     s: dict = {}
-    for dtype, m, n, tag in (("float32", 8191, 8193, "odd"), ("float64", 8192, 8192, "f64"),
-                             ("int32", 8192, 8192, "i32")):
+    for dtype, m, n, tag, entries in (
+            ("float32", 8191, 8193, "odd", ("coarsened", "wide")),
+            ("float64", 8192, 8192, "f64", ("coarsened", "wide")),
+            ("int32", 8192, 8192, "i32", ("wide",))):
         d = _with_entry(_case(ladder, dtype, m, n))
-        for e in ORDER:
-            r = lookup.first(d, entry=e)
-            s[f"{tag}_{key(e)}_of_copy"] = lookup.cell(r, "of_copy")
-            s[f"{tag}_{key(e)}_tbs"] = lookup.cell(r, "TB/s")
+        for e in entries:
+            s[f"{tag}_{key(e)}_of_copy"] = lookup.cell(lookup.first(d, entry=e), "of_copy")
+    odd = _with_entry(_case(ladder, "float32", 8191, 8193))
+    s["odd_memcpy_tbs"] = lookup.cell(lookup.first(odd, entry="cudaMemcpy"), "TB/s")
     s["odd_ld_sectors"] = row_sectors(8193)
     s["odd_st_sectors"] = row_sectors(8191)
     s["odd_sector_x"] = (s["odd_ld_sectors"] + s["odd_st_sectors"]) / 8
@@ -440,66 +477,41 @@ def shape_facts(ladder: pd.DataFrame) -> dict:
 
 
 def tile_facts(tiles: pd.DataFrame) -> dict:
-    """The explorer's sweep (transpose.tiles): the shapes that ran and were refused, the
-    best and worst of each tunable rung, and a few shapes by name."""
-    s: dict = {}
-    tt = tiles_table(tiles) if tiles is not None and len(tiles) else pd.DataFrame()
-    s["n_tile_configs"] = int(len(tt))
-    s["n_tile_invalid"] = int(tiles["invalid"].notna().sum()) if "invalid" in tiles else 0
-    for v, tag in (("coarsened", "tp"), ("wide", "tw")):
-        d = tt[tt["variant"] == v] if len(tt) else tt
-        if len(d):
-            b, w = d.iloc[0], d.iloc[-1]
-            s[f"{tag}_best"] = f"{int(b['tile'])}² tile, {b['block']} threads"
-            s[f"{tag}_best_of_copy"] = float(b["of_copy"])
-            s[f"{tag}_best_of_copy_min"] = float(b["of_copy_min"])
-            s[f"{tag}_best_of_copy_max"] = float(b["of_copy_max"])
-            s[f"{tag}_best_kib"] = float(b["inflight_kib"])
-            s[f"{tag}_worst"] = f"{int(w['tile'])}² tile, {w['block']} threads"
-            s[f"{tag}_worst_of_copy"] = float(w["of_copy"])
-    for t, r in ((32, 8), (64, 4), (32, 32), (16, 8)):
-        row = tt[(tt["variant"] == "coarsened") & (tt["tile"] == t) & (tt["block_rows"] == r)] \
-            if len(tt) else tt
-        s[f"tp_{t}x{r}_of_copy"] = float(row["of_copy"].iloc[0]) if len(row) else math.nan
-    return s
+    """The explorer's sweep (transpose.tiles): the padded rung's best and worst shape."""
+    tt = tiles_table(tiles)
+    d = tt[tt["variant"] == "coarsened"]
+    b, w = d.iloc[0], d.iloc[-1]
+    return {"tp_best": f"{int(b['tile'])}² tile, {b['block']} threads",
+            "tp_best_of_copy": float(b["of_copy"]),
+            "tp_worst": f"{int(w['tile'])}² tile, {w['block']} threads",
+            "tp_worst_of_copy": float(w["of_copy"])}
 
 
-def targets(s: dict) -> pd.DataFrame:
-    """The done-when targets of the issue, measured: `s` holds the facts of the ladder,
-    the counters and the checks (ladder_facts, counter_facts, check_facts)."""
-    def row(what, wanted, measured, ok):
-        return {"target": what, "wanted": wanted, "measured": measured,
-                "met": None if ok is None else bool(ok)}
+#: the page's facts: (function, the experiments whose rows it takes, in order)
+PAGE_FACTS = {"05-transpose": (
+    (ladder_facts, ("transpose.ladder",)),
+    (check_facts, ("transpose.check", "transpose.ladder")),
+    (counter_facts, ("transpose.profile", "transpose.ladder")),
+    (smem_facts, ("transpose.ladder",)), (loads_ahead_facts, ()),
+    (shape_facts, ("transpose.ladder",)), (tile_facts, ("transpose.tiles",)))}
 
-    def span(k):
-        v = s.get(k, math.nan)
-        return "—" if math.isnan(v) else f"{v:.2f} (rounds {s[k + '_min']:.2f}–{s[k + '_max']:.2f})"
-
-    def at_least(k, bound):
-        v = s.get(k, math.nan)
-        return None if math.isnan(v) else v >= bound
-
-    st_n = s.get("naive_rows_st_meas", math.nan)
-    lds_t, lds_p = s.get("tiled_lds_meas", math.nan), s.get("padded_lds_meas", math.nan)
-    counters_ok = None if math.isnan(lds_t) else bool(st_n >= 31 and lds_t >= 31 and lds_p < 1.1)
-    best_padded = "coarsened_64x4" if not math.isnan(s.get("coarsened_64x4_of_copy", math.nan)) \
-        else "coarsened"
-    rows = [
-        row(f"padded transpose ({label(best_padded.replace('_64x4', ' 64x4'))}), 8192² float32, "
-            "× copy", "≥ 0.85", span(f"{best_padded}_of_copy"), at_least(f"{best_padded}_of_copy", 0.85)),
-        row("the same × cupy.copyto(b, a.T)", "≥ 2.5", span(f"{best_padded}_x_strided"),
-            at_least(f"{best_padded}_x_strided", 2.5)),
-    ]
-    if best_padded != "coarsened":
-        rows.append(row("the classic padded 32×8 × copy", "≥ 0.85", span("coarsened_of_copy"),
-                        at_least("coarsened_of_copy", 0.85)))
-    rows += [
-        row("counters: naive store sectors per request; wavefronts per column read, "
-            "tiled and padded", "32; 32 and 1",
-            "—" if math.isnan(lds_t) else f"{st_n:.1f}; {lds_t:.2f} and {lds_p:.3f}", counters_ok),
-        row("every rung bit-exact: odd shapes, float32, float64, int32", "all",
-            f"{s['n_checks'] + s['n_ladder_checks']} checks, "
-            f"{s['n_failed'] + s['n_ladder_failed']} failed",
-            s["n_failed"] + s["n_ladder_failed"] == 0 and s["n_checks"] > 0),
-    ]
-    return pd.DataFrame(rows)
+_BEST = "coarsened 64x4"
+#: the done-when targets of the issue
+TARGETS = {"05-transpose": (
+    Target(f"padded transpose ({label(_BEST)}), 8192² float32, × copy", "coarsened_64x4_of_copy",
+           at_least=0.85, low="coarsened_64x4_of_copy_min", high="coarsened_64x4_of_copy_max"),
+    Target("the same × cupy.copyto(b, a.T)", "coarsened_64x4_x_strided", at_least=2.5,
+           low="coarsened_64x4_x_strided_min", high="coarsened_64x4_x_strided_max"),
+    Target("the classic padded 32×8 × copy", "coarsened_of_copy", at_least=0.85,
+           low="coarsened_of_copy_min", high="coarsened_of_copy_max"),
+    Target("counters: naive store sectors per request (32 predicted)", "naive_rows_st_meas",
+           at_least=31, digits=1),
+    Target("counters: wavefronts per column read, tiled (32 predicted)", "tiled_lds_meas",
+           at_least=31, digits=2),
+    Target("counters: wavefronts per column read, padded (1 predicted)", "padded_lds_meas",
+           at_most=1.1, digits=3),
+    Target("checks of the correctness run: odd shapes, float32, float64, int32", "n_checks",
+           at_least=1, digits=0),
+    Target("every rung bit-exact: checks failed, of {n_all_checks} (correctness run and ladder)",
+           "n_all_failed", equal=0, digits=0),
+)}

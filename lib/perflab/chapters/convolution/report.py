@@ -1,11 +1,14 @@
 """Chapter 6's numbers, tables and figures, computed from the rows (live or recorded): the
-prose quotes only what the `*_facts` functions return, one for each section."""
+prose quotes only what the `*_facts` functions return, one for each section (PAGE_FACTS);
+the targets are data (TARGETS)."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from ... import lookup, plots
+from ...targets import Target
+from .. import machine
 from .experiments import COPIES, LIBRARY
 from .variants import VARIANTS, get
 
@@ -240,7 +243,7 @@ def seed_branches(prof: pd.DataFrame) -> dict:
     }
 
 
-def sass_counts() -> dict:
+def sass_facts() -> dict:
     """What the compiler made of the kernels the prose discusses (NVRTC, sm_90, offline)."""
     from ... import compile_report as cr
     from .experiments import RACE_R
@@ -252,17 +255,12 @@ def sass_counts() -> dict:
         v = get(name)
         return cr.count_instructions(cr.sass(v.spec(RACE_R[v.dims], v.params(**given)), "sm_90"),
                                      base=True)
-    c = {n: count(n) for n in ("2d-cached", "3d-naive", "3d-dw-cached", "3d-dw-tiled",
-                               "2d-const", "2d-tiled", "2d-wide", "3d-wide", "1d-naive")}
-    return {"sass_regs_wide3d": int(regs), "sass_total_naive1d": sum(c["1d-naive"].values()), "sass_bra_cached2d": c["2d-cached"].get("BRA", 0),
-            "sass_bra_naive3d": c["3d-naive"].get("BRA", 0),
+    c = {n: count(n) for n in ("3d-naive", "3d-dw-cached", "2d-wide", "1d-naive")}
+    return {"sass_regs_wide3d": int(regs), "sass_total_naive1d": sum(c["1d-naive"].values()),
             "sass_ldg_naive3d": c["3d-naive"].get("LDG", 0),
             "sass_bra_dwc": c["3d-dw-cached"].get("BRA", 0),
-            "sass_bra_dwt": c["3d-dw-tiled"].get("BRA", 0),
             "sass_ffma_wide2d": c["2d-wide"].get("FFMA", 0),
-            "sass_lds_wide2d": c["2d-wide"].get("LDS", 0),
-            "sass_ffma_wide3d": c["3d-wide"].get("FFMA", 0),
-            "sass_lds_wide3d": c["3d-wide"].get("LDS", 0)}
+            "sass_lds_wide2d": c["2d-wide"].get("LDS", 0)}
 
 
 def sass_folds() -> list:
@@ -286,31 +284,18 @@ def sass_folds() -> list:
 
 # ---- every number the prose quotes, section by section -------------------------------------
 
-def _race_numbers(df: pd.DataFrame, tag: str, names: list) -> dict:
+def _race_numbers(df: pd.DataFrame, tag: str, quoted: dict, lib: tuple = ()) -> dict:
+    """{tag}_{kernel}_x of each kernel `quoted` names (its first row; a four-wide tile's
+    fastest), and the library's {tag}_lib_{ms, x} that `lib` names."""
     out = {}
-    copy = df[df["variant"].isin(COPIES)]
-    out[f"{tag}_copy_ms"] = float(copy["median_ms"].min())
-    out[f"{tag}_copy_tbs"] = float(copy["TB/s"].max())
-    lib = df[df["variant"] == LIBRARY]
-    if len(lib):
-        out[f"{tag}_lib_ms"] = float(lib["median_ms"].iloc[0])
-        out[f"{tag}_lib_x"] = float(lib["of_copy"].iloc[0])
-        out[f"{tag}_lib_tbs"] = float(lib["TB/s"].iloc[0])
-    for n in names:
+    r = lookup.first(df, variant=LIBRARY)
+    for m in lib:
+        out[f"{tag}_lib_{m}"] = lookup.cell(r, {"ms": "median_ms", "x": "of_copy"}[m])
+    for n, metrics in quoted.items():
         d = df[df["variant"] == n]
-        if d.empty:
-            continue
         r = d.sort_values("median_ms").iloc[0] if n.endswith("-wide") else d.iloc[0]
-        k = n.replace("-", "_")
-        out[f"{tag}_{k}_ms"] = float(r["median_ms"])
-        out[f"{tag}_{k}_x"] = float(r["of_copy"])
-        out[f"{tag}_{k}_lo"] = float(r["of_copy_min"])
-        out[f"{tag}_{k}_hi"] = float(r["of_copy_max"])
-        out[f"{tag}_{k}_tbs"] = float(r["TB/s"])
-        if "vs_library" in r and not pd.isna(r["vs_library"]):
-            out[f"{tag}_{k}_lib"] = float(r["vs_library"])
-            out[f"{tag}_{k}_lib_lo"] = float(r["vs_library_min"])
-            out[f"{tag}_{k}_lib_hi"] = float(r["vs_library_max"])
+        for m in metrics:
+            out[f"{tag}_{n.replace('-', '_')}_{m}"] = float(r[{"x": "of_copy"}[m]])
     return out
 
 
@@ -344,19 +329,21 @@ def ceiling_facts(ceil) -> dict:
 
 def conv1d_facts(c1: pd.DataFrame) -> dict:
     """The 1D race (convolution.conv1d) and its length."""
-    s = _race_numbers(c1, "c1", ["1d-naive", "1d-const", "1d-tiled"])
+    s = _race_numbers(c1, "c1", {n: ("x",) for n in ("1d-naive", "1d-const", "1d-tiled")})
     s["c1_n"] = int(c1["shape"].iloc[0][0])
     return s
 
 
 def conv2d_facts(c2: pd.DataFrame) -> dict:
     """The 2D ladder's race (convolution.conv2d)."""
-    return _race_numbers(c2, "c2", ["2d-naive", "2d-const", "2d-tiled", "2d-cached", "2d-regtile"])
+    return _race_numbers(c2, "c2", {n: ("x",) for n in (
+        "2d-naive", "2d-const", "2d-tiled", "2d-cached", "2d-regtile")}, lib=("ms", "x"))
 
 
 def conv3d_facts(c3: pd.DataFrame) -> dict:
     """The 3D ladder's race (convolution.conv3d)."""
-    return _race_numbers(c3, "c3", ["3d-naive", "3d-tiled", "3d-regtile", "3d-dw-cached", "3d-dw-tiled"])
+    return _race_numbers(c3, "c3", {n: ("x",) for n in (
+        "3d-naive", "3d-tiled", "3d-regtile", "3d-dw-cached", "3d-dw-tiled")}, lib=("ms", "x"))
 
 
 def shape_text(df: pd.DataFrame) -> str:
@@ -366,22 +353,19 @@ def shape_text(df: pd.DataFrame) -> str:
 
 def wide_facts(w2: pd.DataFrame, w3: pd.DataFrame) -> dict:
     """The four-wide tiles' races (convolution.wide2d and wide3d): each default tile against
-    the copy and the library, a second tile shape, the first register tile of the same run,
-    the shapes, and the 3D tile's block and shared memory."""
-    s = _race_numbers(w2, "w2", ["2d-regtile"])
-    s.update(_race_numbers(w3, "w3", ["3d-regtile"]))
+    the copy and the library, a second 2D tile shape, the first register tile of the same
+    run, the shapes, and the 3D tile's block and shared memory."""
+    s = _race_numbers(w2, "w2", {"2d-regtile": ("x",)})
     for tag, df, name in (("w2", w2, "2d-wide"), ("w3", w3, "3d-wide")):
         r = default_row(df, name)
         s[f"{tag}_x"], s[f"{tag}_lo"], s[f"{tag}_hi"] = (float(r["of_copy"]), float(r["of_copy_min"]),
                                                         float(r["of_copy_max"]))
-        s[f"{tag}_ms"], s[f"{tag}_tbs"] = float(r["median_ms"]), float(r["TB/s"])
         s[f"{tag}_lib"], s[f"{tag}_lib_lo"], s[f"{tag}_lib_hi"] = (
             float(r["vs_library"]), float(r["vs_library_min"]), float(r["vs_library_max"]))
-        s[f"{tag}_tflops"] = float(r["TFLOP/s"])
-        alt = df[(df["variant"] == name) & (df["config"] != r["config"])]
-        if len(alt):
-            a = alt.iloc[0]
-            s[f"{tag}_alt"], s[f"{tag}_alt_x"] = a["config"], float(a["of_copy"])
+    s["w2_tbs"] = float(default_row(w2, "2d-wide")["TB/s"])
+    r = default_row(w2, "2d-wide")
+    a = w2[(w2["variant"] == "2d-wide") & (w2["config"] != r["config"])].iloc[0]
+    s["w2_alt"], s["w2_alt_x"] = a["config"], float(a["of_copy"])
     s["shape2"] = shape_text(w2)
     s["shape3"] = shape_text(w3)
     v3 = get("3d-wide")
@@ -391,19 +375,23 @@ def wide_facts(w2: pd.DataFrame, w3: pd.DataFrame) -> dict:
     return s
 
 
-def radius_facts(rad: pd.DataFrame, ceil, tag: str) -> dict:
-    """A radius sweep (convolution.radius: tag "rad"; radius_wide: "radw"): where it turns,
-    its rate at radius 0 and its best rate against the FP32 peak."""
+def radius_facts(rad: pd.DataFrame, ceil) -> dict:
+    """The register tile's radius sweep (convolution.radius): where it turns, its rate at
+    radius 0 and its best rate."""
     f = radius_frame(rad, ceil)
-    return {f"{tag}_turn": turn_radius(rad),
-            f"{tag}_r0_x": float(f[f["r"] == 0]["of_copy"].iloc[0]),
-            f"{tag}_max_tflops": float(f["TFLOP/s"].max()),
-            f"{tag}_max_of_peak": 100 * float(f["of_peak"].max()),
-            f"{tag}_r8_of_peak": 100 * float(f[f["r"] == f["r"].max()]["of_peak"].iloc[0]),
-            f"{tag}_rmax": int(f["r"].max())}
+    return {"rad_turn": turn_radius(rad), "rad_r0_x": float(f[f["r"] == 0]["of_copy"].iloc[0]),
+            "rad_max_tflops": float(f["TFLOP/s"].max())}
 
 
-def race_intensities() -> dict:
+def radius_wide_facts(radw: pd.DataFrame, ceil) -> dict:
+    """The four-wide tile's radius sweep (convolution.radius_wide): where it turns, its best
+    rate against the FP32 peak, and the largest radius swept."""
+    f = radius_frame(radw, ceil)
+    return {"radw_turn": turn_radius(radw), "radw_max_tflops": float(f["TFLOP/s"].max()),
+            "radw_max_of_peak": 100 * float(f["of_peak"].max()), "radw_rmax": int(f["r"].max())}
+
+
+def intensity_facts() -> dict:
     """FLOP per byte of the races: 2D at 5×5, 3D at 3×3×3 (8 bytes per output)."""
     return {"ai2": 2 * 25 / 8, "ai3": 2 * 27 / 8}
 
@@ -416,42 +404,43 @@ COUNTERS = {"ipo": "inst_per_output", "mio": "stall_mio_throttle", "l1hit": "l1_
             "l1": "l1_throughput_pct", "occ": "achieved_occupancy_pct"}
 
 
-def _counter_facts(p: pd.DataFrame, names2: tuple, names3: tuple) -> dict:
-    """p_{variant}_{counter} of each kernel named, at its default tile."""
+def _counter_facts(p: pd.DataFrame, quoted: dict) -> dict:
+    """p_{variant}_{counter} of each kernel `quoted` names, at its default tile, for each
+    of its counters (COUNTERS' suffixes)."""
     s = {}
-    for what, names in (("2d", names2), ("3d", names3)):
-        d = p[p["what"] == what]
-        for n in names:
-            for k, col in COUNTERS.items():
-                s[f"p_{n.replace('-', '_')}_{k}"] = lookup.value(d, col, variant=n, config=_cfg(n))
+    for n, keys in quoted.items():
+        d = p[p["what"] == n[:2]]
+        for k in keys:
+            s[f"p_{n.replace('-', '_')}_{k}"] = lookup.value(d, COUNTERS[k], variant=n, config=_cfg(n))
     return s
 
 
 def profile_facts(prof: pd.DataFrame) -> dict:
-    """The profiler's run of the ladders (convolution.profile): every kernel's counters,
-    the library's instructions, the register tile's bank conflicts at two block widths, and
-    the branches of the 3D pair the PMPP kernels on a T4 compared."""
+    """The profiler's run of the ladders (convolution.profile): the kernels' counters the
+    prose quotes, the library's instructions, the register tile's bank conflicts at two
+    block widths, and the branches of the 3D pair the PMPP kernels on a T4 compared."""
     p = profile_table(prof)
     two = p[p["what"] == "2d"]
-    three = p[p["what"] == "3d"]
-    s = _counter_facts(p, ("2d-naive", "2d-const", "2d-tiled", "2d-cached", "2d-regtile"),
-                       ("3d-naive", "3d-tiled", "3d-regtile"))
+    s = _counter_facts(p, {"2d-const": ("ipo", "issue", "l1hit", "mio"),
+                           "2d-tiled": ("bar", "ipo", "issue", "mio"),
+                           "2d-regtile": ("be", "ipo", "wfl"), "3d-regtile": ("ipo",)})
     s["p_lib2_ipo"] = lookup.value(two, "inst_per_output", variant=LIBRARY)
-    s["p_lib3_ipo"] = lookup.value(three, "inst_per_output", variant=LIBRARY)
     conf = two[(two["variant"] == "2d-regtile") & (two["config"] == "BX=16 BY=8 PY=8")]
-    s["p_bx16_wfl"] = float(conf["wavefronts_per_lds"].iloc[0]) if len(conf) else float("nan")
-    s["p_bx16_conf"] = float(conf["smem_ld_bank_conflicts"].iloc[0]) if len(conf) else float("nan")
-    s["p_bx32_conf"] = lookup.value(two, "smem_ld_bank_conflicts", variant="2d-regtile",
-                                    config=_cfg("2d-regtile"))
-    s.update(seed_branches(prof))
-    for k in ("br_dwc", "br_dwt", "div_dwc", "br_cached2d", "p_bx16_conf", "p_bx32_conf"):
-        s[f"{k}_M"] = s[k] / 1e6
+    s["p_bx16_wfl"] = float(conf["wavefronts_per_lds"].iloc[0])
+    s["p_bx16_conf_M"] = float(conf["smem_ld_bank_conflicts"].iloc[0]) / 1e6
+    s["p_bx32_conf_M"] = lookup.value(two, "smem_ld_bank_conflicts", variant="2d-regtile",
+                                      config=_cfg("2d-regtile")) / 1e6
+    b = seed_branches(prof)
+    s.update({k: b[k] for k in ("br_naive3d", "be_dwc", "be_dwt", "bpw_dwc", "tpi_dwc",
+                                "tpi_naive3d", "be_cached2d")})
+    s.update({f"{k}_M": b[k] / 1e6 for k in ("br_dwc", "br_dwt", "div_dwc")})
     return s
 
 
 def profile_wide_facts(profw: pd.DataFrame) -> dict:
     """The profiler's run of the four-wide tiles (convolution.profile_wide): their counters."""
-    return _counter_facts(profile_table(profw), ("2d-wide",), ("3d-wide",))
+    return _counter_facts(profile_table(profw), {"2d-wide": ("ipo",),
+                                                 "3d-wide": ("dram", "issue", "l1", "occ")})
 
 
 def dram_facts(prof: pd.DataFrame, profw: pd.DataFrame) -> dict:
@@ -464,15 +453,13 @@ def dram_facts(prof: pd.DataFrame, profw: pd.DataFrame) -> dict:
 
 def tile_facts(t2: pd.DataFrame, t3: pd.DataFrame) -> dict:
     """The block-shape sweeps of the register tiles (convolution.tiles2d and tiles3d): the
-    configurations checked and refused, the fastest and the slowest."""
+    configurations checked and the fastest."""
     s = {}
     for tag, t in (("t2", t2), ("t3", t3)):
         ok = t[t["correct"] == True]  # noqa: E712
         b = ok.sort_values("median_ms").iloc[0]
-        s[f"{tag}_n"], s[f"{tag}_invalid"] = int(len(ok)), int(t["invalid"].notna().sum())
-        s[f"{tag}_best_ms"], s[f"{tag}_best_tbs"] = float(b["median_ms"]), float(b["TB/s"])
+        s[f"{tag}_n"], s[f"{tag}_best_ms"] = int(len(ok)), float(b["median_ms"])
         s[f"{tag}_best"] = " ".join(f"{k}={int(b[k])}" for k in ("BX", "BY", "PY", "PZ") if k in b and not pd.isna(b[k]))
-        s[f"{tag}_worst_ms"] = float(ok["median_ms"].max())
     return s
 
 
@@ -481,26 +468,40 @@ def _cfg(name: str) -> str:
     return config_label(get(name).params())
 
 
-def targets(s: dict) -> pd.DataFrame:
-    """The done-when list against the measured numbers: `s` holds the facts of the checks,
-    the ceilings, the four-wide races and the radius sweep of the four-wide tile."""
-    rows = [
-        (f"2D {s['shape2']}, 5×5, four-wide tile: × copy, same rounds ({span(s['w2_lo'], s['w2_hi'])})",
-         s["w2_x"], 0.75, s["w2_x"] >= 0.75),
-        ("2D: × cupyx convolve, same rounds", s["w2_lib"], 1.0, s["w2_lib"] > 1.0),
-        (f"3D {s['shape3']}, 3×3×3, four-wide tile: × copy, same rounds ({span(s['w3_lo'], s['w3_hi'])})",
-         s["w3_x"], 0.6, s["w3_x"] >= 0.6),
-        ("3D: × cupyx convolve, same rounds", s["w3_lib"], 1.0, s["w3_lib"] > 1.0),
-        (f"radius where the four-wide 2D tile turns compute-bound (the roofline says {s['roof_turn']})",
-         s["radw_turn"], None, None),
-        (f"correctness cases checked ({s['n_checks']}); failed", s["n_failed"], 0, s["n_failed"] == 0),
-    ]
-    return pd.DataFrame(rows, columns=["target", "measured", "needed", "met"])
+#: the page's facts: (function, its inputs: experiments' names, or the machine chapter's
+#: ceilings), in order
+PAGE_FACTS = {"06-convolution": (
+    (check_facts, ("convolution.check", "convolution.check_wide")),
+    (ceiling_facts, (machine.ceilings_in,)),
+    (conv1d_facts, ("convolution.conv1d",)), (sass_facts, ()),
+    (conv2d_facts, ("convolution.conv2d",)), (profile_facts, ("convolution.profile",)),
+    (radius_facts, ("convolution.radius", machine.ceilings_in)),
+    (wide_facts, ("convolution.wide2d", "convolution.wide3d")),
+    (profile_wide_facts, ("convolution.profile_wide",)),
+    (conv3d_facts, ("convolution.conv3d",)),
+    (radius_wide_facts, ("convolution.radius_wide", machine.ceilings_in)), (intensity_facts, ()),
+    (dram_facts, ("convolution.profile", "convolution.profile_wide")),
+    (tile_facts, ("convolution.tiles2d", "convolution.tiles3d")))}
+
+#: the done-when list
+TARGETS = {"06-convolution": (
+    Target("2D {shape2}, 5×5, four-wide tile: × copy, same rounds", "w2_x", at_least=0.75,
+           digits=3, low="w2_lo", high="w2_hi"),
+    Target("2D: × cupyx convolve, same rounds", "w2_lib", at_least=1.0, low="w2_lib_lo",
+           high="w2_lib_hi"),
+    Target("3D {shape3}, 3×3×3, four-wide tile: × copy, same rounds", "w3_x", at_least=0.6,
+           digits=3, low="w3_lo", high="w3_hi"),
+    Target("3D: × cupyx convolve, same rounds", "w3_lib", at_least=1.0, low="w3_lib_lo",
+           high="w3_lib_hi"),
+    Target("radius where the four-wide 2D tile turns compute-bound (the roofline says "
+           "{roof_turn})", "radw_turn", digits=0),
+    Target("correctness cases checked ({n_checks}); failed", "n_failed", at_most=0, digits=0),
+)}
 
 
-__all__ = ["LABELS", "bad_inputs", "check_table", "plot_race", "plot_roofline", "profile_table",
-           "race_table", "radius_frame", "roofline_points", "sass_counts", "sass_folds",
-           "seed_branches", "span", "targets", "turn_radius", "check_facts", "ceiling_facts",
-           "conv1d_facts", "conv2d_facts", "conv3d_facts", "wide_facts", "radius_facts",
-           "race_intensities", "profile_facts", "profile_wide_facts", "dram_facts", "tile_facts",
-           "shape_text"]
+__all__ = ["LABELS", "PAGE_FACTS", "TARGETS", "bad_inputs", "check_table", "plot_race",
+           "plot_roofline", "profile_table", "race_table", "radius_frame", "roofline_points",
+           "sass_facts", "sass_folds", "seed_branches", "span", "turn_radius", "check_facts",
+           "ceiling_facts", "conv1d_facts", "conv2d_facts", "conv3d_facts", "wide_facts",
+           "radius_facts", "radius_wide_facts", "intensity_facts", "profile_facts",
+           "profile_wide_facts", "dram_facts", "tile_facts", "shape_text"]

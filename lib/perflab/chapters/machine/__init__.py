@@ -32,6 +32,12 @@ def ceilings_from(copy_df, fma_df, tensor_df):
     return Ceilings(bw, peaks, caption(copy_df))
 
 
+def ceilings_in(run):
+    """The ceilings from the rows `run(name)` gives (perflab.run, or a replay): an input of
+    another chapter's facts (its report's PAGE_FACTS)."""
+    return ceilings_from(run("machine.copy"), run("machine.fma"), run("machine.tensor"))
+
+
 def ceilings():
     """The measured ceilings (live, or the recorded run), as a roofline.Ceilings."""
     from ... import lab
@@ -39,5 +45,5 @@ def ceilings():
                          lab.run("machine.tensor"))
 
 
-__all__ = ["CHAPTER", "TITLE", "ceilings", "ceilings_from", "copy_spec", "fma_spec", "mma_spec",
-           "wgmma_spec"]
+__all__ = ["CHAPTER", "TITLE", "ceilings", "ceilings_from", "ceilings_in", "copy_spec", "fma_spec",
+           "mma_spec", "wgmma_spec"]

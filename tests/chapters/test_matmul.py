@@ -465,15 +465,15 @@ def test_the_sanitizer_rows_cover_every_kernel_here_and_rung_09():
         assert r["correct"] == clean
 
 
-def test_sanitize_summary_reads_the_rows():
+def test_sanitize_facts_read_the_rows():
     import pandas as pd
     san = pd.DataFrame([
         {"variant": "memcheck", "errors": 0.0, "hazards": 0.0, "passed": 14.0, "failed": 0.0,
          "wall_s": 20.0, "correct": True},
         {"variant": "racecheck", "errors": 0.0, "hazards": 2.0, "passed": 14.0, "failed": 0.0,
          "wall_s": 35.0, "correct": False}])
-    g = report.sanitize_summary(san)
-    assert g["racecheck_hazards"] == 2 and g["san_wall_max"] == 35.0
+    g = report.sanitize_facts(san)
+    assert g["racecheck_hazards"] == 2 and g["san_wall_max"] == 35.0 and g["san_problems"] == 2
     assert g["memcheck_clean"] and not g["racecheck_clean"]
     assert g["san_size"] == "130×67×93"
 

@@ -54,13 +54,8 @@ def row_lanes(spec: dict = ROW) -> Lanes:
 
 
 def lanes_summary(lanes: Lanes) -> dict:
-    """What the page says about the diagram (glued)."""
-    s = {"dg_n": len(lanes.trips), "dg_useful": lanes.useful(), "dg_iter": lanes.max_iter,
-         "dg_row": ROW["row"], "dg_col0": ROW["col"], "dg_col1": ROW["col"] + WARP - 1,
-         "dg_w": ROW["w"], "dg_h": ROW["h"],
-         "dg_warp_trips": lanes.group_trips["simt"][0],
-         "dg_simd_lane_trips": lanes.lane_trips("simd"),
-         "dg_simt_lane_trips": lanes.lane_trips("simt"),
+    """What the page says about the diagram (its facts: report.lanes_facts)."""
+    s = {"dg_n": len(lanes.trips), "dg_warp_trips": lanes.group_trips["simt"][0],
          "dg_simd_pct": lanes.useful_pct("simd"), "dg_simt_pct": lanes.useful_pct("simt"),
          "dg_min_count": int(lanes.counts.min()), "dg_max_count": int(lanes.counts.max())}
     for k, t in enumerate(lanes.group_trips["simd"]):

@@ -1,15 +1,17 @@
 """Chapter 7's numbers, tables and figures, computed from the rows (live or recorded) and
 from the SASS the offline compiler gives: the prose quotes only what the `*_facts` functions
-return, one for each section."""
+return, one for each section (PAGE_FACTS); the targets are data (TARGETS)."""
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ... import host, lab, lookup, registry, store
+from ... import host, lab, lookup, plots, registry, store
+from ...targets import Target
 from . import cpu, gpu, model
 from .experiments import GPU_ITER, GPU_SIZE
 from .views import VIEWS, view
@@ -327,10 +329,12 @@ def versus_table(vs: pd.DataFrame) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- the image
 
+@functools.lru_cache(maxsize=4)
 def render_here(view_name: str = "full", size=GPU_SIZE, max_iter: int = GPU_ITER):
     """The count map of a view rendered on this machine: by the fastest C path it runs
     (every core) at the GPU run's size, or, where no C builds, by NumPy at a quarter of
-    the size. (counts, how, same grid as the GPU's)."""
+    the size. (counts, how, same grid as the GPU's); kept for the figure and the facts,
+    which both read it."""
     paths = cpu.widest()
     if paths:
         p = [q for q in paths if q.in_flight == 2][0]
@@ -361,6 +365,47 @@ def plot_counts(ax, counts: np.ndarray, max_iter: int, where=None, title: str = 
 
 # --------------------------------------------------------------------------- the numbers
 
+def lanes_facts() -> dict:
+    """What the page says about the lanes diagram (diagrams.lanes_summary of its row)."""
+    from . import diagrams
+    return diagrams.lanes_summary(diagrams.row_lanes())
+
+
+def image_facts(g: pd.DataFrame) -> dict:
+    """The image rendered on this machine (render_here, the GPU run's grid): its size, how
+    it was rendered, its median count, whether its counts hash to the GPU's, and where the
+    FMA build's first mismatching pixels lie (their median count, the share of them within
+    `near_px` pixels of the set)."""
+    w, h, mi = int(g["w"].iloc[0]), int(g["h"].iloc[0]), int(g["max_iter"].iloc[0])
+    full, how, same_grid = render_here("full", (w, h), mi)
+    near = 5
+    s = {"full_median": float(np.median(full)), "near_px": near,
+         "fma_where_median": math.nan, "fma_where_near_pct": math.nan,
+         "fma_where_n": 0, "fma_where_last_row": 0}
+    where = _mismatch_where(g) if same_grid else None
+    if where:
+        w_ = np.asarray(where)
+        s["fma_where_median"] = float(np.median(w_[:, 2]))
+        inside = _dilate(full >= mi, near)
+        s["fma_where_near_pct"] = 100 * float(inside[w_[:, 1], w_[:, 0]].mean())
+        s["fma_where_n"] = len(where)
+        s["fma_where_last_row"] = int(w_[:, 1].max())
+    sha = gpu.counts_sha256(full)
+    gpu_sha = g[(g["variant"] == "pixel") & (g["view"] == "full")]["counts_sha256"]
+    if not same_grid:
+        match = ("Without a C compiler here it is NumPy's, at a quarter of the size, so it "
+                 "cannot be compared pixel for pixel with the GPU's.")
+    elif len(gpu_sha) and gpu_sha.iloc[0] == sha:
+        match = (f"Its count map hashes to the one the {g.attrs['source']['device']} "
+                 f"computed (sha256 {sha[:12]}…): the same count at every pixel.")
+    else:
+        match = (f"Its count map (sha256 {sha[:12]}…) differs from the one recorded on the "
+                 f"{g.attrs['source']['device']}: something here rounds differently.")
+    s["img_h"], s["img_w"] = full.shape
+    s["img_how"], s["img_match"] = how, match
+    return s
+
+
 def exact_facts(g: pd.DataFrame, src: CpuSources) -> dict:
     """One iteration, one order of operations: the GPU run's grid, the pixels where the FMA
     build's count differs on each view, and the mismatches of every exact GPU kernel
@@ -368,164 +413,143 @@ def exact_facts(g: pd.DataFrame, src: CpuSources) -> dict:
     s: dict = {}
     for v in ("full", "cardioid", "seahorse"):
         s[f"fma_mismatch_{v}"] = lookup.value(g, "mismatches", variant="pixel FMA", view=v)
+    for v in ("full", "seahorse"):
         s[f"fma_mismatch_pct_{v}"] = 100 * lookup.value(g, "mismatch_frac", variant="pixel FMA", view=v)
-        s[f"fma_maxdiff_{v}"] = lookup.value(g, "max_count_diff", variant="pixel FMA", view=v)
+    s["fma_maxdiff_full"] = lookup.value(g, "max_count_diff", variant="pixel FMA", view="full")
     exact = g[g["variant"] != "pixel FMA"]
     s["gpu_exact_mismatches"] = int(exact["mismatches"].fillna(0).sum())
-    s["gpu_rows_checked"] = int(g["correct"].notna().sum())
-    s["gpu_failed"] = int((g["correct"] == False).sum())  # noqa: E712
     s["gpu_w"], s["gpu_h"] = int(g["w"].iloc[0]), int(g["h"].iloc[0])
     s["gpu_iter"] = int(g["max_iter"].iloc[0])
-    allc = cpu_rows(src)
-    s["cpus_checked"] = int(allc["correct"].notna().sum()) if len(allc) else 0
-    s["cpus_failed"] = int((allc["correct"] == False).sum()) if len(allc) else 0  # noqa: E712
-    s["cpu_mismatches"] = int(allc["mismatches"].fillna(0).sum()) if len(allc) else 0
+    s["cpu_mismatches"] = int(cpu_rows(src)["mismatches"].fillna(0).sum())
+    s["exact_mismatches"] = s["gpu_exact_mismatches"] + s["cpu_mismatches"]
     return s
 
 
 def cpu_facts(src: CpuSources) -> dict:
     """The CPU section's numbers: the recorded host's ("host_*"), whatever machine builds
     the page; this machine's live rows only feed cpu_live_note (cpu_notes)."""
-    s: dict = {}
-    s.update(cpu_notes(src))
-    if src.host is not None:
-        df = src.host
-        s["host_cpu"] = df.attrs["source"]["device"]
-        s["host_cores"] = int(df["cores"].max())
-        for v in ("full", "cardioid"):
-            for name, key in (("AVX-512", "avx512"), ("AVX-512 ×2", "avx512x2"),
-                              ("AVX2", "avx2"), ("AVX2 ×2", "avx2x2"),
-                              ("scalar ×2", "scalarx2"), ("NumPy", "numpy"), ("Numba", "numba")):
-                s[f"host_{key}_{v}"] = lookup.value(df, "vs_scalar", variant=name, view=v, threads="1")
-                s[f"host_{key}_{v}_lo"] = lookup.value(df, "vs_scalar_min", variant=name, view=v, threads="1")
-            best = df[(df["view"] == v) & df["vs_scalar"].notna()]
-            if len(best):
-                b_ = best.sort_values("vs_scalar").iloc[-1]
-                s[f"host_best_{v}"] = float(b_["vs_scalar"])
-                s[f"host_best_{v}_name"] = f"{b_['variant']} on {int(b_['cores'])} cores"
-            s[f"host_scalar_ms_{v}"] = lookup.value(df, "median_ms", variant="scalar", view=v, threads="1")
-            s[f"host_scalar_all_{v}"] = lookup.value(df, "vs_scalar", variant="scalar", view=v, threads="all")
-            s[f"host_numba_all_{v}"] = lookup.value(df, "vs_scalar", variant="Numba", view=v, threads="all")
-        nb = df[df["variant"] == "Numba"]["version"] if "version" in df else pd.Series(dtype=str)
-        s["host_numba_version"] = str(nb.iloc[0]) if len(nb) else "not installed"
-    s["host_512_over_256_cardioid"] = s.get("host_avx512_cardioid", math.nan) / \
-        s.get("host_avx2_cardioid", math.nan)
+    s: dict = cpu_notes(src)
+    df = src.host
+    s["host_cpu"] = df.attrs["source"]["device"]
+    s["host_cores"] = int(df["cores"].max())
+    one = lambda name, v, col="vs_scalar": lookup.value(df, col, variant=name, view=v, threads="1")  # noqa: E731
+    for v in ("full", "cardioid"):
+        for name, key in (("AVX-512", "avx512"), ("AVX-512 ×2", "avx512x2"), ("NumPy", "numpy")):
+            s[f"host_{key}_{v}"] = one(name, v)
+        s[f"host_numba_all_{v}"] = lookup.value(df, "vs_scalar", variant="Numba", view=v, threads="all")
+    s["host_avx512_full_lo"] = one("AVX-512", "full", "vs_scalar_min")
+    s["host_scalarx2_full"] = one("scalar ×2", "full")
+    s["host_numba_full"] = one("Numba", "full")
+    best = df[(df["view"] == "full") & df["vs_scalar"].notna()].sort_values("vs_scalar").iloc[-1]
+    s["host_best_full"] = float(best["vs_scalar"])
+    s["host_best_full_name"] = f"{best['variant']} on {int(best['cores'])} cores"
+    s["host_scalar_all_full"] = lookup.value(df, "vs_scalar", variant="scalar", view="full", threads="all")
+    nb = df[df["variant"] == "Numba"]["version"] if "version" in df else pd.Series(dtype=str)
+    s["host_numba_version"] = str(nb.iloc[0]) if len(nb) else "not installed"
+    s["host_512_over_256_cardioid"] = s["host_avx512_cardioid"] / one("AVX2", "cardioid")
     return s
 
 
-def gpu_facts(gt: pd.DataFrame, costs: pd.DataFrame, pt: pd.DataFrame | None, *, dev) -> dict:
+def gpu_facts(g: pd.DataFrame, prof: pd.DataFrame) -> dict:
     """The GPU section's numbers: each kernel on each view against the one-pixel kernel
-    and the issue model (gpu_table), the loops' registers and instructions (loop_costs),
-    and the profiler's counters (profile_table)."""
+    and the issue model (gpu_table), the loops' registers and instructions (loop_costs, for
+    the run's GPU), and the profiler's counters (profile_table)."""
+    dev = plots.device_of(g)
+    costs = loop_costs(dev.get("arch", "sm_90"))
+    gt, pt = gpu_table(g, costs, prof, dev), profile_table(prof, costs, dev)
     s: dict = {}
-    g, prof = gt, pt
+    at = lambda col, name, v, d=gt: lookup.value(d, col, variant=name, view=v)   # noqa: E731
+    chunked = f"chunked U={gpu.DEFAULT_CHUNK}"
     for v in ("full", "cardioid", "seahorse"):
-        for name, key in (("one lane", "onelane"), ("two pixels", "two"),
-                          (f"chunked U={gpu.DEFAULT_CHUNK}", "chunked"), ("pixel FMA", "fma")):
-            s[f"{key}_{v}"] = lookup.value(g, "slower_than_base", variant=name, view=v)
-            s[f"{key}_{v}_lo"] = lookup.value(g, "slower_min", variant=name, view=v)
-            s[f"{key}_{v}_hi"] = lookup.value(g, "slower_max", variant=name, view=v)
-            s[f"{key}_{v}_model"] = lookup.value(g, "model_vs_pixel", variant=name, view=v)
-        s[f"pixel_ms_{v}"] = lookup.value(g, "median_ms", variant="pixel", view=v)
-        s[f"pixel_model_ms_{v}"] = lookup.value(g, "model_ms", variant="pixel", view=v)
-        s[f"pixel_over_model_{v}"] = lookup.value(g, "measured_over_model", variant="pixel", view=v)
-        s[f"useful_{v}"] = 100 * lookup.value(g, "useful_frac", variant="pixel", view=v)
-        s[f"useful_two_{v}"] = 100 * lookup.value(g, "useful_frac", variant="two pixels", view=v)
-    s["regs_pixel"] = lookup.value(g, "registers", variant="pixel", view="full")
-    s["regs_two"] = lookup.value(g, "registers", variant="two pixels", view="full")
-    s["occ_pixel"] = lookup.value(g, "occupancy_pct", variant="pixel", view="full")
-    s["occ_two"] = lookup.value(g, "occupancy_pct", variant="two pixels", view="full")
-    for name, key in (("pixel", "pixel"), ("two pixels", "two"),
-                      (f"chunked U={gpu.DEFAULT_CHUNK}", "chunked")):
-        s[f"ips_{key}"] = lookup.value(costs, "instructions_per_step", variant=name)
-        s[f"fp32share_{key}"] = 100 * lookup.value(costs, "fp32_fraction", variant=name)
+        for name, key in (("one lane", "onelane"), ("two pixels", "two"), (chunked, "chunked")):
+            s[f"{key}_{v}"] = at("slower_than_base", name, v)
+        s[f"pixel_over_model_{v}"] = at("measured_over_model", "pixel", v)
+        s[f"ncu_inst_ratio_{v}"] = at("warp_inst", "two pixels", v, pt) / at("warp_inst", "pixel", v, pt)
+    s["onelane_full_model"] = at("model_vs_pixel", "one lane", "full")
+    s["pixel_ms_cardioid"] = at("median_ms", "pixel", "cardioid")
+    for v in ("full", "seahorse"):
+        s[f"useful_{v}"] = 100 * at("useful_frac", "pixel", v)
+    s["useful_two_seahorse"] = 100 * at("useful_frac", "two pixels", "seahorse")
+    s["regs_pixel"] = at("registers", "pixel", "full")
+    s["regs_two"] = at("registers", "two pixels", "full")
+    s["occ_pixel"] = at("occupancy_pct", "pixel", "full")
+    s["occ_two"] = at("occupancy_pct", "two pixels", "full")
+    s["ips_pixel"] = lookup.value(costs, "instructions_per_step", variant="pixel")
+    s["ips_two"] = lookup.value(costs, "instructions_per_step", variant="two pixels")
+    s["fp32share_pixel"] = 100 * lookup.value(costs, "fp32_fraction", variant="pixel")
     s["sms"] = int(dev["sms"])
-    ratios = g["measured_over_model"].dropna()
+    ratios = gt["measured_over_model"].dropna()
     s["model_lo"], s["model_hi"] = float(ratios.min()), float(ratios.max())
-    s["model_span"] = f"{s['model_lo']:.2f}–{s['model_hi']:.2f}×"
-    if prof is not None and len(prof) and "fp32_per_iter" in prof:
-        s["ncu_fp32_iter_pixel"] = lookup.value(prof, "fp32_per_iter", variant="pixel", view="cardioid")
-    else:
-        s["ncu_fp32_iter_pixel"] = math.nan
-    if prof is not None and len(prof):
-        for v in ("full", "cardioid", "seahorse"):
-            for name, key in (("pixel", "pixel"), ("two pixels", "two"),
-                              (f"chunked U={gpu.DEFAULT_CHUNK}", "chunked")):
-                s[f"ncu_thr_{key}_{v}"] = lookup.value(prof, "threads_per_inst", variant=name, view=v)
-                s[f"ncu_br_{key}_{v}"] = lookup.value(prof, "branch_uniform_pct", variant=name, view=v)
-                s[f"ncu_issue_{key}_{v}"] = lookup.value(prof, "issue_active_pct", variant=name, view=v)
-                s[f"ncu_occ_{key}_{v}"] = lookup.value(prof, "achieved_occupancy_pct", variant=name, view=v)
-                s[f"ncu_throttle_{key}_{v}"] = lookup.value(prof, "stall_math_pipe_throttle", variant=name, view=v)
-                s[f"ncu_alu_{key}_{v}"] = 100 * lookup.value(prof, "pipe_alu_inst", variant=name, view=v) \
-                    / lookup.value(prof, "warp_inst", variant=name, view=v)
-            s[f"ncu_inst_ratio_{v}"] = lookup.value(prof, "warp_inst", variant="two pixels", view=v) \
-                / lookup.value(prof, "warp_inst", variant="pixel", view=v)
-        r = prof["inst_over_model"].dropna() if "inst_over_model" in prof else pd.Series(dtype=float)
-        if len(r):
-            s["inst_model_lo"], s["inst_model_hi"] = float(r.min()), float(r.max())
-        s["ncu_clock_mhz"] = float(prof["clock_mhz"].median()) if "clock_mhz" in prof else math.nan
-        s["ncu_w"], s["ncu_h"] = int(prof["w"].iloc[0]), int(prof["h"].iloc[0])
+    s["ncu_fp32_iter_pixel"] = at("fp32_per_iter", "pixel", "cardioid", pt)
+    for name, key, counters in (
+            ("pixel", "pixel", {"cardioid": ("alu", "issue", "occ", "throttle"),
+                                "seahorse": ("issue", "occ")}),
+            ("two pixels", "two", {"cardioid": ("alu", "issue", "thr", "throttle")})):
+        for v, cs in counters.items():
+            for c in cs:
+                s[f"ncu_{c}_{key}_{v}"] = (
+                    100 * at("pipe_alu_inst", name, v, pt) / at("warp_inst", name, v, pt)
+                    if c == "alu" else at(NCU[c], name, v, pt))
+    r = pt["inst_over_model"].dropna()
+    s["inst_model_lo"], s["inst_model_hi"] = float(r.min()), float(r.max())
     return s
 
 
-def rate_facts(rt: pd.DataFrame) -> dict:
-    """FP32 rate in the cardioid (rate_table): each kernel against the FFMA peak of the
-    same rounds and its SASS's FP32 share, and the best of them."""
-    s: dict = {}
-    rate = rt
-    for name in rate["variant"]:
-        key = name.replace("chunked U=", "u").replace(" ", "_")
-        s[f"rate_{key}"] = lookup.value(rate, "of_peak", variant=name)
-        s[f"rate_{key}_lo"] = lookup.value(rate, "of_peak_min", variant=name)
-        s[f"rate_{key}_hi"] = lookup.value(rate, "of_peak_max", variant=name)
-        s[f"share_{key}"] = lookup.value(rate, "fp32_fraction", variant=name)
-    best = rate.sort_values("of_peak").iloc[-1]
+#: the profiler's counters gpu_facts quotes, by the short name of their fact
+NCU = {"thr": "threads_per_inst", "issue": "issue_active_pct", "occ": "achieved_occupancy_pct",
+       "throttle": "stall_math_pipe_throttle"}
+
+
+def rate_facts(rate: pd.DataFrame) -> dict:
+    """FP32 rate in the cardioid (rate_table: mandelbrot.rate, with the loops' SASS for the
+    run's GPU): the one-pixel kernel and the best against the FFMA peak of the same rounds,
+    against their SASS's FP32 share, and the rounds at the clock limit."""
+    rt = rate_table(rate, loop_costs(plots.device_of(rate).get("arch", "sm_90")))
+    px = lookup.first(rt, variant="pixel")
+    s = {"rate_pixel": lookup.cell(px, "of_peak"), "rate_pixel_lo": lookup.cell(px, "of_peak_min"),
+         "rate_pixel_hi": lookup.cell(px, "of_peak_max")}
+    s["rate_pixel_of_share"] = s["rate_pixel"] / lookup.cell(px, "fp32_fraction")
+    best = rt.sort_values("of_peak").iloc[-1]
     s["rate_best"] = float(best["of_peak"])
     s["rate_best_lo"] = float(best["of_peak_min"])
+    s["rate_best_hi"] = float(best["of_peak_max"])
     s["rate_best_of_share"] = float(best["of_peak"] / best["fp32_fraction"])
     s["rate_best_name"] = str(best["variant"])
     s["rate_best_tips"] = float(best["fp32_per_s"]) / 1e12
-    s["ffma_tips"] = float(rate["ffma_per_s"].iloc[0]) / 1e12
-    s["rate_at_limit"] = 100 * float(rate["at_limit"].min())
-    s["rate_pixel_of_share"] = s["rate_pixel"] / s["share_pixel"]
+    s["ffma_tips"] = float(rt["ffma_per_s"].iloc[0]) / 1e12
+    s["rate_at_limit"] = 100 * float(rt["at_limit"].min())
     return s
 
 
 def versus_facts(vs: pd.DataFrame) -> dict:
     """The GPU against the best CPU path of its host (mandelbrot.versus), same rounds."""
-    s: dict = {}
     gv = vs[vs["side"] == "gpu"]
-    for v in ("full", "cardioid"):
-        s[f"vs_{v}"] = lookup.value(gv, "vs_best_cpu", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
-        s[f"vs_{v}_lo"] = lookup.value(gv, "vs_best_cpu_min", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
-        s[f"vs_{v}_hi"] = lookup.value(gv, "vs_best_cpu_max", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
-        s[f"vs_pixel_{v}"] = lookup.value(gv, "vs_best_cpu", variant="pixel", view=v)
-        bc = gv[gv["view"] == v]["best_cpu"]
-        s[f"vs_{v}_cpu"] = str(bc.iloc[0]) if len(bc) else "—"
-        cv = vs[(vs["side"] == "cpu") & (vs["view"] == v)]
-        s[f"vs_{v}_cpu_ms"] = float(cv["median_ms"].min()) if len(cv) else math.nan
-        s[f"vs_{v}_gpu_ms"] = lookup.value(gv, "median_ms", variant=f"chunked U={gpu.DEFAULT_CHUNK}", view=v)
-    s["vs_host"] = str(vs["cpu_model"].iloc[0]) if "cpu_model" in vs else "—"
+    chunked = f"chunked U={gpu.DEFAULT_CHUNK}"
+    s = {f"vs_{v}": lookup.value(gv, "vs_best_cpu", variant=chunked, view=v)
+         for v in ("full", "cardioid")}
+    s["vs_full_lo"] = lookup.value(gv, "vs_best_cpu_min", variant=chunked, view="full")
+    s["vs_full_hi"] = lookup.value(gv, "vs_best_cpu_max", variant=chunked, view="full")
+    s["vs_full_cpu"] = str(gv[gv["view"] == "full"]["best_cpu"].iloc[0])
+    s["vs_host"] = str(vs["cpu_model"].iloc[0])
     return s
 
 
 def sweep_facts(sw: pd.DataFrame, kernel: str = "pixel", max_iter: int = 1024) -> dict:
-    """The block shapes' spread in the explorer's sweep: per view, the fastest and the
-    slowest shape of `kernel` at `max_iter`, their times and useful lane-step shares."""
-    out = {}
+    """The block shapes' spread in the explorer's sweep: the fastest and the slowest shape
+    of `kernel` at `max_iter` in the seahorse valley (their times and useful lane-step
+    shares), and the spread between them there and in the cardioid."""
+    out = {"sw_iter": max_iter}
     d = sw[(sw["variant"] == kernel) & (sw["max_iter"] == max_iter) & sw["median_ms"].notna()]
-    for v in ("full", "cardioid", "seahorse"):
+    for v in ("cardioid", "seahorse"):
         x = d[d["view"] == v].sort_values("median_ms")
-        if x.empty:
-            continue
         lo, hi = x.iloc[0], x.iloc[-1]
-        out[f"sw_{v}_best"] = f"{int(lo['bx'])}×{int(lo['by'])}"
-        out[f"sw_{v}_worst"] = f"{int(hi['bx'])}×{int(hi['by'])}"
-        out[f"sw_{v}_best_ms"], out[f"sw_{v}_worst_ms"] = float(lo["median_ms"]), float(hi["median_ms"])
         out[f"sw_{v}_spread_pct"] = 100 * (float(hi["median_ms"]) / float(lo["median_ms"]) - 1)
-        out[f"sw_{v}_best_useful"] = 100 * float(lo["useful_frac"])
-        out[f"sw_{v}_worst_useful"] = 100 * float(hi["useful_frac"])
-    out["sw_iter"] = max_iter
+        if v == "seahorse":
+            out["sw_seahorse_best"] = f"{int(lo['bx'])}×{int(lo['by'])}"
+            out["sw_seahorse_worst"] = f"{int(hi['bx'])}×{int(hi['by'])}"
+            out["sw_seahorse_best_ms"] = float(lo["median_ms"])
+            out["sw_seahorse_best_useful"] = 100 * float(lo["useful_frac"])
+            out["sw_seahorse_worst_useful"] = 100 * float(hi["useful_frac"])
     return out
 
 
@@ -541,45 +565,55 @@ def run_name(df: pd.DataFrame | None) -> str:
     return f"recorded run {runs}"
 
 
-def run_names(frames: dict) -> dict:
-    """run_<key> -> run_name(frame) and dev_<key> -> its device, for the findings."""
-    out = {f"run_{k}": run_name(v) for k, v in frames.items()}
-    out.update({f"dev_{k}": (v.attrs.get("source", {}).get("device", "?") if v is not None
-                             else "—") for k, v in frames.items()})
+def run_facts(g, rate, vs, prof, sweep, src: CpuSources) -> dict:
+    """The run each finding names (run_name) and the GPU's; the rows of every run checked
+    before timing, and how many failed."""
+    out = {f"run_{k}": run_name(v) for k, v in (("gpu", g), ("rate", rate), ("vs", vs),
+                                                ("prof", prof), ("host", src.host))}
+    out["dev_gpu"] = g.attrs.get("source", {}).get("device", "?")
+    frames = [g, rate, vs, sweep] + src.frames()
+    out["n_checked"] = sum(int(f["correct"].notna().sum()) for f in frames if "correct" in f)
+    out["n_failed"] = sum(int((f["correct"] == False).sum()) for f in frames if "correct" in f)  # noqa: E712
     return out
 
 
-def targets(s: dict, frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """The chapter's done-when list against the measured numbers: `s` holds the facts of
-    exact_facts, cpu_facts, rate_facts and versus_facts."""
-    checked = sum(int(f["correct"].notna().sum()) for f in frames if "correct" in f)
-    failed = sum(int((f["correct"] == False).sum()) for f in frames if "correct" in f)  # noqa: E712
-    avx = s.get("host_avx512_full", math.nan)
-    rows = [
-        ("exact implementations: pixels whose count differs from scalar C, every view",
-         s["gpu_exact_mismatches"] + s["cpu_mismatches"], 0,
-         s["gpu_exact_mismatches"] + s["cpu_mismatches"] == 0),
-        (f"FP32 instruction rate / FFMA peak, same rounds, cardioid ({s['rate_best_name']})",
-         s["rate_best"], 0.7, s["rate_best"] >= 0.7),
-        ("FP32 instruction rate / FFMA peak, one pixel per thread", s["rate_pixel"], 0.7,
-         s["rate_pixel"] >= 0.7),
-        (f"AVX-512 / scalar, one core, full view ({s.get('host_cpu', 'no AVX-512 CPU recorded')})",
-         avx, 8, bool(avx >= 8)),
-        ("AVX-512 / scalar, one core, cardioid", s.get("host_avx512_cardioid", math.nan), 8,
-         bool(s.get("host_avx512_cardioid", 0) >= 8)),
-        (f"GPU / best CPU path of its host, full view ({s['vs_full_cpu']})", s["vs_full"],
-         None, None),
-        (f"rows checked before timing ({checked}); failed", failed, 0, failed == 0),
-    ]
-    return pd.DataFrame(rows, columns=["target", "measured", "needed", "met"])
+def cpus_in(run) -> CpuSources:
+    """The CPU rows of every source (cpu_frames: the recorded host's, this machine's live
+    ones where C builds here): an input of the page's facts."""
+    return cpu_frames()
+
+
+#: the page's facts: (function, its inputs: experiments' names, or the CPU sources), in order
+PAGE_FACTS = {"07-mandelbrot": (
+    (lanes_facts, ()), (image_facts, ("mandelbrot.gpu",)),
+    (exact_facts, ("mandelbrot.gpu", cpus_in)), (cpu_facts, (cpus_in,)),
+    (gpu_facts, ("mandelbrot.gpu", "mandelbrot.profile")), (rate_facts, ("mandelbrot.rate",)),
+    (versus_facts, ("mandelbrot.versus",)), (sweep_facts, ("mandelbrot.sweep",)),
+    (run_facts, ("mandelbrot.gpu", "mandelbrot.rate", "mandelbrot.versus", "mandelbrot.profile",
+                 "mandelbrot.sweep", cpus_in)))}
+
+#: the chapter's done-when list
+TARGETS = {"07-mandelbrot": (
+    Target("exact implementations: pixels whose count differs from scalar C, every view",
+           "exact_mismatches", at_most=0, digits=0),
+    Target("FP32 instruction rate / FFMA peak, same rounds, cardioid ({rate_best_name})",
+           "rate_best", at_least=0.7, digits=3, low="rate_best_lo", high="rate_best_hi"),
+    Target("FP32 instruction rate / FFMA peak, one pixel per thread", "rate_pixel",
+           at_least=0.7, digits=3, low="rate_pixel_lo", high="rate_pixel_hi"),
+    Target("AVX-512 / scalar, one core, full view ({host_cpu})", "host_avx512_full", at_least=8),
+    Target("AVX-512 / scalar, one core, cardioid", "host_avx512_cardioid", at_least=8),
+    Target("GPU / best CPU path of its host, full view ({vs_full_cpu})", "vs_full", digits=1,
+           low="vs_full_lo", high="vs_full_hi"),
+    Target("rows checked before timing ({n_checked}); failed", "n_failed", at_most=0, digits=0),
+)}
 
 
 # --------------------------------------------------------------------------- page blocks
 
 def image_panel(g: pd.DataFrame) -> dict:
     """The figure of the three views rendered here (the full view large, the FMA build's
-    mismatching pixels on it) and what the text says about it: how it was rendered and
-    whether its counts hash to the GPU's."""
+    mismatching pixels on it) and the sources its stamp names; what the text says about it
+    is image_facts'."""
     import matplotlib.pyplot as plt
 
     w, h, mi = int(g["w"].iloc[0]), int(g["h"].iloc[0]), int(g["max_iter"].iloc[0])
@@ -595,35 +629,10 @@ def image_panel(g: pd.DataFrame) -> dict:
         sub = fig.add_axes([0.66, 0.5 - 0.5 * k, 0.34, 0.41])
         counts, _, _ = render_here(v, (w // 4, h // 4), mi)
         plot_counts(sub, counts, mi, None, SHORT[v])
-    near = 5
-    extra = {"full_median": float(np.median(full)), "near_px": near,
-             "fma_where_median": math.nan, "fma_where_near_pct": math.nan,
-             "fma_where_n": 0, "fma_where_last_row": 0}
-    if where:
-        w_ = np.asarray(where)
-        extra["fma_where_median"] = float(np.median(w_[:, 2]))
-        inside = _dilate(full >= mi, near)
-        extra["fma_where_near_pct"] = 100 * float(inside[w_[:, 1], w_[:, 0]].mean())
-        extra["fma_where_n"] = len(where)
-        extra["fma_where_last_row"] = int(w_[:, 1].max())
-    sha = gpu.counts_sha256(full)
-    gpu_sha = g[(g["variant"] == "pixel") & (g["view"] == "full")]["counts_sha256"]
-    if not same_grid:
-        match = ("Without a C compiler here it is NumPy's, at a quarter of the size, so it "
-                 "cannot be compared pixel for pixel with the GPU's.")
-    elif len(gpu_sha) and gpu_sha.iloc[0] == sha:
-        match = (f"Its count map hashes to the one the {g.attrs['source']['device']} "
-                 f"computed (sha256 {sha[:12]}…): the same count at every pixel.")
-    else:
-        match = (f"Its count map (sha256 {sha[:12]}…) differs from the one recorded on the "
-                 f"{g.attrs['source']['device']}: something here rounds differently.")
-    ih, iw = full.shape
     sources = [f"the image: rendered live on this machine ({host.cpu_info()['model']}) by {how}"]
     if where:
         sources.append(f"the red pixels: {lab.caption(g)}")
-    return {"fig": fig, "sources": sources, "glue": {**extra, "img_how": how, "img_w": iw, "img_h": ih, "img_match": match,
-                                 "img_same": bool(same_grid and len(gpu_sha)
-                                                  and gpu_sha.iloc[0] == sha)}}
+    return {"fig": fig, "sources": sources}
 
 
 def raw_rows(df: pd.DataFrame, experiment: str) -> list[dict]:
@@ -653,30 +662,10 @@ def _mismatch_where(g: pd.DataFrame):
     return None
 
 
-def _numba_sentence(d: pd.DataFrame) -> str | None:
-    cpu_model = d.attrs["source"]["device"]
-    one = d[(d["variant"] == "Numba") & (d["view"] == "full") & (d["threads"] == "1")]
-    every = d[(d["variant"] == "Numba") & (d["view"] == "full") & (d["threads"] == "all")]
-    card = d[(d["variant"] == "Numba") & (d["view"] == "cardioid") & (d["threads"] == "all")]
-    if not len(one) or pd.isna(one["vs_scalar"].iloc[0]):
-        return None
-    return (f"{one['vs_scalar'].iloc[0]:.2f}× scalar C on one core of the {cpu_model} "
-            f"({one['version'].iloc[0]}), and with prange on all "
-            f"{int(every['cores'].iloc[0])} cores {every['vs_scalar'].iloc[0]:.1f}× on the "
-            f"full view, {card['vs_scalar'].iloc[0]:.1f}× in the cardioid")
-
-
 def cpu_notes(src: CpuSources) -> dict:
-    """The sentences that say where the CPU rows come from: the recorded host (what the
-    findings read), and this machine beside it (a sentence that is the same in meaning
-    on every build: it says what this machine is, or that it measured nothing)."""
-    h = src.host
-    if h is not None:
-        rec = (f"The blue bars are the rows recorded on the {h.attrs['source']['device']}, "
-               f"the GPU machine's host (run {', '.join(h.attrs['source']['run_ids'])}): "
-               f"the numbers in the text are read from them.")
-    else:
-        rec = "No CPU rows of the GPU machine's host are recorded."
+    """The sentences that say where the CPU rows come from beside the recorded host's: this
+    machine (a sentence that is the same in meaning on every build: it says what this
+    machine is, or that it measured nothing) and the other recorded CPUs."""
     if src.live is not None:
         lv = src.live
         sc = lv[(lv["variant"] == "scalar") & (lv["threads"] == "all")]
@@ -689,20 +678,9 @@ def cpu_notes(src: CpuSources) -> dict:
                 f"shown alone.")
     others = ", ".join(f"{d.attrs['source']['device']} (run "
                        f"{', '.join(d.attrs['source']['run_ids'])})" for d in src.others.values())
-    numba = _numba_sentence(h) if h is not None else None
-    if numba:
-        numba = "runs at " + numba + "."
-    elif h is not None:
-        numba = (f"is not installed on the {h.attrs['source']['device']}, so that CPU has "
-                 f"no Numba rows (pip install numba adds them).")
-    else:
-        numba = "has no measured row."
-    return {"cpu_host_note": rec, "cpu_live_note": here,
+    return {"cpu_live_note": here,
             "cpu_others_note": (f"The tables also hold the rows recorded on the {others}."
-                                if others else ""),
-            "cpu_sources": " ".join(f"{d.attrs['source']['device']}: {lab.caption(d)}."
-                                    for d in src.frames()),
-            "numba_note": numba}
+                                if others else "")}
 
 
 def cpu_tables(d: pd.DataFrame):

@@ -71,6 +71,6 @@ def test_a_fact_the_page_lacks_is_named():
 
 
 def test_the_table_is_shown_folded_with_its_columns():
-    html = targets.show((Target("x", "a", at_least=90),), FACTS)._repr_html_()
+    html = targets.show((Target("x", "a", at_least=90),), FACTS).data
     assert targets.FOLD in html and "≥ 90" in html and "✓" in html
     assert list(targets.table((), FACTS).columns) == ["target", "wanted", "measured", "met"]

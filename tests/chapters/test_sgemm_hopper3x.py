@@ -132,6 +132,6 @@ def test_chunk_table_from_rows():
     t = report.chunk_table(pd.DataFrame(rows))
     assert t["k_per_partial"].tolist() == [64, 256, 4096]
     assert np.allclose(t["err_x"], [0.5, 1.8, 35.0])
-    g = report.chunk_summary(pd.DataFrame(rows), 2)
+    g = report.chunk_facts(pd.DataFrame(rows), 2)
     assert g["ch_default_k"] == 64 and g["ch_longest_ok_k"] == 256
     assert np.isclose(g["ch0_err_x"], 35.0) and np.isclose(g["ch_fresh_cost"], (1 - 118 / 130) * 100)

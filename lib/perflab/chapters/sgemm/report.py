@@ -1,11 +1,15 @@
-"""Tables, figures and quoted numbers of the SGEMM chapter, computed from the rows."""
+"""Tables, figures and quoted numbers of the SGEMM chapter, computed from the rows: the
+prose quotes only what the `*_facts` functions return, one for each section (PAGE_FACTS);
+the targets are data (TARGETS)."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ... import sidebyside
+from ... import plots, sidebyside
 from ...plots import COLORS, label_points
+from ...targets import Target
+from .. import machine
 
 BASELINES = ("cuBLAS FP32", "cuBLAS TF32")
 #: The Hopper rungs (wgmma + TMA), present where they ran (compute capability 9.x).
@@ -247,15 +251,19 @@ def chunk_table(chunks: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("k_per_partial").reset_index(drop=True)
 
 
-def chunk_summary(chunks: pd.DataFrame, default_chunk: int) -> dict:
-    """The numbers the rung-12 prose quotes from the chunk experiment."""
+def chunk_facts(chunks: pd.DataFrame, default_chunk: int | None = None) -> dict:
+    """The numbers the rung-12 prose quotes from the chunk experiment (sgemm.chunks): the
+    rung's default chunk (`default_chunk`, its parameters' where None) in k values, the
+    chained error, what the fresh partials cost, and the longest partial whose error is
+    within the 3xTF32 error target (X3_ERR)."""
+    if default_chunk is None:
+        from . import get
+        default_chunk = get(HOPPER_3X).params()["chunk"]
     t = chunk_table(chunks).set_index("chunk")
-    get = lambda c, col: float(t.loc[c, col]) if c in t.index else float("nan")
-    g = {"ch_default": default_chunk, "ch_default_k": get(default_chunk, "k_per_partial"),
-         "ch0_err_x": get(0, "err_x"), "ch_default_err_x": get(default_chunk, "err_x"),
-         "ch0_x": get(0, "x"), "ch_default_x": get(default_chunk, "x"),
-         "ch_fresh_cost": (1 - get(default_chunk, "TFLOP/s") / get(0, "TFLOP/s")) * 100}
-    within = t[(t.index > 0) & (t["err_x"] <= 2.0)]
+    get_ = lambda c, col: float(t.loc[c, col]) if c in t.index else float("nan")  # noqa: E731
+    g = {"ch_default_k": get_(default_chunk, "k_per_partial"), "ch0_err_x": get_(0, "err_x"),
+         "ch_fresh_cost": (1 - get_(default_chunk, "TFLOP/s") / get_(0, "TFLOP/s")) * 100}
+    within = t[(t.index > 0) & (t["err_x"] <= X3_ERR.at_most)]
     g["ch_longest_ok_k"] = float(within["k_per_partial"].max()) if len(within) else float("nan")
     return g
 
@@ -271,7 +279,8 @@ def chunk_curves(axes, chunks: pd.DataFrame):
     ax = axes[0]
     ax.plot(x, t["err_x"], "o-", color=COLORS["tf32"], label="12, 3xTF32 on wgmma")
     ax.axhline(1.0, color=COLORS["cuBLAS FP32"], lw=1.2, label="cuBLAS FP32 (= 1)")
-    ax.axhline(2.0, color="0.4", ls="--", lw=1, label="target: at most 2×")
+    ax.axhline(X3_ERR.at_most, color="0.4", ls="--", lw=1,
+               label=f"target: at most {X3_ERR.at_most:g}×")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("k values summed in one fresh partial")
@@ -281,7 +290,8 @@ def chunk_curves(axes, chunks: pd.DataFrame):
     err = np.vstack([t["x"] - t["x_min"], t["x_max"] - t["x"]])
     ax.errorbar(x, t["x"], yerr=err, fmt="o-", color=COLORS["tf32"], capsize=3,
                 label="12 (bar: lowest to highest round)")
-    ax.axhline(2.0, color="0.4", ls="--", lw=1, label="target: at least 2×")
+    ax.axhline(X3_SPEED.at_least, color="0.4", ls="--", lw=1,
+               label=f"target: at least {X3_SPEED.at_least:g}×")
     ax.set_xscale("log", base=2)
     ax.set_ylim(0, max(3.0, float(t["x_max"].max()) * 1.1))
     ax.set_xlabel("k values summed in one fresh partial")
@@ -382,33 +392,48 @@ PUBLISHED = {"ada_tiled_ms": 27.12, "ada_reg_ms": 7.19, "ada_splitk_x": 28.87,
              "qadri_naive_above": 332.88 / (0.25 * 320)}
 
 
-def ladder_facts(ladder: pd.DataFrame, *, fma_peak: float, mma_peak: float,
-                 wgmma_peak: float = float("nan")) -> dict:
+def _peaks(ceil) -> tuple[float, float, float]:
+    """(FP32 FMA, TF32 mma.sync, TF32 wgmma) ceilings in TFLOP/s (wgmma: NaN where it was
+    not measured)."""
+    p = ceil.peaks_flops
+    return (p["FP32 FMA"] / 1e12, p["TF32 mma.sync"] / 1e12,
+            p.get("TF32 wgmma", float("nan")) / 1e12)
+
+
+def ladder_facts(ladder: pd.DataFrame, ceil) -> dict:
     """The ladder at a glance (sgemm.ladder): the checks, and the best FP32 rung at the three
-    squares against cuBLAS FP32 and the machine chapter's FMA ceiling; the measured
-    ceilings (`wgmma_peak`: NaN where it was not measured)."""
+    squares against cuBLAS FP32 (the rounds' spread) and the machine chapter's FMA ceiling;
+    the measured ceilings."""
+    fma_peak, mma_peak, wgmma_peak = _peaks(ceil)
     g = {"fma_peak": fma_peak, "mma_peak": mma_peak, "wgmma_peak": wgmma_peak}
     g["n_checked"] = int(ladder["correct"].notna().sum())
     g["n_failed"] = int((ladder["correct"] == False).sum())  # noqa: E712
     for n in (3072, 4096, 8192):
         v, t, x = best_fp32(ladder, n, n, n)
-        g.update({f"best_fp32_{n}": v, f"best_fp32_{n}_tf": t, f"best_fp32_{n}_x": x,
-                  f"cublas_fp32_{n}": at(ladder, "cuBLAS FP32", n, n, n),
-                  f"best_fp32_{n}_peak": t / fma_peak * 100})
+        _, lo, hi = spread(ladder, v, n, n, n, "fp32")
+        g.update({f"best_fp32_{n}_tf": t, f"best_fp32_{n}_x": x, f"best_fp32_{n}_x_lo": lo,
+                  f"best_fp32_{n}_x_hi": hi})
+    g["best_fp32_8192"] = best_fp32(ladder, 8192, 8192, 8192)[0]
+    g["best_fp32_8192_peak"] = g["best_fp32_8192_tf"] / fma_peak * 100
+    g["cublas_fp32_3072"] = at(ladder, "cuBLAS FP32", 3072, 3072, 3072)
+    g["cublas_fp32_8192"] = at(ladder, "cuBLAS FP32", 8192, 8192, 8192)
     g["cublas_fp32_8192_peak"] = g["cublas_fp32_8192"] / fma_peak * 100
     return g
 
 
-def rung_facts(ladder: pd.DataFrame, prof: pd.DataFrame, *, sms: int, l2_bytes: int) -> dict:
+def rung_facts(ladder: pd.DataFrame, prof: pd.DataFrame) -> dict:
     """Rungs 01 to 06 at 3072³ (sgemm.ladder) and the profiler's counters at 4096³
-    (sgemm.profile), with the published figures the prose compares them with."""
-    g = {"gflop_4096": 2 * 4096**3 / 1e9, "mb_4096": 4 * 3 * 4096**2 / 1e6, "sms": sms,
-         "l2_mib": l2_bytes / 2**20, **PUBLISHED}
+    (sgemm.profile), with the published figures the prose compares them with, and the
+    device's SMs and L2."""
+    dev = plots.device_of(ladder)
+    g = {"gflop_4096": 2 * 4096**3 / 1e9, "mb_4096": 4 * 3 * 4096**2 / 1e6,
+         "sms": int(dev["sms"]), "l2_mib": int(dev["l2_bytes"]) / 2**20, **PUBLISHED}
     g["ada_reg_x"] = PUBLISHED["ada_tiled_ms"] / PUBLISHED["ada_reg_ms"]
     s = (3072, 3072, 3072)
     for rung in ("01-naive", "02-coalesced", "03-smem-tiling", "04-register-tiling",
                  "05-occupancy", "06-warptiling"):
         g[f"t{rung[:2]}"] = at(ladder, rung, *s)
+    for rung in ("03-smem-tiling", "04-register-tiling"):
         g[f"t{rung[:2]}_ms"] = at(ladder, rung, *s, "median_ms")
     g["coalesce_gain"] = g["t02"] / g["t01"]
     g["smem_gain"] = g["t03"] / g["t02"]
@@ -442,16 +467,16 @@ def rung_facts(ladder: pd.DataFrame, prof: pd.DataFrame, *, sms: int, l2_bytes: 
 SKINNY = (128, 128, 32768)
 
 
-def splitk_facts(ladder: pd.DataFrame, splitk: pd.DataFrame, prof: pd.DataFrame, *,
-                 sms: int) -> dict:
+def splitk_facts(ladder: pd.DataFrame, splitk: pd.DataFrame, prof: pd.DataFrame) -> dict:
     """Rung 07: split-K on the skinny problem against rung 06 and cuBLAS FP32 (the
-    ladder's rounds), the best of the slice sweep (sgemm.splitk), the profiler's
-    durations and SM throughput, and the last wave of 3072³ it splits."""
-    sk = SKINNY
+    ladder's rounds, with their spread), the best of the slice sweep (sgemm.splitk), the
+    profiler's durations and SM throughput, and the last wave of 3072³ it splits."""
+    sk, sms = SKINNY, int(plots.device_of(ladder)["sms"])
     t06, t07 = at(ladder, "06-warptiling", *sk, "median_ms"), at(ladder, "07-split-k", *sk, "median_ms")
     tcb = at(ladder, "cuBLAS FP32", *sk, "median_ms")
     g = dict(sk_t06=t06 * 1e3, sk_t07=t07 * 1e3, sk_cublas=tcb * 1e3, sk_gain=t06 / t07,
              sk_vs_cublas=at(ladder, "07-split-k", *sk, "vs_cublas_fp32"))
+    _, g["sk_vs_cublas_lo"], g["sk_vs_cublas_hi"] = spread(ladder, "07-split-k", *sk, "fp32")
     d = splitk[splitk["variant"] == "07-split-k"]
     best = d.loc[d["median_ms"].idxmin()]
     g["sk_best_us"] = float(best["median_ms"]) * 1e3
@@ -474,11 +499,12 @@ def splitk_facts(ladder: pd.DataFrame, splitk: pd.DataFrame, prof: pd.DataFrame,
     return g
 
 
-def tensor_facts(ladder: pd.DataFrame, prof: pd.DataFrame, *, mma_peak: float) -> dict:
-    """Rungs 08 and 09 at 8192³ and on the skinny problem: speed against cuBLAS TF32 and
-    the mma.sync ceiling, the errors of FP32, TF32 and 3xTF32, 3xTF32's error per unit of
-    its accumulation chain, and the profiler's tensor-pipe share and stalls."""
-    n, sk = 8192, SKINNY
+def tensor_facts(ladder: pd.DataFrame, prof: pd.DataFrame, ceil) -> dict:
+    """Rungs 08 and 09 at 8192³ and on the skinny problem: speed against cuBLAS TF32 (the
+    rounds' spread) and the mma.sync ceiling, the errors of FP32, TF32 and 3xTF32,
+    3xTF32's error per unit of its accumulation chain, and the profiler's tensor-pipe
+    share and stalls."""
+    n, sk, mma_peak = 8192, SKINNY, _peaks(ceil)[1]
     g = dict(tf32_tf=at(ladder, "08-tf32-mma", n, n, n),
              tf32_x=at(ladder, "08-tf32-mma", n, n, n, "vs_cublas_tf32"),
              cublas_tf32=at(ladder, "cuBLAS TF32", n, n, n),
@@ -488,6 +514,7 @@ def tensor_facts(ladder: pd.DataFrame, prof: pd.DataFrame, *, mma_peak: float) -
              err_tf32=at(ladder, "08-tf32-mma", n, n, n, "rel_err"),
              err_3x=at(ladder, "09-3xtf32", n, n, n, "rel_err"),
              tf32_3x_tf=at(ladder, "09-3xtf32", n, n, n))
+    _, g["tf32_x_lo"], g["tf32_x_hi"] = spread(ladder, "08-tf32-mma", n, n, n, "tf32")
     g["tf32_of_mma"] = g["tf32_tf"] / mma_peak * 100
     g["err_ratio"] = g["err_tf32"] / g["err_fp32"]
     g["tf32_3x_vs_fp32"] = g["tf32_3x_tf"] / at(ladder, "cuBLAS FP32", n, n, n)
@@ -503,17 +530,19 @@ def tensor_facts(ladder: pd.DataFrame, prof: pd.DataFrame, *, mma_peak: float) -
     return g
 
 
-def wgmma_facts(ladder: pd.DataFrame, prof: pd.DataFrame, *, mma_peak: float,
-                wgmma_peak: float = float("nan")) -> dict:
+def wgmma_facts(ladder: pd.DataFrame, prof: pd.DataFrame, ceil) -> dict:
     """Rung 10 (wgmma + TMA) at the target sizes against cuBLAS TF32 (the rounds' spread),
     rung 08 and the two tensor-core ceilings; its error against cuBLAS TF32's; the
     profiler's tensor-pipe share and durations."""
+    _, mma_peak, wgmma_peak = _peaks(ceil)
     n, g = 8192, {}
     for name, size in (("8192", (8192,) * 3), ("4096", (4096,) * 3), ("3072", (3072,) * 3),
                        ("rect", (4096, 8192, 2048)), ("odd", (3000, 2999, 3001))):
         med, lo, hi = spread(ladder, HOPPER, *size, "tf32")
-        g.update({f"r10_{name}_x": med, f"r10_{name}_lo": lo, f"r10_{name}_hi": hi,
-                  f"r10_{name}_tf": at(ladder, HOPPER, *size)})
+        g[f"r10_{name}_x"] = med
+        if name != "odd":
+            g[f"r10_{name}_lo"], g[f"r10_{name}_hi"] = lo, hi
+    g["r10_8192_tf"] = at(ladder, HOPPER, n, n, n)
     g["r10_vs_08"] = g["r10_8192_tf"] / at(ladder, "08-tf32-mma", n, n, n)
     g["r10_err_ratio"] = (at(ladder, HOPPER, n, n, n, "rel_err")
                           / at(ladder, "cuBLAS TF32", n, n, n, "rel_err"))
@@ -522,7 +551,7 @@ def wgmma_facts(ladder: pd.DataFrame, prof: pd.DataFrame, *, mma_peak: float,
     g["cbtf_of_wgmma"] = at(ladder, "cuBLAS TF32", n, n, n) / wgmma_peak * 100
     pv = profiled(prof)
     g.update(s10_tensor=pv(HOPPER, "tensor_pipe_pct"), s10_us=pv(HOPPER, "duration_us"),
-             s08_us=pv("08-tf32-mma", "duration_us"), cbtf_us=pv("cuBLAS TF32", "duration_us"),
+             cbtf_us=pv("cuBLAS TF32", "duration_us"),
              r10_skinny_x=at(ladder, HOPPER, *SKINNY, "vs_cublas_tf32"))
     return g
 
@@ -548,22 +577,26 @@ def tf32_splitk_facts(ladder: pd.DataFrame, splitk: pd.DataFrame, prof: pd.DataF
 
 
 def hopper3x_facts(ladder: pd.DataFrame, prof: pd.DataFrame) -> dict:
-    """Rung 12 (3xTF32 on wgmma) against cuBLAS FP32 (speed, the rounds' spread, error),
-    rung 09 and rung 10; the tensor work it executes and the profiler's tensor-pipe share."""
+    """Rung 12 (3xTF32 on wgmma) at 8192³ against cuBLAS FP32 (speed, the rounds' spread,
+    error), rung 09 and rung 10; the tensor work it executes and the profiler's
+    tensor-pipe share. And the 3xTF32 targets' numbers (x3_*): rung 12's where it ran (a
+    Hopper GPU), else rung 09's."""
     n, g = 8192, {}
-    for name, size in (("8192", (8192,) * 3), ("4096", (4096,) * 3), ("odd", (3000, 2999, 3001))):
-        med, lo, hi = spread(ladder, HOPPER_3X, *size, "fp32")
-        g.update({f"r12_{name}_x": med, f"r12_{name}_lo": lo, f"r12_{name}_hi": hi,
-                  f"r12_{name}_tf": at(ladder, HOPPER_3X, *size),
-                  f"r12_{name}_err_x": at(ladder, HOPPER_3X, *size, "rel_err")
-                  / at(ladder, "cuBLAS FP32", *size, "rel_err")})
+    med, lo, hi = spread(ladder, HOPPER_3X, n, n, n, "fp32")
+    g.update({"r12_8192_x": med, "r12_8192_lo": lo, "r12_8192_hi": hi,
+              "r12_8192_tf": at(ladder, HOPPER_3X, n, n, n),
+              "r12_8192_err_x": at(ladder, HOPPER_3X, n, n, n, "rel_err")
+              / at(ladder, "cuBLAS FP32", n, n, n, "rel_err")})
     g["r12_err"] = at(ladder, HOPPER_3X, n, n, n, "rel_err")
     g["r12_vs_09"] = g["r12_8192_tf"] / at(ladder, "09-3xtf32", n, n, n)
-    g["r12_tf32_x"] = at(ladder, HOPPER_3X, n, n, n, "vs_cublas_tf32")
     g["s12_tensor"] = profiled(prof)(HOPPER_3X, "tensor_pipe_pct")
     # the tensor work rung 12 executes: three TF32 products per useful one
     g["r12_tensor_tf"] = 3 * g["r12_8192_tf"]
     g["r12_tensor_vs_10"] = g["r12_tensor_tf"] / at(ladder, HOPPER, n, n, n)
+    x3 = HOPPER_3X if np.isfinite(g["r12_8192_tf"]) else "09-3xtf32"
+    g["x3_label"] = {HOPPER_3X: "12 3xTF32 on wgmma", "09-3xtf32": "09 3xTF32"}[x3]
+    g["x3_err_x"] = at(ladder, x3, n, n, n, "rel_err") / at(ladder, "cuBLAS FP32", n, n, n, "rel_err")
+    g["x3_x"], g["x3_x_lo"], g["x3_x_hi"] = spread(ladder, x3, n, n, n, "fp32")
     return g
 
 
@@ -574,6 +607,12 @@ def dram_facts(prof: pd.DataFrame) -> dict:
     dram = lambda v: (pv(v, "dram_read_MB") + pv(v, "dram_write_MB")) / 1e3   # noqa: E731
     return dict(dram_03_gb=dram("03-smem-tiling"), dram_02_gb=dram("02-coalesced"),
                 struct_32_gb=4 * 4096**3 * (2 / 32) / 1e9)
+
+
+def roofline_facts(prof: pd.DataFrame, ceil) -> dict:
+    """The FP32 ridge of the measured ceilings, and rung 06's DRAM intensity at 4096³."""
+    ai = {v: x for v, x, _ in roofline_points(prof, ["06-warptiling"])}
+    return {"ridge": ceil.ridge("FP32 FMA"), "ai_06": ai["06-warptiling"]}
 
 
 def roofline_points(prof: pd.DataFrame, names, M=4096, N=4096, K=4096) -> list:
@@ -617,40 +656,50 @@ def spread(df: pd.DataFrame, variant: str, M, N, K, mode: str) -> tuple[float, f
     return tuple(at(df, variant, M, N, K, c) for c in (col, col + "_min", col + "_max"))
 
 
-def targets(ladder: pd.DataFrame) -> pd.DataFrame:
-    """The chapter's targets on this GPU, each against what the run measured: a ratio to
-    cuBLAS is the median over the interleaved rounds, with the lowest and highest round."""
-    rows = []
+def sass_facts() -> dict:
+    """The instruction counts of rungs 04's and 08's inner loops (SassExcerpts)."""
+    return SassExcerpts().counts
 
-    def ratio(name, variant, size, mode, need):
-        med, lo, hi = spread(ladder, variant, *size, mode)
-        rows.append({"target": name, "measured": med, "lowest": lo, "highest": hi,
-                     "needed": need, "met": bool(med >= need)})
 
-    for n, need in ((3072, 1.0), (4096, 0.9), (8192, 0.9)):
-        ratio(f"best FP32 rung / cuBLAS FP32 at {n}³", best_fp32(ladder, n, n, n)[0],
-              (n, n, n), "fp32", need)
-    sk = (128, 128, 32768)
-    ratio("07 split-K / cuBLAS FP32 at 128×128×32768", "07-split-k", sk, "fp32", 1.0)
-    ratio("08 TF32 mma.sync / cuBLAS TF32 at 8192³", "08-tf32-mma", (8192,) * 3, "tf32", 0.6)
-    if (ladder["variant"] == HOPPER).any():
-        for size, need in (((8192,) * 3, 0.9), ((4096,) * 3, 0.9), ((3072,) * 3, 0.8),
-                           ((4096, 8192, 2048), 0.8)):
-            ratio(f"10 wgmma + TMA / cuBLAS TF32 at {size_label(*size)}", HOPPER, size, "tf32",
-                  need)
-    ratio("11 TF32 split-K / cuBLAS TF32 at 128×128×32768", "11-tf32-split-k", sk, "tf32", 1.0)
-    n = 8192
-    # The 3xTF32 target: rung 12 where it ran (Hopper), else rung 09.
-    x3 = HOPPER_3X if np.isfinite(at(ladder, HOPPER_3X, n, n, n)) else "09-3xtf32"
-    label = {HOPPER_3X: "12 3xTF32 on wgmma", "09-3xtf32": "09 3xTF32"}[x3]
-    err = at(ladder, x3, n, n, n, "rel_err") / at(ladder, "cuBLAS FP32", n, n, n, "rel_err")
-    rows.append({"target": f"{label} error / cuBLAS FP32's at 8192³ (at most)", "measured": err,
-                 "lowest": np.nan, "highest": np.nan, "needed": 2.0, "met": bool(err <= 2.0)})
-    ratio(f"{label} / cuBLAS FP32 at 8192³", x3, (n, n, n), "fp32", 2.0)
-    n_failed = int((ladder["correct"] == False).sum())  # noqa: E712
-    rows.append({"target": "every check passed", "measured": float(n_failed == 0),
-                 "lowest": np.nan, "highest": np.nan, "needed": 1.0, "met": n_failed == 0})
-    return pd.DataFrame(rows)
+_SK = size_label(*SKINNY)
+#: the 3xTF32 targets: at most this multiple of cuBLAS FP32's error, at least this
+#: multiple of its speed, at 8192³ (the chunk figure draws both)
+X3_ERR = Target("{x3_label} error / cuBLAS FP32's at 8192³", "x3_err_x", at_most=2.0, digits=3)
+X3_SPEED = Target("{x3_label} / cuBLAS FP32 at 8192³", "x3_x", at_least=2.0, digits=3,
+                  low="x3_x_lo", high="x3_x_hi")
+#: the chapter's targets on this GPU: a ratio to cuBLAS is the median over the interleaved
+#: rounds, shown with the lowest and highest round
+TARGETS = {"01-sgemm": (
+    *(Target(f"best FP32 rung / cuBLAS FP32 at {n}³", f"best_fp32_{n}_x", at_least=need,
+             digits=3, low=f"best_fp32_{n}_x_lo", high=f"best_fp32_{n}_x_hi")
+      for n, need in ((3072, 1.0), (4096, 0.9), (8192, 0.9))),
+    Target(f"07 split-K / cuBLAS FP32 at {_SK}", "sk_vs_cublas", at_least=1.0, digits=3,
+           low="sk_vs_cublas_lo", high="sk_vs_cublas_hi"),
+    Target("08 TF32 mma.sync / cuBLAS TF32 at 8192³", "tf32_x", at_least=0.6, digits=3,
+           low="tf32_x_lo", high="tf32_x_hi"),
+    *(Target(f"10 wgmma + TMA / cuBLAS TF32 at {size_label(*size)}", f"r10_{name}_x",
+             at_least=need, digits=3, low=f"r10_{name}_lo", high=f"r10_{name}_hi")
+      for name, size, need in (("8192", (8192,) * 3, 0.9), ("4096", (4096,) * 3, 0.9),
+                               ("3072", (3072,) * 3, 0.8), ("rect", (4096, 8192, 2048), 0.8))),
+    Target(f"11 TF32 split-K / cuBLAS TF32 at {_SK}", "sk11_x", at_least=1.0, digits=3,
+           low="sk11_lo", high="sk11_hi"),
+    X3_ERR, X3_SPEED,
+    Target("every check passed: rows failed, of {n_checked} checked", "n_failed", equal=0,
+           digits=0),
+)}
+
+_CEIL = machine.ceilings_in
+#: the page's facts: (function, its inputs: experiments' names, or the machine chapter's
+#: ceilings), in order
+PAGE_FACTS = {"01-sgemm": (
+    (ladder_facts, ("sgemm.ladder", _CEIL)), (rung_facts, ("sgemm.ladder", "sgemm.profile")),
+    (splitk_facts, ("sgemm.ladder", "sgemm.splitk", "sgemm.profile")),
+    (tensor_facts, ("sgemm.ladder", "sgemm.profile", _CEIL)),
+    (wgmma_facts, ("sgemm.ladder", "sgemm.profile", _CEIL)),
+    (tf32_splitk_facts, ("sgemm.ladder", "sgemm.splitk", "sgemm.profile")),
+    (chunk_facts, ("sgemm.chunks",)), (hopper3x_facts, ("sgemm.ladder", "sgemm.profile")),
+    (roofline_facts, ("sgemm.profile", _CEIL)), (dram_facts, ("sgemm.profile",)),
+    (sass_facts, ()))}
 
 
 # ------------------------------------------------------------------ tables for the chapter

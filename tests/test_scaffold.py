@@ -76,6 +76,12 @@ def test_a_chapter_is_added_by_files_alone(layout, monkeypatch):
         assert set(perflab.chapters.REQUIRED) <= set(roles) and all(roles.values())
         report = importlib.import_module("perflab.chapters.demo.report")
         assert report.scale_facts(df) == {"best_tbs": 3.9, "of_copy": 93.0}
+        # its page quotes exactly the facts its report gives, and its targets read them
+        from perflab import book, targets
+        facts = book.page_facts(report.PAGE_FACTS["42-demo"], lab.run)
+        assert set(facts) == book.cited("42-demo", root=layout) | targets.keys(
+            report.TARGETS["42-demo"])
+        assert list(targets.table(report.TARGETS["42-demo"], facts)["met"]) == [True]
         import matplotlib
         matplotlib.use("Agg")
         fig = importlib.import_module("perflab.chapters.demo.diagrams").threads_figure()

@@ -1,8 +1,10 @@
 """@TITLE@: the page's facts, tables and figures, computed from the rows (live or
-replayed). A page glues what a facts function returns and quotes every key of it."""
+replayed). A page glues what its facts functions return (PAGE_FACTS) and quotes every key
+of it; its targets are data (TARGETS), each a fact and what is wanted of it."""
 from __future__ import annotations
 
 from ... import plots
+from ...targets import Target
 
 
 def scale_facts(rows) -> dict:
@@ -23,3 +25,13 @@ def rate_figure(ax, rows) -> None:
     ax.set_xlabel("elements")
     ax.set_ylabel("TB/s (read + write)")
     ax.legend(fontsize=9)
+
+
+#: the page's facts: (function, the experiments whose rows it takes, in order)
+PAGE_FACTS = {"@CHAPTER@": ((scale_facts, ("@SLUG@.scale",)),)}
+
+#: what the chapter sets out to show: each target a fact of the page and what is wanted of it
+TARGETS = {"@CHAPTER@": (
+    Target("y = a·x: the best rate, × the copy of the same bytes in the same rounds", "of_copy",
+           at_least=90, digits=0, unit=" %"),
+)}

@@ -84,9 +84,8 @@ def test_replayed_they_are_the_book_s(monkeypatch):
     assert stamp_lines(fig) == [lab.caption(lat)]
     assert legend_labels(fig) == ["published (GH200)", "each repeat", "median"]
     assert fig.axes[0].get_ylim() == (0, 900)
-    s = report.summary(lat, perflab.run("memory.operators"), perflab.run("memory.banks"),
-                       perflab.run("memory.coalescing"), inf, perflab.run("memory.profile"),
-                       dev=dev)
+    lat_facts = report.latency_facts(lat, dev=dev)
+    s = lat_facts | report.inflight_facts(inf, hbm_ns=lat_facts["hbm_ns"], sms=int(dev["sms"]))
     fig = report.inflight_figure(inf, s, dev)
     assert stamp_lines(fig) == [lab.caption(inf)]
     assert "cudaMemcpy, same rounds" in legend_labels(fig)

@@ -176,17 +176,12 @@ class Context:
         One untimed call first sizes the run: a slow kernel gets one warm-up and a few
         repeats, a fast one many, all within about `budget_s` seconds.
         """
-        import cupy as cp
         from .kernels import checked
-        from .timing import benchmark, repeats_for
+        from .timing import benchmark, once_s, repeats_for
 
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        checked(lambda: fn(*args_sets[0]), f"{self.nvtx_name(variant)} (warm-up)")
-        stop.record()
-        stop.synchronize()
+        once = once_s(lambda: fn(*args_sets[0]), f"{self.nvtx_name(variant)} (warm-up)")
         budget_s = self.budget_s if budget_s is None else budget_s
-        n_repeat, n_warmup = repeats_for(cp.cuda.get_elapsed_time(start, stop) / 1e3, budget_s)
+        n_repeat, n_warmup = repeats_for(once, budget_s)
         return checked(lambda: benchmark(fn, args_sets, self.nvtx_name(variant),
                                          n_repeat=n_repeat, n_warmup=n_warmup,
                                          max_duration=budget_s * 2),
@@ -199,18 +194,11 @@ class Context:
         clock and power state; `timing.ratio(result, slow, fast)` gives them with their
         spread. One untimed call of each first sizes the rounds to about `budget_s`
         seconds in all."""
-        import cupy as cp
         from .kernels import checked
-        from .timing import interleaved
+        from .timing import interleaved, once_s
 
-        once = {}
-        for k, (fn, sets) in calls.items():
-            start, stop = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            checked(lambda: fn(*sets[0]), f"{self.nvtx_name(k)} (warm-up)")
-            stop.record()
-            stop.synchronize()
-            once[k] = cp.cuda.get_elapsed_time(start, stop) / 1e3
+        once = {k: once_s(lambda fn=fn, sets=sets: fn(*sets[0]), f"{self.nvtx_name(k)} (warm-up)")
+                for k, (fn, sets) in calls.items()}
         budget_s = self.budget_s * len(calls) if budget_s is None else budget_s
         n = int(min(200, max(3, budget_s / (rounds * max(sum(once.values()), 1e-6)))))
         prefix = f"{self.exp.chapter}/{self.exp.name}"

@@ -13,7 +13,7 @@ from ...kernels import (KernelSpec, blocks_per_sm, capture_launches, checked, ge
                         launch, warm)
 from ...profile import ncu_missing
 from ...registry import experiment
-from ...timing import as_metrics, interleaved, ratio
+from ...timing import as_metrics, interleaved, once_s, ratio
 from . import CHAPTER
 from . import audit as au
 from .variants import VARIANTS
@@ -32,15 +32,6 @@ SMALL_SIZES = ((67, 45, 93), (257, 130, 511), (33, 1, 65))
 RATIO_TO = ("naive", "tiled", "cm-plain")
 
 
-def _once(fn, what: str) -> float:
-    """Seconds of one checked call (CUDA events around it)."""
-    import cupy as cp
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    checked(fn, what)
-    stop.record()
-    stop.synchronize()
-    return cp.cuda.get_elapsed_time(start, stop) / 1e3
 
 
 def interleave(ctx, calls: dict, once: dict, budget_s: float, label: str) -> dict:
@@ -94,7 +85,7 @@ def kernels(ctx, sizes=SIZES, budget_s=0.6):
             A, B, C = sets[0]
             poison(C)
             with capture_launches() as launched:
-                once[name] = _once(lambda: fn(A, B, C), f"{name} {M}x{N}x{K}")
+                once[name] = once_s(lambda: fn(A, B, C), f"{name} {M}x{N}x{K}")
             launches[name] = launched
             checks[name] = compare(C, prob.ref, "fp32")
         res = {}

@@ -64,6 +64,14 @@ def new_run(exp: registry.Experiment, run_id: str | None = None) -> tuple[dict, 
     return store.new_run(info.as_dict(), {"clocks": device.clocks_now(), **extra}), info.slug
 
 
+def live_context(name: str) -> registry.Context:
+    """A context that measures live for experiment `name` on this GPU, with this run's
+    provenance: an explorer's live button measures one configuration through it (the
+    rows as `frame(ctx.rows, source="live")`), keeping its inputs between presses."""
+    exp = registry.get(name)
+    return registry.Context(exp, new_run(exp)[0])
+
+
 class RowBar:
     """A live experiment's progress in a notebook: tqdm's bar (the notebook's widget in
     Jupyter), counting rows as they are measured, shown only once the experiment has

@@ -2,6 +2,7 @@
 
     import perflab as lab
     df = lab.run("slug.experiment")   # live on a GPU, replayed from results/ without one
+                                      # (live: its reader plan; plan="full": the full one)
     lab.caption(df)                   # where the numbers came from
 
 Each chapter's code is a package perflab.chapters.<slug>; CONTRIBUTING.md says how one

@@ -106,7 +106,10 @@ def drive() -> int:
 
 
 @experiment("images.sanitize", title="compute-sanitizer memcheck and racecheck, every kernel",
-            small={}, requires=sanitizer_missing, kernels=_kernels)
+            small={}, requires=sanitizer_missing, kernels=_kernels,
+            # reader={}: both tools over every kernel at small sizes, each a few seconds;
+            # only where compute-sanitizer is installed
+            reader={})
 def sanitize(ctx, tools=TOOLS, timeout_s=240):
     """This module's `drive()` under each tool; one row per tool: its error count, the
     checks that passed under it, its summary line."""

@@ -131,7 +131,10 @@ def drive() -> int:
 
 
 @experiment("matmul.sanitize", title="compute-sanitizer memcheck and racecheck, one launch "
-            "of each kernel", small={}, requires=sanitizer_missing, kernels=sanitized_kernels)
+            "of each kernel", small={}, requires=sanitizer_missing, kernels=sanitized_kernels,
+            # reader={}: one launch of each kernel under each tool; only where
+            # compute-sanitizer is installed
+            reader={})
 def sanitize(ctx, tools=TOOLS, timeout_s=240):
     """This module's `drive()` under each tool (kernels compiled, or loaded from the disk
     cache, before); one row per tool: its error count, the checks that passed under it,

@@ -121,7 +121,8 @@ def experiment(name: str, *, title: str = "", small: dict | None = None,
                 raise ValueError(f"experiment {name!r} of chapter {ch} must be named "
                                  f"'{slug}.<something>'")
         exp = Experiment(name, ch, title or name, func, small or {}, kernels or list,
-                         requires, sweep, target, None if reader is None else dict(reader))
+                         requires, sweep, target,
+                         reader=None if reader is None else dict(reader))
         clash = RESERVED & set(exp.defaults)
         if clash:
             raise ValueError(f"experiment {name!r}: parameter {sorted(clash)} is a keyword "

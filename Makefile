@@ -9,7 +9,8 @@
 #   make sanitize        run the kernels under compute-sanitizer
 #   make compile-report  compile every kernel with NVRTC (no GPU needed) and report resources
 #   make stale           list recorded results whose kernel source has changed
-#   make lab             open the chapters as notebooks in Jupyter Lab
+#   make lab             open the chapters as notebooks in Jupyter Lab (live, each measures its
+#                        reader plan, about a minute; PERFLAB_PLAN=full make lab: the full plans)
 #   make wheelhouse      download into .whl/ the wheels an offline GPU machine needs
 #   make wheelhouse-install PY=python3   install them there, with no network
 #   make clean           remove _build and caches (distclean also removes .venv and .whl)
@@ -83,9 +84,10 @@ book: $(ENV)
 	PERFLAB_BUILD=1 PERFLAB_FIGURE_LOG=$(CURDIR)/_build/figure-text.jsonl $(JB) build . $(JB_FLAGS)
 	@echo "book: $(CURDIR)/_build/html/index.html"
 
-# On a GPU: build the book live and record what it measured into results/ (one run id).
+# On a GPU: build the book live and record what it measured into results/ (one run id):
+# the full plans, which results/ hold (a live page measures its reader plan by default).
 book-record: $(ENV)
-	PERFLAB_MODE=live PERFLAB_RECORD=1 PERFLAB_BUILD=1 \
+	PERFLAB_MODE=live PERFLAB_RECORD=1 PERFLAB_PLAN=full PERFLAB_BUILD=1 \
 	PERFLAB_RUN_ID=$$($(PYTHON) -c 'import uuid; print(uuid.uuid4().hex[:12])') \
 	$(JB) build . $(JB_FLAGS)
 

@@ -152,9 +152,10 @@ def overlapping_texts(fig) -> list[tuple[str, str]]:
     r = fig.canvas.get_renderer()
     hidden = set()
     for axis in fig.findobj(matplotlib.axis.Axis):
-        drawn = {id(t) for t in axis._update_ticks()}
+        lo, hi = sorted(axis.get_view_interval())
+        slack = (hi - lo) * 1e-9
         hidden |= {id(lab) for t in axis.get_major_ticks() + axis.get_minor_ticks()
-                   if id(t) not in drawn for lab in (t.label1, t.label2)}
+                   if not lo - slack <= t.get_loc() <= hi + slack for lab in (t.label1, t.label2)}
     boxes = [(t.get_text(), t.get_window_extent(r)) for t in fig.findobj(matplotlib.text.Text)
              if t.get_visible() and t.get_text().strip() and id(t) not in hidden]
     return [(a, b) for i, (a, ba) in enumerate(boxes) for b, bb in boxes[i + 1:]

@@ -2,6 +2,7 @@
 
     import perflab as lab
     df = lab.run("slug.experiment")   # live on a GPU, replayed from results/ without one
+                                      # (live: its reader plan; plan="full": the full one)
     lab.caption(df)                   # where the numbers came from
     lab.beside(df)                    # [df], or live on another GPU [df, the recorded frame]
 

@@ -111,7 +111,8 @@ def _provenance(args) -> int:
 
 def _execute(args) -> int:
     from .execute import execute
-    rows = execute(args.chapter or None, timeout=args.timeout, record=args.record)
+    rows = execute(args.chapter or None, timeout=args.timeout, record=args.record,
+                   plan=args.plan)
     return 0 if all(r["correct"] for r in rows) else 1
 
 
@@ -186,6 +187,9 @@ def main(argv=None) -> int:
     x.add_argument("--chapter", action="append", help="a chapter file's name, NN-name (repeatable; default all)")
     x.add_argument("--record", action="store_true", help="write results/<slug>/99-execution/")
     x.add_argument("--timeout", type=int, default=1800, help="seconds per cell")
+    x.add_argument("--plan", choices=("reader", "full"),
+                   help="the plan to measure live or replay (default: as a reader's run: the "
+                        "reader plans live, the full plan's rows replayed)")
     x.set_defaults(fn=_execute)
     c = sub.add_parser("check")
     c.add_argument("--chapter")

@@ -1,10 +1,12 @@
 """Execute the chapters as a reader does, and record how long each took.
 
     python -m perflab execute [--chapter NN-name ...] [--record] [--timeout 1800]
+                              [--plan reader|full]
 
 Each chapter (chapters/NN-name.md, a MyST notebook) is read with jupytext and executed
 in a fresh Jupyter kernel with nbclient, from chapters/ as the book build does: live
-where a GPU answers, replaying results/ elsewhere. One row per chapter: the seconds from
+where a GPU answers (the reader plans, unless --plan full), replaying results/ elsewhere.
+One row per chapter, with the plan among its parameters: the seconds from
 the kernel's start to the last cell, the seconds until the first output a reader sees
 (a figure, a table or text), the cells executed, the figures drawn, and whether it
 finished without an error (an error is kept with the row, with the cell it came from).
@@ -14,6 +16,8 @@ other measurement.
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from pathlib import Path
 
@@ -89,12 +93,27 @@ def execute_one(path: Path, timeout: int = 1800, kernel: str = "python3") -> dic
     return measures
 
 
-def row(chapter: str, m: dict, provenance: dict) -> dict:
-    """A recorded row of one chapter's execution."""
+@contextlib.contextmanager
+def _environ(name: str, value: str):
+    """`name`=`value` in os.environ (which the chapters' kernels inherit) for the block."""
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
+
+
+def row(chapter: str, m: dict, provenance: dict, plan: str = "reader") -> dict:
+    """A recorded row of one chapter's execution, under plan `plan` (measured live, or the
+    rows it replayed)."""
     def metric(value, unit):
         return {"value": value, "unit": unit}
     return {"experiment": EXPERIMENT, "chapter": CHAPTER, "variant": chapter,
-            "params": {"kernel": "python3"},
+            "params": {"kernel": "python3", "plan": plan},
             "metrics": {"seconds": metric(round(m["seconds"], 2), "s"),
                         "first_output_s": metric(None if m["first_output_s"] is None
                                                  else round(m["first_output_s"], 2), "s"),
@@ -105,10 +124,12 @@ def row(chapter: str, m: dict, provenance: dict) -> dict:
 
 
 def execute(names: list[str] | None = None, timeout: int = 1800, record: bool = False,
-            progress=print) -> list[dict]:
+            progress=print, plan: str | None = None) -> list[dict]:
     """Execute the chapters (all, or `names`) and return one row each; with `record`,
-    write them under results/ (a chapter executed alone replaces its own row only)."""
-    from . import device
+    write them under results/ (a chapter executed alone replaces its own row only).
+    `plan` ("reader" or "full") goes to the chapters' kernels as PERFLAB_PLAN; by default
+    they run as a reader's do: the reader plans live, the full plan's rows replayed."""
+    from . import device, lab, registry
     from .host import cpu_info
 
     if device.mode() == "live":
@@ -117,16 +138,20 @@ def execute(names: list[str] | None = None, timeout: int = 1800, record: bool = 
     else:
         cpu = cpu_info()
         dev, slug, mode = {"name": cpu["model"], "slug": cpu["slug"], "kind": "cpu"}, cpu["slug"], "replay"
+    shown = lab.plan_for(None if plan is None else registry.check_plan(plan), live=mode == "live")
     prov = store.new_run(dev, {"mode": mode})
     rows = []
-    for path in chapter_files(names):
-        progress(f"{path.stem}: executing ({mode}) ...")
-        m = execute_one(path, timeout)
-        rows.append(row(path.stem, m, prov))
-        first = "—" if m["first_output_s"] is None else f"{m['first_output_s']:.1f} s"
-        progress(f"{path.stem}: {m['seconds']:.1f} s, first output after {first}, "
-                 f"{m['cells']} cells, {m['figures']} figures"
-                 + (f", ERROR: {m['error']}" if m["error"] else ""))
+    with contextlib.ExitStack() as stack:
+        if plan is not None:
+            stack.enter_context(_environ(lab.PLAN_ENV, plan))
+        for path in chapter_files(names):
+            progress(f"{path.stem}: executing ({mode}, {shown} plan) ...")
+            m = execute_one(path, timeout)
+            rows.append(row(path.stem, m, prov, shown))
+            first = "—" if m["first_output_s"] is None else f"{m['first_output_s']:.1f} s"
+            progress(f"{path.stem}: {m['seconds']:.1f} s, first output after {first}, "
+                     f"{m['cells']} cells, {m['figures']} figures"
+                     + (f", ERROR: {m['error']}" if m["error"] else ""))
     if record:
         out = store.file_for(slug, CHAPTER, EXPERIMENT)
         kept = []

@@ -197,6 +197,20 @@ def get_kernel(spec: KernelSpec):
             f"kernels/{spec.file}: no kernel {spec.name_expression!r} ({exc})") from None
 
 
+def upload_global(spec: KernelSpec, name: str, host) -> None:
+    """Copy the NumPy array `host` into the global (`__constant__` or `__device__`) variable
+    `name` of the module that holds `spec`'s kernel, through CuPy's public
+    `RawModule.get_global`; ConfigError when the variable is smaller than `host`."""
+    import numpy as np
+    host = np.ascontiguousarray(host)
+    mod = _module(spec.file, spec.all_options, (spec.name_expression,) if spec.template else ())
+    ptr = mod.get_global(name)
+    if ptr.mem.size and host.nbytes > ptr.mem.size - (ptr.ptr - ptr.mem.ptr):
+        from .errors import ConfigError
+        raise ConfigError(f"kernels/{spec.file}: {host.nbytes} B do not fit in {name}")
+    ptr.copy_from_host(host.ctypes.data, host.nbytes)
+
+
 def warm(specs) -> None:
     """Compile (or load from CuPy's disk cache) every kernel of `specs` before the first
     launch needs it, several at once: NVRTC releases the GIL while it compiles. A kernel

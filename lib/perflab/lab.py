@@ -7,6 +7,11 @@ The DataFrame has one row per variant × size: the parameters as columns, each m
 column (units in `df.attrs["units"]`), `correct`, `rel_err`, `run_id`, `stale`; and
 `df.attrs["source"]` holding where the numbers came from, which `caption(df)` turns into
 the line every figure carries.
+
+Live, `run` measures the experiment's reader plan (registry: sized so that a chapter runs
+in about a minute) unless `plan="full"` or PERFLAB_PLAN=full asks for the full plan, the
+one results/ holds; keyword parameters override either. A replay shows the recorded
+full-plan rows, or with PERFLAB_PLAN=reader only those the reader plan would measure.
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import warnings
 import pandas as pd
 
 from . import device, registry, store
-from .errors import ResultsError
+from .errors import ConfigError, ResultsError
 
 #: The device whose recordings a build without a GPU replays, unless PERFLAB_DEVICE says.
 DEFAULT_REPLAY_DEVICE = "nvidia-h200"
@@ -36,6 +41,28 @@ def replay_device() -> str:
     if DEFAULT_REPLAY_DEVICE in have or not have:
         return DEFAULT_REPLAY_DEVICE
     return have[0]
+
+
+#: The environment variable that picks the plan `run` measures: "reader" or "full".
+PLAN_ENV = "PERFLAB_PLAN"
+
+
+def plan_for(plan: str | None = None, *, live: bool, recording: bool = False) -> str:
+    """The plan a call of `run` measures (live) or shows (replayed): `plan` where given,
+    else PERFLAB_PLAN, else the reader plan live and the full plan in a replay or a
+    recording. A recording is always of the full plan: results/ hold full-plan rows, which
+    the pages, the stale check and the reader plans' tests all read."""
+    chosen = plan or os.environ.get(PLAN_ENV) or ("reader" if live and not recording else "full")
+    if chosen not in registry.PLANS:
+        where = "plan=" if plan else f"{PLAN_ENV}="
+        raise ConfigError(f"unknown plan {where}{chosen!r}; the plans are "
+                          f"{', '.join(registry.PLANS)} (reader: what a notebook measures "
+                          f"live by default; full: what results/ hold)")
+    if recording and chosen != "full":
+        raise ConfigError("a recording measures the full plan (results/ hold full-plan rows): "
+                          f"record with plan='full' or {PLAN_ENV}=full, or measure the "
+                          "reader plan without recording")
+    return chosen
 
 
 def record_command(exp: registry.Experiment) -> str:
@@ -64,6 +91,14 @@ def new_run(exp: registry.Experiment, run_id: str | None = None) -> tuple[dict, 
     return store.new_run(info.as_dict(), {"clocks": device.clocks_now(), **extra}), info.slug
 
 
+def live_context(name: str) -> registry.Context:
+    """A context that measures live for experiment `name` on this GPU, with this run's
+    provenance: an explorer's live button measures one configuration through it (the
+    rows as `frame(ctx.rows, source="live")`), keeping its inputs between presses."""
+    exp = registry.get(name)
+    return registry.Context(exp, new_run(exp)[0])
+
+
 class RowBar:
     """A live experiment's progress in a notebook: tqdm's bar (the notebook's widget in
     Jupyter), counting rows as they are measured, shown only once the experiment has
@@ -84,23 +119,29 @@ class RowBar:
         self.bar.close()
 
 
-def run(name: str, *, record: bool = False, run_info: dict | None = None,
-        progress=None, **params) -> pd.DataFrame:
-    """Measure experiment `name` live (GPU present) or replay its recorded rows."""
+def run(name: str, *, plan: str | None = None, record: bool = False,
+        run_info: dict | None = None, progress=None, **params) -> pd.DataFrame:
+    """Measure experiment `name` live (GPU present) or replay its recorded rows. Live, it
+    measures plan `plan` (plan_for: the reader plan unless told otherwise) with `params`
+    over it; `record` (or PERFLAB_RECORD=1, `make book-record`) writes the rows to
+    results/, which takes the full plan."""
     exp = registry.get(name)
     if exp.archived:        # a dropped try's rows: replayed everywhere, and said so
         df = replay(name, **params)
         df.attrs["source"]["note"] = (f"an archived try: its code and kernels are at commit "
                                       f"{exp.archived}")
         return df
-    full = exp.params(params)
+    exp.params(params)
     live = live_here(exp)
+    recording = live and (record or os.environ.get("PERFLAB_RECORD") == "1")
+    chosen = plan_for(plan, live=live, recording=recording)
     missing = exp.requires() if live and exp.requires else None
     if missing:     # a GPU, but not the tool this experiment needs: replay, and say why
         df = replay(name, **params)
         df.attrs["source"]["note"] = f"not measured live: {missing}"
         return df
     if live:
+        full = exp.params({**exp.plan(chosen), **params})
         info, slug = new_run(exp) if run_info is None else (run_info, run_info["device"]["slug"])
         bar = RowBar(exp.name) if progress is None else None
         try:
@@ -108,15 +149,24 @@ def run(name: str, *, record: bool = False, run_info: dict | None = None,
         finally:
             if bar is not None:
                 bar.close()
-        if record or os.environ.get("PERFLAB_RECORD") == "1":   # `make book-record`
+        if recording:
             store.write(store.file_for(slug, exp.chapter, exp.name), exp.name,
                         exp.chapter, full, rows)
-        return frame(rows, source="live")
-    return replay(name, **params)
+        return frame(rows, source="live", plan=_named(exp, chosen))
+    return replay(name, plan=chosen, **params)
 
 
-def replay(name: str, *, device_slug: str | None = None, **params) -> pd.DataFrame:
-    """The recorded rows of `name` (all of them, or those recorded with `params`)."""
+def _named(exp: registry.Experiment, plan: str) -> str:
+    """The plan a frame names: "full" where the reader plan is the full plan (reader={},
+    or none declared yet), so that a caption says "reader plan" only when it was not."""
+    return plan if plan == "full" or exp.plan(plan) != exp.plan("full") else "full"
+
+
+def replay(name: str, *, plan: str = "full", device_slug: str | None = None,
+           **params) -> pd.DataFrame:
+    """The recorded rows of `name` (all of them, or those recorded with `params`); with
+    `plan="reader"` only those the reader plan would measure (registry.plan_rows)."""
+    registry.check_plan(plan)
     exp = registry.get(name)
     slug = device_slug or replay_device()
     path = store.find(name, slug)
@@ -127,7 +177,7 @@ def replay(name: str, *, device_slug: str | None = None, **params) -> pd.DataFra
     doc = store.load(path)
     if params:
         wanted = exp.params(params)
-        recorded = exp.params(doc.get("params", {}))
+        recorded = registry.recorded_params(exp, doc.get("params"))
         diff = {k: (wanted[k], recorded.get(k)) for k in params
                 if _canon(wanted[k]) != _canon(recorded.get(k))}
         if diff:
@@ -136,6 +186,8 @@ def replay(name: str, *, device_slug: str | None = None, **params) -> pd.DataFra
                 + ", ".join(f"{k}={v[1]!r} (asked {v[0]!r})" for k, v in diff.items())
                 + f"; measure them live on a GPU, or re-record: {record_command(exp)}")
     rows = doc["rows"]
+    if plan == "reader":
+        rows = registry.plan_rows(exp, rows, "reader", recorded=doc.get("params"))
     stale = {id(r): store.stale_kernels(r) for r in rows}
     bad = sorted({f for fs in stale.values() for f in fs})
     if bad:
@@ -145,7 +197,7 @@ def replay(name: str, *, device_slug: str | None = None, **params) -> pd.DataFra
         if _strict():
             raise ResultsError(msg)
         warnings.warn(msg, stacklevel=2)
-    df = frame(rows, source="recorded")
+    df = frame(rows, source="recorded", plan=_named(exp, plan))
     df["stale"] = [bool(stale[id(r)]) for r in rows]
     return df
 
@@ -156,8 +208,9 @@ def _canon(v):
     return v
 
 
-def frame(rows: list[dict], source: str) -> pd.DataFrame:
-    """Rows → a tidy DataFrame: params and metric values as columns."""
+def frame(rows: list[dict], source: str, plan: str | None = None) -> pd.DataFrame:
+    """Rows → a tidy DataFrame: params and metric values as columns; `plan`, the plan the
+    rows were measured under (live) or selected by (replayed), goes to attrs["source"]."""
     recs, units, params = [], {}, {}
     for r in rows:
         rec = {"experiment": r["experiment"], "variant": r["variant"]}
@@ -191,7 +244,10 @@ def frame(rows: list[dict], source: str) -> pd.DataFrame:
         "commits": sorted({commit_text(r["provenance"].get("git_commit"),
                                        r["provenance"].get("git_dirty")) for r in rows}),
         "run_ids": run_ids,
+        "chapter": rows[0].get("chapter", "?") if rows else "?",
     }
+    if plan is not None:
+        df.attrs["source"]["plan"] = plan
     df.attrs["provenance"] = prov
     return df
 
@@ -210,18 +266,23 @@ def commit_text(commit, dirty=None) -> str:
 
 
 def caption(df: pd.DataFrame) -> str:
-    """'measured live on NVIDIA H200 · 2026-11-29 · run …' or 'recorded on … · date ·
-    commit 4d9039a[ with uncommitted changes] · run …', never cut short."""
+    """'measured live on NVIDIA H200 · 2026-11-29 · run …[ · reader plan (how to run the
+    full one)]' or 'recorded on … · date · commit 4d9039a[ with uncommitted changes] ·
+    run …', never cut short: a page says which plan ran without a word of its own."""
     s = df.attrs.get("source", {})
     date = str(s.get("date", "?"))[:10]
     runs = ", ".join(s.get("run_ids", []))
     if s.get("kind") == "live":
-        return f"measured live on {s.get('device')} · {date} · run {runs}"
+        plan = (f" · reader plan (python -m perflab record --chapter {s.get('chapter', '?')}"
+                " for the full plan)" if s.get("plan") == "reader" else "")
+        return f"measured live on {s.get('device')} · {date} · run {runs}{plan}"
     commits = s.get("commits") or [commit_text(s.get("commit"))]
     commit = ("commit " if len(commits) == 1 else "commits ") + ", ".join(commits)
     stale = " · STALE rows present" if "stale" in df and df["stale"].any() else ""
     note = f" ({s['note']})" if s.get("note") else ""
-    return f"recorded on {s.get('device')} · {date} · {commit} · run {runs}{stale}{note}"
+    plan = " · the reader plan's rows" if s.get("plan") == "reader" else ""
+    return (f"recorded on {s.get('device')} · {date} · {commit} · run {runs}{plan}{stale}"
+            f"{note}")
 
 
 def captions(*dfs: pd.DataFrame) -> str:
@@ -266,7 +327,7 @@ def record(chapter: str | None = None, experiments: list[str] | None = None,
             if missing:
                 bar.write(f"skipped {exp.name}: {missing}; its recorded rows stay as they are")
                 continue
-            full = exp.params({})
+            full = exp.plan("full")
             run_info, slug = new_run(exp, run_id)
             rows = registry.execute(exp, full, run_info, progress=bar)
             path = store.file_for(out_slug or slug, exp.chapter, exp.name)

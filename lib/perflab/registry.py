@@ -11,17 +11,37 @@ the slug and its chapter is that package's CHAPTER. The same function serves the
 (`perflab.run`), `python -m perflab record`, the small-size correctness pass
 (`python -m perflab check`, also under compute-sanitizer) and the GPU tests. `ctx.timing` is False in the correctness pass: the function then checks
 every kernel and times nothing.
+
+Two plans run it. The full plan, the function's defaults, is what `python -m perflab
+record` measures and what results/ holds. The reader plan, `reader={...}` overrides of
+those defaults, is what a notebook measures live by default: sized so that a chapter
+runs in about a minute, and a subset of the full plan (fewer sizes, strides, radii,
+configurations; a shorter timing budget), so that every row a reader measures has a
+recorded counterpart and the recorded rows it selects (`plan_rows`) still give the page
+every figure and number it quotes. `reader={}` says that the full plan is already quick.
 """
 from __future__ import annotations
 
 import contextlib
 import inspect
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .errors import UnknownExperimentError
+from .errors import ConfigError, UnknownExperimentError
 from .kernels import KernelSpec
+
+#: The plans an experiment runs under: "reader" (what a notebook measures live by
+#: default) and "full" (the function's defaults: what results/ holds).
+PLANS = ("reader", "full")
+#: Seconds of timing a measurement gets by default (Context.time and, per call,
+#: Context.time_interleaved), and the rounds of an interleaved timing.
+BUDGET_S = 1.5
+ROUNDS = 9
+#: Parameters that say how long a measurement is timed, not what is measured: a reader
+#: plan may shorten them freely (its rows are the same rows, timed over fewer runs).
+TIMING_PARAMS = frozenset({"budget_s", "rounds"})
 
 @dataclass
 class Experiment:
@@ -43,6 +63,10 @@ class Experiment:
     # keeps them at this commit): its recorded rows replay everywhere, live or not, and
     # nothing records or checks it again.
     archived: str | None = None
+    # The reader plan: overrides of the defaults that a notebook measures live by default
+    # ({} where the full plan is quick already); None only while a chapter's plans are
+    # being written (it then runs its full plan live).
+    reader: dict | None = None
 
     @property
     def defaults(self) -> dict:
@@ -57,17 +81,34 @@ class Experiment:
                             f"not {sorted(unknown)}")
         return {**self.defaults, **overrides}
 
+    def plan(self, name: str) -> dict:
+        """The parameters of plan `name`: "full" (the defaults) or "reader" (the reader
+        plan's overrides of them; the full plan where none is declared yet)."""
+        return self.params((self.reader or {}) if check_plan(name) == "reader" else {})
+
 
 _REGISTRY: dict[str, Experiment] = {}
+
+
+def check_plan(name: str) -> str:
+    """`name` if it is a plan's name, else a ConfigError that lists the plans."""
+    if name not in PLANS:
+        raise ConfigError(f"unknown plan {name!r}; the plans are {', '.join(PLANS)}")
+    return name
+
+
+#: Keywords of `perflab.run` itself: no experiment parameter may take one of these names.
+RESERVED = frozenset({"plan", "record", "run_info", "progress", "device_slug"})
 
 
 def experiment(name: str, *, title: str = "", small: dict | None = None,
                kernels: Callable[[], list[KernelSpec]] | None = None,
                requires: Callable[[], str | None] | None = None, sweep: bool = False,
-               target: str = "gpu", chapter: str | None = None):
+               target: str = "gpu", chapter: str | None = None, reader: dict | None = None):
     """Register `func` as experiment `name`. Its chapter is the CHAPTER of the chapter
     package that defines it (`chapter` overrides that, for tests), and `name` must start
-    with that package's slug."""
+    with that package's slug. `reader` is the reader plan (module docstring), checked
+    here against the function's parameters so that a misspelt one fails on import."""
     if target not in ("gpu", "host"):
         raise ValueError(f"experiment {name!r}: target must be 'gpu' or 'host', not {target!r}")
 
@@ -79,8 +120,18 @@ def experiment(name: str, *, title: str = "", small: dict | None = None,
             if not name.startswith(slug + "."):
                 raise ValueError(f"experiment {name!r} of chapter {ch} must be named "
                                  f"'{slug}.<something>'")
-        _REGISTRY[name] = Experiment(name, ch, title or name, func, small or {},
-                                     kernels or list, requires, sweep, target)
+        exp = Experiment(name, ch, title or name, func, small or {}, kernels or list,
+                         requires, sweep, target,
+                         reader=None if reader is None else dict(reader))
+        clash = RESERVED & set(exp.defaults)
+        if clash:
+            raise ValueError(f"experiment {name!r}: parameter {sorted(clash)} is a keyword "
+                             f"of perflab.run; name it otherwise")
+        unknown = set(reader or {}) - set(exp.defaults)
+        if unknown:
+            raise TypeError(f"experiment {name!r}: its reader plan sets {sorted(unknown)}, "
+                            f"which it does not take; it takes {sorted(exp.defaults)}")
+        _REGISTRY[name] = exp
         return func
     return register
 
@@ -103,7 +154,174 @@ def archived(name: str, *, title: str, commit: str, chapter: str | None = None) 
             f"experiment {name!r} is archived: its code and kernels are at commit {commit} "
             f"(git show {commit}); its recorded rows replay instead")
 
-    _REGISTRY[name] = Experiment(name, ch, title, gone, archived=commit)
+    _REGISTRY[name] = Experiment(name, ch, title, gone, archived=commit, reader={})
+
+
+# -- a plan's share of the recorded rows -------------------------------------------------
+#
+# A reader plan narrows the full plan: it keeps some of the values of a sequence parameter
+# (sizes, strides, radii, views, configurations) and may shorten a timing budget. The rows
+# it would measure are then those recorded rows that carry no value it dropped, which is
+# how a replay shows what a reader's run covers (PERFLAB_PLAN=reader) and how the tests
+# prove, without a GPU, that every figure and number of a page survives the reader plan.
+# A row names its parameters its own way (`sizes` become each row's `bytes`, `(M, N, K)`
+# its M, N and K), so the row parameter that carries each value is found from the rows.
+
+_MISSING = object()
+
+
+class _Named(tuple):
+    """A dict value of a sequence parameter (a profiler's segment, say): its sorted
+    (name, value) pairs. It names the row parameters it produced, so a row is its row
+    when every one of those names the row carries has that value."""
+
+    def matches(self, vals: dict) -> bool:
+        carried = [(k, v) for k, v in self if k in vals]
+        return bool(carried) and all(vals[k] == v for k, v in carried)
+
+
+def _canon(v):
+    """A parameter value as a hashable, comparable one: lists and tuples alike (JSON
+    gives lists), dicts as their sorted items."""
+    if isinstance(v, (list, tuple)):
+        return tuple(_canon(x) for x in v)
+    if isinstance(v, dict):
+        return _Named(sorted((k, _canon(x)) for k, x in v.items()))
+    return v
+
+
+def _not_narrowing(exp: Experiment, name: str, why: str) -> ConfigError:
+    return ConfigError(
+        f"experiment {exp.name!r}: the reader plan's {name} {why}; a reader plan may keep "
+        f"some values of a sequence parameter, or shorten a timing parameter "
+        f"({', '.join(sorted(TIMING_PARAMS))}), so that every row it measures is one of "
+        f"the full plan's")
+
+
+def recorded_params(exp: Experiment, recorded: dict | None) -> dict:
+    """The parameters a results file says its rows were measured with, over the defaults
+    (a file older than a parameter was measured at its default), without any the
+    experiment no longer takes (a parameter renamed since: the profilers' `plan`, now
+    `segments`)."""
+    return {**exp.defaults, **{k: v for k, v in (recorded or {}).items() if k in exp.defaults}}
+
+
+def narrowed(exp: Experiment, overrides: dict, recorded: dict | None = None) -> dict:
+    """The parameters that `overrides` narrow, against the plan the rows were recorded
+    with (`recorded`, the defaults where None): name -> (the recorded values, or None
+    where that value is None, "all of them", so the rows say which; the values kept).
+    A timing parameter, or an override equal to the recorded value, narrows nothing.
+    Raises ConfigError where an override is no narrowing: a single value changed, or a
+    value the recorded plan does not have."""
+    base = recorded_params(exp, recorded)
+    exp.params(overrides)
+    out = {}
+    for name, value in overrides.items():
+        full = base[name]
+        if name in TIMING_PARAMS or _canon(value) == _canon(full):
+            continue
+        if not isinstance(value, (list, tuple)):
+            raise _not_narrowing(exp, name, f"is {value!r} where the full plan has {full!r}")
+        kept = [_canon(x) for x in value]
+        if full is None:
+            out[name] = (None, kept)
+            continue
+        if not isinstance(full, (list, tuple)):
+            raise _not_narrowing(exp, name, f"is {value!r} where the full plan has {full!r}")
+        values = [_canon(x) for x in full]
+        extra = [x for x in kept if x not in values]
+        if extra:
+            raise _not_narrowing(exp, name, f"has {list(extra)!r}, which the full plan's "
+                                            f"{list(full)!r} does not")
+        out[name] = (values, kept)
+    return out
+
+
+def _row_values(row: dict) -> dict:
+    """A row's parameters, canonical, with its variant (unless a parameter has that name)."""
+    return {"variant": row["variant"], **{k: _canon(v) for k, v in row["params"].items()}}
+
+
+def _under(vals: dict, key: tuple):
+    """A row's value under `key`: one row parameter, or a tuple of several."""
+    if len(key) == 1:
+        return vals.get(key[0], _MISSING)
+    got = tuple(vals.get(k, _MISSING) for k in key)
+    return _MISSING if _MISSING in got else got
+
+
+def row_keys(exp: Experiment, name: str, full: list | None, kept: list,
+             rows: list[dict]) -> list[tuple]:
+    """The row parameter(s) that may carry experiment parameter `name`'s values in
+    `rows`: one row parameter whose values include every kept value (`bytes` for
+    `sizes`), or, for values that are tuples, one row parameter per position (`M`, `N`,
+    `K` for `(M, N, K)`). The best of them: those that carry the most of the recorded
+    values and the fewest others (several where the rows cannot tell them apart, as
+    (M, N, K) and (N, M, K) over square sizes). ConfigError where no row carries a kept
+    value."""
+    table = [_row_values(r) for r in rows]
+    keys = list(dict.fromkeys(k for v in table for k in v))
+    seen = {(k,): {v[k] for v in table if k in v} for k in keys}
+    cands = [k for k, vs in seen.items() if set(kept) <= vs]
+    if not cands and kept and all(isinstance(x, tuple) for x in kept) \
+            and len({len(x) for x in kept}) == 1 and len(kept[0]) > 1:
+        per = [[k for k in keys if {x[i] for x in kept} <= seen[(k,)]]
+               for i in range(len(kept[0]))]
+        for combo in itertools.product(*per):
+            if len(set(combo)) == len(combo):
+                vs = {_under(v, combo) for v in table} - {_MISSING}
+                if set(kept) <= vs:
+                    seen[combo] = vs
+                    cands.append(combo)
+    if not cands:
+        raise ConfigError(f"experiment {exp.name!r}: no recorded row carries the reader "
+                          f"plan's {name} values {kept!r}")
+    ref = set(full) if full is not None else set(kept)
+
+    def score(c):
+        return (-len(ref & seen[c]), len(seen[c] - ref))
+    best = min(score(c) for c in cands)
+    return [c for c in cands if score(c) == best]
+
+
+def _dropper(exp: Experiment, name: str, full: list | None, kept: list, rows: list[dict]):
+    """A test of a row's values: whether the plan that keeps `kept` of `name`'s values
+    (out of `full`; None: all the rows show) would not measure the row."""
+    table = [_row_values(r) for r in rows]
+    if kept and all(isinstance(x, _Named) for x in kept):
+        lost = [x for x in kept if not any(x.matches(v) for v in table)]
+        if lost:
+            raise ConfigError(f"experiment {exp.name!r}: no recorded row carries the reader "
+                              f"plan's {name} value {dict(lost[0])!r}")
+        gone = None if full is None else [x for x in full if x not in kept]
+
+        def dropped(vals):
+            if any(x.matches(vals) for x in kept):
+                return False
+            return any(x.matches(vals) for x in gone) if gone is not None else \
+                any(k in vals for x in kept for k, _ in x)
+        return dropped
+    tests = []
+    for key in row_keys(exp, name, full, kept, rows):
+        values = set(full) if full is not None else {_under(v, key) for v in table} - {_MISSING}
+        tests.append(lambda vals, key=key, gone=values - set(kept): _under(vals, key) in gone)
+    if len({tuple(t(v) for v in table) for t in tests}) > 1:
+        raise ConfigError(f"experiment {exp.name!r}: the rows cannot tell which of their "
+                          f"parameters carry the reader plan's {name}; they would keep "
+                          f"different rows")
+    return tests[0]
+
+
+def plan_rows(exp: Experiment, rows: list[dict], plan: str = "reader",
+              recorded: dict | None = None) -> list[dict]:
+    """Those of `rows` (measured under the parameters `recorded`, the defaults where
+    None: the full plan) that plan `plan` would measure: the rows that carry none of the
+    values the plan drops. Rows that do not depend on a narrowed parameter (a baseline,
+    a clock reading) stay."""
+    overrides = (exp.reader or {}) if check_plan(plan) == "reader" else {}
+    droppers = [_dropper(exp, name, full, kept, rows)
+                for name, (full, kept) in narrowed(exp, overrides, recorded).items()]
+    return [r for r in rows if not any(d(_row_values(r)) for d in droppers)]
 
 
 def _load_all() -> None:
@@ -158,9 +376,10 @@ class Context:
     """What an experiment function writes its rows through."""
 
     def __init__(self, exp: Experiment, run: dict, *, timing: bool = True, progress=None,
-                 budget_s: float = 1.5):
+                 budget_s: float = BUDGET_S, rounds: int = ROUNDS):
         self.exp = exp
         self.budget_s = budget_s
+        self.rounds = rounds
         self.run = run
         self.timing = timing
         self.rows: list[dict] = []
@@ -176,42 +395,31 @@ class Context:
         One untimed call first sizes the run: a slow kernel gets one warm-up and a few
         repeats, a fast one many, all within about `budget_s` seconds.
         """
-        import cupy as cp
         from .kernels import checked
-        from .timing import benchmark, repeats_for
+        from .timing import benchmark, once_s, repeats_for
 
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        checked(lambda: fn(*args_sets[0]), f"{self.nvtx_name(variant)} (warm-up)")
-        stop.record()
-        stop.synchronize()
+        once = once_s(lambda: fn(*args_sets[0]), f"{self.nvtx_name(variant)} (warm-up)")
         budget_s = self.budget_s if budget_s is None else budget_s
-        n_repeat, n_warmup = repeats_for(cp.cuda.get_elapsed_time(start, stop) / 1e3, budget_s)
+        n_repeat, n_warmup = repeats_for(once, budget_s)
         return checked(lambda: benchmark(fn, args_sets, self.nvtx_name(variant),
                                          n_repeat=n_repeat, n_warmup=n_warmup,
                                          max_duration=budget_s * 2),
                        self.nvtx_name(variant))
 
     def time_interleaved(self, calls: dict, *, budget_s: float | None = None,
-                         rounds: int = 9) -> dict:
+                         rounds: int | None = None) -> dict:
         """Time the calls of `calls` (variant -> (fn, args_sets)) alternately, round by
         round (timing.interleaved), so that ratios between them are taken under the same
         clock and power state; `timing.ratio(result, slow, fast)` gives them with their
-        spread. One untimed call of each first sizes the rounds to about `budget_s`
-        seconds in all."""
-        import cupy as cp
+        spread. One untimed call of each first sizes `rounds` rounds (self.rounds where
+        None) to about `budget_s` seconds in all."""
         from .kernels import checked
-        from .timing import interleaved
+        from .timing import interleaved, once_s
 
-        once = {}
-        for k, (fn, sets) in calls.items():
-            start, stop = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            checked(lambda: fn(*sets[0]), f"{self.nvtx_name(k)} (warm-up)")
-            stop.record()
-            stop.synchronize()
-            once[k] = cp.cuda.get_elapsed_time(start, stop) / 1e3
+        once = {k: once_s(lambda fn=fn, sets=sets: fn(*sets[0]), f"{self.nvtx_name(k)} (warm-up)")
+                for k, (fn, sets) in calls.items()}
         budget_s = self.budget_s * len(calls) if budget_s is None else budget_s
+        rounds = self.rounds if rounds is None else rounds
         n = int(min(200, max(3, budget_s / (rounds * max(sum(once.values()), 1e-6)))))
         prefix = f"{self.exp.chapter}/{self.exp.name}"
         return checked(lambda: interleaved(calls, prefix, rounds=rounds, n_repeat=n,

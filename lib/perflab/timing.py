@@ -69,6 +69,23 @@ def summarize(times_ms) -> dict:
             "min_ms": float(t.min()), "n_timed": int(t.size)}
 
 
+def once_s(fn, what: str | None = None) -> float:
+    """Seconds of one call of `fn` on the GPU, CUDA events around it: the untimed call that
+    warms a kernel up and sizes its timed runs. With `what`, the call is checked
+    (kernels.checked: the device synchronized, a CUDA error named after `what`)."""
+    import cupy as cp
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    if what is None:
+        fn()
+    else:
+        from .kernels import checked
+        checked(fn, what)
+    stop.record()
+    stop.synchronize()
+    return cp.cuda.get_elapsed_time(start, stop) / 1e3
+
+
 def repeats_for(once_s: float, budget_s: float) -> tuple[int, int]:
     """(n_repeat, n_warmup) for a call that took `once_s` seconds untimed: a slow one gets
     one warm-up and a few repeats, a fast one many, all within about `budget_s`."""

@@ -156,19 +156,6 @@ def test_tiled_blur_shared_memory_is_tile_and_halo():
     assert ops.tile_bytes((32, 8), 4) == 40 * 16
 
 
-# ---- the sanitizer's report ---------------------------------------------------------------
-
-def test_sanitizer_output_is_parsed():
-    mem = "ok   x\n123 passed, 0 failed\n========= ERROR SUMMARY: 0 errors\n"
-    assert sanitize.parse(mem) == {"errors": 0, "passed": 123, "failed": 0, "hazards": 0,
-                                   "summary": "ERROR SUMMARY: 0 errors"}
-    race = ("120 passed, 1 failed\n========= RACECHECK SUMMARY: 2 hazards displayed "
-            "(1 errors, 1 warnings)\n")
-    p = sanitize.parse(race)
-    assert (p["errors"], p["failed"], p["hazards"]) == (1, 1, 2)
-    assert sanitize.parse("garbage")["errors"] is None
-
-
 # ---- the kernels, compiled offline -------------------------------------------------------
 
 def _sass(spec, arch="sm_90"):

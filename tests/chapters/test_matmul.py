@@ -457,7 +457,8 @@ def test_the_sanitizer_rows_cover_every_kernel_here_and_rung_09():
     path = store.find("matmul.sanitize", "nvidia-h200")
     assert path is not None, "results/nvidia-h200/08-matmul/matmul.sanitize.json is missing"
     rows = json.loads(path.read_text())["rows"]
-    assert {r["variant"] for r in rows} == set(sanitize.TOOLS)
+    from perflab import sanitize as sanitizers
+    assert {r["variant"] for r in rows} == set(sanitizers.TOOLS)
     for r in rows:
         m = {k: v["value"] for k, v in r["metrics"].items()}
         clean = m["exit_code"] == 0 and m.get("errors") == 0 and m.get("failed") == 0 \

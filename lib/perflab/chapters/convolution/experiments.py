@@ -79,8 +79,14 @@ def _run_checked(prep, out, ref):
     return compare(out, ref, "fp32")
 
 
+# Reader plans: every experiment of this chapter declares reader={}. The chapter runs its
+# full plan in about a minute on an H200 (73 s, of which about 11 s are the machine
+# chapter's ceilings, which their own reader plans shorten); and what would cost time is
+# what the page quotes: every check, every radius (where a kernel turns compute-bound),
+# every tile of both sweeps (the explorers), every kernel's counters.
 @experiment("convolution.check", title="Every kernel at odd sizes, radius 0 to past the tile",
-            small={"shapes": ((1001,), (67, 45), (13, 11, 19))}, kernels=_specs_of_checks)
+            small={"shapes": ((1001,), (67, 45), (13, 11, 19))}, kernels=_specs_of_checks,
+            reader={})
 def check(ctx, shapes=((100003,), (333, 517), (45, 37, 61))):
     """Each variant × its CHECKS cases on fresh random input of each shape (no dimension a
     multiple of a block), output poisoned, against the NumPy float64 reference; the library
@@ -90,7 +96,7 @@ def check(ctx, shapes=((100003,), (333, 517), (45, 37, 61))):
 
 @experiment("convolution.check_wide", title="The four-wide tiles at odd sizes and at widths that are multiples of 4",
             small={"shapes": ((67, 45), (67, 44), (13, 11, 19), (13, 11, 20))},
-            kernels=lambda: _specs_of_checks(WIDE))
+            kernels=lambda: _specs_of_checks(WIDE), reader={})
 def check_wide(ctx, shapes=((333, 517), (333, 516), (45, 37, 61), (45, 37, 60))):
     """As convolution.check, for the four-wide tiles: an odd width takes their scalar path,
     a width that is a multiple of 4 (but of no tile) their 16-byte path."""
@@ -246,7 +252,7 @@ def _race_kernels(dims, names=None):
 
 
 @experiment("convolution.conv1d", title="1D: naive, constant filter, tiled vs library and copy",
-            small={"n": 100003}, kernels=lambda: _race_kernels(1))
+            small={"n": 100003}, kernels=lambda: _race_kernels(1), reader={})
 def conv1d(ctx, n=1 << 26, r=2):
     dev, _, x, out, f, ref = _race_inputs((n,), r, _race_kernels(1))
     ents = _entries(x, out, ["1d-naive", "1d-const", "1d-tiled"], f, ref, dev, library=True)
@@ -254,7 +260,7 @@ def conv1d(ctx, n=1 << 26, r=2):
 
 
 @experiment("convolution.conv2d", title="2D: the ladder vs cupyx convolve and the copy ceiling",
-            small={"shape": (131, 67)}, kernels=lambda: _race_kernels(2))
+            small={"shape": (131, 67)}, kernels=lambda: _race_kernels(2), reader={})
 def conv2d(ctx, shape=(8192, 8192), r=2):
     dev, _, x, out, f, ref = _race_inputs(shape, r, _race_kernels(2))
     names = ["2d-naive", "2d-const", "2d-tiled", "2d-cached", "2d-regtile"]
@@ -263,7 +269,7 @@ def conv2d(ctx, shape=(8192, 8192), r=2):
 
 
 @experiment("convolution.conv3d", title="3D: volumetric and depthwise kernels vs cupyx convolve and copy",
-            small={"shape": (19, 23, 37)}, kernels=lambda: _race_kernels(3))
+            small={"shape": (19, 23, 37)}, kernels=lambda: _race_kernels(3), reader={})
 def conv3d(ctx, shape=(512, 512, 512), r=1):
     dev, rng, x, out, f, ref = _race_inputs(shape, r, _race_kernels(3))
     ents = _entries(x, out, ["3d-naive", "3d-tiled", "3d-regtile"], f, ref, dev, library=True)
@@ -279,7 +285,7 @@ def _radius_kernels():
 
 
 @experiment("convolution.radius", title="2D: the filter radius against the roofline",
-            small={"shape": (97, 61), "radii": (0, 1, 4)}, kernels=_radius_kernels)
+            small={"shape": (97, 61), "radii": (0, 1, 4)}, kernels=_radius_kernels, reader={})
 def radius(ctx, shape=(8192, 8192), radii=RADII):
     """The register-tiled 2D kernel at every radius, interleaved with the copy: where the
     time leaves the memory floor is where the kernel turns compute-bound."""
@@ -318,7 +324,7 @@ def _wide_kernels(name):
 
 
 @experiment("convolution.wide2d", title="2D: the four-wide tile vs cupyx convolve and the copy ceiling",
-            small={"shape": (131, 68)}, kernels=lambda: _wide_kernels("2d-wide"))
+            small={"shape": (131, 68)}, kernels=lambda: _wide_kernels("2d-wide"), reader={})
 def wide2d(ctx, shape=(8192, 8192), r=2):
     dev, _, x, out, f, ref = _race_inputs(shape, r, _wide_kernels("2d-wide"))
     ents = _entries(x, out, ["2d-wide", "2d-regtile"], f, ref, dev, library=True,
@@ -327,7 +333,7 @@ def wide2d(ctx, shape=(8192, 8192), r=2):
 
 
 @experiment("convolution.wide3d", title="3D: the four-wide tile vs cupyx convolve and the copy ceiling",
-            small={"shape": (19, 23, 36)}, kernels=lambda: _wide_kernels("3d-wide"))
+            small={"shape": (19, 23, 36)}, kernels=lambda: _wide_kernels("3d-wide"), reader={})
 def wide3d(ctx, shape=(512, 512, 512), r=1):
     dev, _, x, out, f, ref = _race_inputs(shape, r, _wide_kernels("3d-wide"))
     ents = _entries(x, out, ["3d-wide", "3d-regtile"], f, ref, dev, library=True,
@@ -341,7 +347,8 @@ def _radius_wide_kernels():
 
 
 @experiment("convolution.radius_wide", title="2D: the four-wide tile at every radius, against the roofline",
-            small={"shape": (97, 60), "radii": (0, 1, 4)}, kernels=_radius_wide_kernels)
+            small={"shape": (97, 60), "radii": (0, 1, 4)}, kernels=_radius_wide_kernels,
+            reader={})
 def radius_wide(ctx, shape=(8192, 8192), radii=WIDE_RADII):
     """The radius sweep of convolution.radius, for the four-wide tile."""
     radius_sweep(ctx, "2d-wide", shape, radii, budget_s=1.2)
@@ -392,14 +399,14 @@ def sweep(ctx, name: str, shape: tuple, r: int, space: dict, budget_s: float):
 
 @experiment("convolution.tiles2d", title="2D register-tiled kernel: block shape × outputs per thread",
             small={"shape": (67, 45), "space": {"BX": (16, 32), "BY": (2, 64), "PY": (1, 4)}},
-            sweep=True, kernels=lambda: _sweep_specs("2d-regtile", 2, "PY"))
+            sweep=True, kernels=lambda: _sweep_specs("2d-regtile", 2, "PY"), reader={})
 def tiles2d(ctx, shape=(8192, 8192), r=2, space=None):
     sweep(ctx, "2d-regtile", tuple(shape), r, space or get("2d-regtile").space, budget_s=0.03)
 
 
 @experiment("convolution.tiles3d", title="3D register-tiled kernel: block shape × outputs per thread",
             small={"shape": (13, 11, 19), "space": {"BX": (16,), "BY": (2, 128), "PZ": (2, 4)}},
-            sweep=True, kernels=lambda: _sweep_specs("3d-regtile", 1, "PZ"))
+            sweep=True, kernels=lambda: _sweep_specs("3d-regtile", 1, "PZ"), reader={})
 def tiles3d(ctx, shape=(512, 512, 512), r=1, space=None):
     sweep(ctx, "3d-regtile", tuple(shape), r, space or get("3d-regtile").space, budget_s=0.03)
 

@@ -44,9 +44,9 @@ def tile_explorer(name: str, rows: pd.DataFrame) -> Explorer:
 
 def _measure(exp: str, name: str, shape: tuple, r: int, p: dict) -> pd.DataFrame:
     """Check and time one configuration on this GPU (live), as a frame."""
-    from ... import device, lab, registry, store
+    from ... import lab
     from .experiments import sweep
 
-    ctx = registry.Context(registry.get(exp), store.new_run(device.current().as_dict()))
+    ctx = lab.live_context(exp)
     sweep(ctx, name, shape, r, {k: (int(x),) for k, x in p.items()}, budget_s=0.2)
     return lab.frame(ctx.rows, source="live")

@@ -25,7 +25,7 @@ EXTRA = {
 SHAPE2, SHAPE3 = (4096, 4096), (256, 256, 256)
 
 
-def segments() -> list[dict]:
+def all_segments() -> list[dict]:
     from .experiments import LIBRARY, RACE_R
     seg = []
     for v in ("2d-naive", "2d-const", "2d-tiled", "2d-cached", "2d-regtile", LIBRARY):
@@ -61,27 +61,29 @@ def _specs(seg):
 
 
 @experiment("convolution.profile", title="Counters: branches, bank conflicts, stalls, traffic",
-            small={"plan": ()}, requires=ncu_missing)
-def profile(ctx, plan=None):
-    """Every segment once under Nsight Compute (clocks untouched)."""
-    run_profile(ctx, segments() if plan is None else plan)
+            small={"segments": ()}, requires=ncu_missing, reader={})   # experiments.py says why
+def profile(ctx, segments=None):
+    """Every segment (all_segments() where None) once under Nsight Compute (clocks
+    untouched)."""
+    run_profile(ctx, all_segments() if segments is None else segments)
 
 
 @experiment("convolution.profile_wide", title="Counters of the four-wide tiles",
-            small={"plan": ()}, requires=ncu_missing)
-def profile_wide(ctx, plan=None):
-    """The four-wide tiles' segments once under Nsight Compute (clocks untouched)."""
-    run_profile(ctx, segments_wide() if plan is None else plan)
+            small={"segments": ()}, requires=ncu_missing, reader={})
+def profile_wide(ctx, segments=None):
+    """The four-wide tiles' segments (segments_wide() where None) once under Nsight
+    Compute (clocks untouched)."""
+    run_profile(ctx, segments_wide() if segments is None else segments)
 
 
-def run_profile(ctx, plan) -> None:
+def run_profile(ctx, segments) -> None:
     from ...profile import profile as run_ncu
     from .experiments import config_label
     from .variants import get
 
-    if not ctx.timing or plan == ():
+    if not ctx.timing or segments == ():
         return
-    for seg in run_ncu(list(plan),
+    for seg in run_ncu(list(segments),
                        child="perflab.chapters.convolution.profiling", extra_metrics=EXTRA):
         specs = _specs(seg)
         cfg = get(seg["variant"]).params(**seg["config"]) if specs else {}

@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from ...errors import ConfigError
-from ...kernels import KernelSpec, get_kernel, launch
+from ...kernels import KernelSpec, get_kernel, launch, upload_global
 from . import CHAPTER
 
 #: float32 taps the constant-memory filter holds (kernels/06-convolution/filter.cuh).
@@ -286,15 +286,6 @@ def check_operands(v: Variant, x, f, out) -> int:
     return r
 
 
-def upload_filter(kernel, f_host: np.ndarray) -> None:
-    """Copy the filter into the constant-memory array of `kernel`'s module (c_filter)."""
-    import cupy as cp
-
-    ptr = kernel.kernel.module.get_global_var("c_filter")
-    cp.cuda.runtime.memcpy(int(ptr), f_host.ctypes.data, f_host.nbytes,
-                           cp.cuda.runtime.memcpyHostToDevice)
-
-
 @dataclass
 class Prepared:
     """A checked call: `call()` launches, nothing else (the filter is already in place)."""
@@ -328,7 +319,7 @@ def prepare(v: Variant, x, f, out, device: dict | None = None, **given) -> Prepa
     sizes = tuple(np.int32(n) for n in reversed(x.shape))          # W, H, D
     f32 = cp.asnumpy(f).astype(np.float32).ravel()
     if v.const:
-        upload_filter(kern, f32)
+        upload_global(spec, "c_filter", f32)   # the filter, in constant memory
         args = (x, out) + sizes
         if v.vec_arg:
             vec = x.shape[-1] % 4 == 0 and x.data.ptr % 16 == 0 and out.data.ptr % 16 == 0

@@ -140,7 +140,8 @@ def _vecadd_kernels():
 
 
 @experiment("images.vecadd", title="VecAdd against CuPy and the copy ceiling",
-            small={"sizes": (1, 3, 257, 1000003)}, kernels=_vecadd_kernels)
+            small={"sizes": (1, 3, 257, 1000003)}, kernels=_vecadd_kernels,
+            reader={"budget_s": 1.0})     # every row, the race 1 s instead of 2.5
 def vecadd(ctx, sizes=(1 << 27,), budget_s=2.5):
     """c = a + b on `n` fresh random floats: every variant, CuPy's a + b (into c) and the
     copies of 6n bytes (the 12n bytes VecAdd moves, read + written) interleaved."""
@@ -179,7 +180,8 @@ SMALL_SHAPES = ((1, 1), (1, 1001), (1001, 1), (37, 1001), (257, 255), (5, 3))
 
 
 @experiment("images.gray", title="RGB to gray against CuPy and the copy ceiling",
-            small={"shapes": SMALL_SHAPES}, kernels=_gray_kernels)
+            small={"shapes": SMALL_SHAPES}, kernels=_gray_kernels,
+            reader={"budget_s": 1.0})     # every row, the race 1 s instead of 2.5
 def gray(ctx, shapes=((16384, 16384),), budget_s=2.5):
     """uint8 RGB (fresh random pixels) to uint8 gray: every variant, the same luma in CuPy
     array operations, and the copies of 2 bytes per pixel (the 4 bytes a pixel moves)."""
@@ -216,7 +218,8 @@ def random_gray(h: int, w: int):
 
 @experiment("images.blur", title="Box blur against cupyx.scipy.ndimage and the copy ceiling",
             small={"shapes": SMALL_SHAPES + ((130, 250), (64, 121)), "radii": (1, RADIUS)},
-            kernels=_blur_kernels)
+            kernels=_blur_kernels,
+            reader={"budget_s": 1.0})     # every row, the race 1 s instead of 3
 def blur(ctx, shapes=((16384, 16384),), radii=(RADIUS,), budget_s=3.0):
     """The (2R+1)² box blur of a uint8 image (fresh random pixels): every variant,
     cupyx.scipy.ndimage.uniform_filter on the same image, and the copies of 1 byte per
@@ -252,8 +255,9 @@ def _photo_kernels():
     return [ops.gray_spec(v) for v in ops.GRAY] + [ops.blur_spec(v, RADIUS) for v in ops.BLUR]
 
 
+# reader={}: one 600 × 512 photograph through every kernel, checked, untimed: 2 s.
 @experiment("images.photo", title="The photograph through every kernel",
-            small={}, kernels=_photo_kernels)
+            small={}, kernels=_photo_kernels, reader={})
 def photo(ctx, radius=RADIUS):
     """Matplotlib's photograph of Grace Hopper (600 × 512 × 3) to gray, then blurred:
     every kernel and library call checked against the exact reference, with the sha256 of

@@ -29,11 +29,10 @@ def block_explorer(rows: pd.DataFrame) -> Explorer:
 def _measure(p: dict, recorded: pd.DataFrame) -> pd.DataFrame:
     """One kernel at one block shape on this GPU (live): checked, timed, as a frame whose
     of_best compares it with the recorded best shape of the same kernel."""
-    from ... import device, lab, registry, store
+    from ... import lab
     from .blocks import blocks
 
-    ctx = registry.Context(registry.get("images.blocks"),
-                           store.new_run(device.current().as_dict()))
+    ctx = lab.live_context("images.blocks")
     blocks(ctx, blocks=((int(p["bx"]), int(p["by"])),), kernels=(p["kernel"],))
     df = lab.frame(ctx.rows, source="live")
     mine = recorded[recorded["variant"] == p["kernel"]] if "variant" in recorded else recorded

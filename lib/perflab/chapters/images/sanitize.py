@@ -10,45 +10,12 @@ inputs made on the host, and checks each output on the host against the exact re
 these kernels). It prints the same tally as `python -m perflab check`."""
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
-import sys
-
-from ...correctness import Check
-from ...registry import experiment
-
-TOOLS = ("memcheck", "racecheck")
-#: The sanitized process (an import, not `-m`: run as __main__ the module would register
-#: its experiment a second time, outside its package).
-DRIVE = "import sys; from perflab.chapters.images.sanitize import drive; sys.exit(drive())"
-
-
-def sanitizer_missing() -> str | None:
-    return None if shutil.which("compute-sanitizer") else \
-        "compute-sanitizer is not installed here (it ships with the CUDA toolkit)"
-
+from ... import sanitize as sanitizers
 
 def _kernels():
     from . import ops
     return ([ops.vecadd_spec(v) for v in ops.VECADD] + [ops.gray_spec(v) for v in ops.GRAY]
             + [ops.blur_spec(v, r) for r in SAN_RADII for v in ops.BLUR])
-
-
-def parse(text: str) -> dict:
-    """The sanitizer's error count and the correctness pass's tally from their output."""
-    errs = [int(m) for m in re.findall(r"ERROR SUMMARY:\s*(\d+)\s+error", text)]
-    if not errs:                       # racecheck: "RACECHECK SUMMARY: 0 hazards displayed (0 errors, …"
-        errs = [int(m) for m in re.findall(r"RACECHECK SUMMARY:.*?\((\d+) error", text)]
-    tally = re.findall(r"^(\d+) passed, (\d+) failed", text, re.MULTILINE)
-    hazards = re.findall(r"RACECHECK SUMMARY:\s*(\d+) hazard", text)
-    return {"errors": sum(errs) if errs else None,
-            "passed": int(tally[-1][0]) if tally else None,
-            "failed": int(tally[-1][1]) if tally else None,
-            "hazards": int(hazards[-1]) if hazards else 0,
-            "summary": "; ".join(ln.strip(" =") for ln in text.splitlines()
-                                 if "SUMMARY" in ln)[:300]}
 
 
 #: The sizes the sanitized pass runs (VecAdd lengths; image shapes; blur radii).
@@ -105,33 +72,6 @@ def drive() -> int:
     return 1 if failed else 0
 
 
-@experiment("images.sanitize", title="compute-sanitizer memcheck and racecheck, every kernel",
-            small={}, requires=sanitizer_missing, kernels=_kernels)
-def sanitize(ctx, tools=TOOLS, timeout_s=240):
-    """This module's `drive()` under each tool; one row per tool: its error count, the
-    checks that passed under it, its summary line."""
-    if not ctx.timing:                 # the correctness pass itself: nothing to do here
-        return
-    import cupy as cp
-    cp.get_default_memory_pool().free_all_blocks()
-    tool = shutil.which("compute-sanitizer")
-    for t in tools:
-        cmd = [tool, "--tool", t, "--error-exitcode", "3", "--print-limit", "20",
-               sys.executable, "-c", DRIVE]
-        run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
-                             env=dict(os.environ))
-        text = run.stdout + "\n" + run.stderr
-        print(f"--- {t} (exit {run.returncode})\n" + text[-3000:], flush=True)
-        p = parse(text)
-        if p["errors"] is None and run.returncode == 0:
-            p["errors"] = 0            # --error-exitcode: any error would have set the exit code
-        clean = (run.returncode == 0 and p["errors"] == 0 and p["failed"] == 0
-                 and bool(p["passed"]))
-        metrics = {"exit_code": (run.returncode, "1"), "hazards": (p["hazards"], "1")}
-        for k in ("errors", "passed", "failed"):
-            if p[k] is not None:
-                metrics[k] = (p[k], "1")
-        ctx.row(variant=t, params={"tool": t}, metrics=metrics,
-                check=Check(clean, 0.0, 0.0, p["errors"] or 0), kernels=_kernels(),
-                summary=p["summary"])
-
+sanitize = sanitizers.experiment(
+    "images.sanitize", drive="perflab.chapters.images.sanitize:drive", kernels=_kernels,
+    title="compute-sanitizer memcheck and racecheck, every kernel")

@@ -85,7 +85,10 @@ def _cpu_variants(grid, max_iter):
 
 @experiment("mandelbrot.cpu", title="Every CPU path and the Python baselines, checked, interleaved",
             target="host",
-            small={"cases": (("full", 67, 43, 64), ("seahorse", 45, 31, 300)), "budget_s": 0.2})
+            small={"cases": (("full", 67, 43, 64), ("seahorse", 45, 31, 300)), "budget_s": 0.2},
+            # both cases, raced for 1 s each instead of 3 (this one runs live wherever C
+            # builds, the book's own builds included)
+            reader={"budget_s": 1.0})
 def cpu_paths(ctx, cases=CPU_CASES, budget_s=3.0):
     """For each case, every implementation this CPU runs fills a poisoned count map that
     must equal the scalar reference at every pixel; the correct ones are then timed in
@@ -207,7 +210,8 @@ def _kernel_rows(ctx, grid, max_iter, block, checks, res, base, extra_params=Non
 
 @experiment("mandelbrot.gpu", title="The GPU kernels on three views, checked count for count, interleaved",
             small={"size": (517, 389), "max_iter": 200},
-            kernels=lambda: [gpu.kernel(n).spec for n in MAIN_KERNELS])
+            kernels=lambda: [gpu.kernel(n).spec for n in MAIN_KERNELS],
+            reader={"budget_s": 0.5})     # every view and kernel, raced 0.5 s, not 2
 def gpu_kernels(ctx, views=GPU_VIEWS, size=GPU_SIZE, max_iter=GPU_ITER,
                 block=gpu.DEFAULT_BLOCK, budget_s=2.0):
     """Every kernel of MAIN_KERNELS on each view: checked against the reference, then
@@ -226,7 +230,8 @@ def gpu_kernels(ctx, views=GPU_VIEWS, size=GPU_SIZE, max_iter=GPU_ITER,
 
 @experiment("mandelbrot.rate", title="FP32 instruction rate inside the cardioid against the FFMA peak",
             small={"size": (259, 131), "max_iter": 96},
-            kernels=lambda: [gpu.kernel(n).spec for n in RATE_KERNELS] + [_fma_peak_spec()])
+            kernels=lambda: [gpu.kernel(n).spec for n in RATE_KERNELS] + [_fma_peak_spec()],
+            reader={"budget_s": 1.0})     # every kernel and the peak, raced 1 s, not 3
 def rate(ctx, size=GPU_SIZE, max_iter=GPU_ITER, block=gpu.DEFAULT_BLOCK, budget_s=3.0,
          fmas_per_thread=1 << 19):
     """Inside the main cardioid every pixel iterates to the limit: no lane ever waits,
@@ -291,7 +296,8 @@ def _fma_peak(fmas_per_thread: int):
 
 @experiment("mandelbrot.versus", title="The GPU against the best CPU path of its host, interleaved",
             small={"size": (203, 151), "max_iter": 128, "views": ("full",), "budget_s": 0.3},
-            kernels=lambda: [gpu.kernel(n).spec for n in ("pixel", f"chunked U={gpu.DEFAULT_CHUNK}")])
+            kernels=lambda: [gpu.kernel(n).spec for n in ("pixel", f"chunked U={gpu.DEFAULT_CHUNK}")],
+            reader={"budget_s": 1.0})     # both views, raced 1 s, not 4
 def versus(ctx, views=("full", "cardioid"), size=GPU_SIZE, max_iter=GPU_ITER,
            block=gpu.DEFAULT_BLOCK, budget_s=4.0):
     """The one-pixel and chunked kernels against the widest C paths this host runs (one
@@ -357,7 +363,10 @@ def sweep_reason(p: dict) -> str | None:
 @experiment("mandelbrot.sweep", title="Views × iteration limits × block shapes (the explorer's grid)",
             small={"size": (131, 97), "iters": (64,), "blocks": ((32, 4), (8, 8)),
                    "views": ("full",)}, sweep=True,
-            kernels=lambda: [gpu.kernel(n).spec for n in SWEEP_KERNELS])
+            kernels=lambda: [gpu.kernel(n).spec for n in SWEEP_KERNELS],
+            # the limit the page quotes (1024), every view, block and kernel: the explorer's
+            # grid at one limit, a third of the runs
+            reader={"iters": (GPU_ITER,)})
 def sweep(ctx, views=GPU_VIEWS, iters=SWEEP_ITERS, blocks=gpu.BLOCKS, size=SWEEP_SIZE,
           kernels=SWEEP_KERNELS, budget_s=0.05):
     """Each kernel × block shape on each view and limit: checked, then timed alone."""

@@ -32,11 +32,10 @@ def block_explorer(rows: pd.DataFrame, kernel: str = "pixel") -> Explorer:
 
 def _measure(kernel: str, p: dict) -> pd.DataFrame:
     """Render, check and time one configuration on this GPU (live), as a frame."""
-    from ... import device, lab, registry, store
+    from ... import lab
     from .experiments import sweep
 
-    ctx = registry.Context(registry.get("mandelbrot.sweep"),
-                           store.new_run(device.current().as_dict()))
+    ctx = lab.live_context("mandelbrot.sweep")
     sweep(ctx, views=(p["view"],), iters=(int(p["max_iter"]),),
           blocks=((int(p["bx"]), int(p["by"])),), kernels=(kernel,))
     return lab.frame(ctx.rows, source="live")

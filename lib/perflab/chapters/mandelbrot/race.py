@@ -12,19 +12,13 @@ from time import perf_counter_ns
 
 import numpy as np
 
-from ...timing import nvtx_range, summarize
+from ...timing import nvtx_range, once_s, summarize
 
 
 def _once(kind: str, fn) -> float:
     """Seconds of one untimed call (which also warms it up)."""
     if kind == "gpu":
-        import cupy as cp
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        return cp.cuda.get_elapsed_time(start, stop) / 1e3
+        return once_s(fn)
     t = perf_counter_ns()
     fn()
     return (perf_counter_ns() - t) / 1e9

@@ -13,7 +13,7 @@ from ...kernels import (KernelSpec, blocks_per_sm, capture_launches, checked, ge
                         launch, warm)
 from ...profile import ncu_missing
 from ...registry import experiment
-from ...timing import as_metrics, interleaved, ratio
+from ...timing import as_metrics, interleaved, once_s, ratio
 from . import CHAPTER
 from . import audit as au
 from .variants import VARIANTS
@@ -32,15 +32,6 @@ SMALL_SIZES = ((67, 45, 93), (257, 130, 511), (33, 1, 65))
 RATIO_TO = ("naive", "tiled", "cm-plain")
 
 
-def _once(fn, what: str) -> float:
-    """Seconds of one checked call (CUDA events around it)."""
-    import cupy as cp
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    checked(fn, what)
-    stop.record()
-    stop.synchronize()
-    return cp.cuda.get_elapsed_time(start, stop) / 1e3
 
 
 def interleave(ctx, calls: dict, once: dict, budget_s: float, label: str) -> dict:
@@ -76,7 +67,10 @@ def _entries(prob):
 
 @experiment("matmul.kernels", title="The case study's and PMPP's kernels against cuBLAS FP32",
             small={"sizes": SMALL_SIZES}, kernels=lambda: [s for v in VARIANTS
-                                                           for s in v.kernels(v.params())])
+                                                           for s in v.kernels(v.params())],
+            # reader={}: the page quotes every kernel at every size, and a shorter budget
+            # saves about a second: the time is the large sizes' few rounds of one call
+            reader={})
 def kernels(ctx, sizes=SIZES, budget_s=0.6):
     """Every kernel checked against a float64 reference (output poisoned, fresh random
     inputs), then the correct ones timed with cuBLAS FP32 in interleaved rounds; each row
@@ -94,7 +88,7 @@ def kernels(ctx, sizes=SIZES, budget_s=0.6):
             A, B, C = sets[0]
             poison(C)
             with capture_launches() as launched:
-                once[name] = _once(lambda: fn(A, B, C), f"{name} {M}x{N}x{K}")
+                once[name] = once_s(lambda: fn(A, B, C), f"{name} {M}x{N}x{K}")
             launches[name] = launched
             checks[name] = compare(C, prob.ref, "fp32")
         res = {}
@@ -140,7 +134,9 @@ L2_CASES = ((16 << 20, 64), (4 << 30, 1))
 
 
 @experiment("matmul.l2", title="An L2 roof: one read kernel served by L2 and by DRAM",
-            small={"cases": ((1 << 20, 2), (16 << 20, 1))}, kernels=lambda: [l2_spec()])
+            small={"cases": ((1 << 20, 2), (16 << 20, 1))}, kernels=lambda: [l2_spec()],
+            # reader={}: two cases (the L2 roof and the DRAM one), raced for 0.4 s
+            reader={})
 def l2(ctx, cases=L2_CASES, budget_s=0.4):
     """The same grid-strided ld.global.cg read kernel on a working set that fits in L2 and
     on one that does not, checked (per-thread sums against float64), then timed in
@@ -197,7 +193,10 @@ def _audit_specs():
 @experiment("matmul.audit", title="The correctness audit: every category, every kernel",
             small={"names": tuple(v.name for v in VARIANTS), "categories": au.SMALL_CATEGORIES,
                    "isolated": False},
-            kernels=_audit_specs)
+            kernels=_audit_specs,
+            # reader={}: the page's audit table is every category of every kernel, and
+            # the isolated cases are the ones that show a lost context
+            reader={})
 def audit(ctx, names=None, categories=None, isolated=True):
     """One row per category × kernel (chapter 1's rungs and this chapter's kernels): the
     verdict, every case's outcome and detail. The cases that can lose the CUDA context
@@ -271,14 +270,17 @@ def profile_segments() -> list[dict]:
 
 
 @experiment("matmul.profile", title="What each kernel moves: DRAM and L2 bytes, counters",
-            small={"plan": ()}, requires=ncu_missing)
-def profile(ctx, plan=None):
+            small={"segments": ()}, requires=ncu_missing,
+            # reader={}: the roofline table is every kernel at both sizes; only where
+            # Nsight Compute is installed
+            reader={})
+def profile(ctx, segments=None):
     """Each kernel launched once per size under Nsight Compute (clocks untouched)."""
     from ...profile import profile as run_ncu
 
-    if not ctx.timing or plan == ():
+    if not ctx.timing or segments == ():
         return
-    for seg in run_ncu(profile_segments() if plan is None else list(plan),
+    for seg in run_ncu(profile_segments() if segments is None else list(segments),
                        child="perflab.chapters.matmul.profiling", extra_metrics=EXTRA_METRICS):
         v = None if seg["variant"] == BASELINE else get_variant(seg["variant"])
         ctx.row(variant=seg["variant"], params={"M": seg["M"], "N": seg["N"], "K": seg["K"]},

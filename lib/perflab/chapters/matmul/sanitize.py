@@ -14,18 +14,7 @@ tool finishes in seconds; the correctness pass under the sanitizers (`make sanit
 with cuBLAS references and every audit category, did not finish within its cap."""
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-
-from ...correctness import Check
-from ...registry import experiment
-from ..images.sanitize import parse, sanitizer_missing
-
-TOOLS = ("memcheck", "racecheck")
-#: The sanitized process (an import, not `-m`: see images.sanitize).
-DRIVE = "import sys; from perflab.chapters.matmul.sanitize import drive; sys.exit(drive())"
+from ... import sanitize as sanitizers
 #: The problem every kernel runs once: a multiple of no tile in M, N or K.
 SAN_SIZE = (130, 67, 93)
 #: Rung 09's extra launches: its split in the main loop (PRE_ROUND=0).
@@ -130,46 +119,14 @@ def drive() -> int:
     return 1 if failed else 0
 
 
-@experiment("matmul.sanitize", title="compute-sanitizer memcheck and racecheck, one launch "
-            "of each kernel", small={}, requires=sanitizer_missing, kernels=sanitized_kernels)
-def sanitize(ctx, tools=TOOLS, timeout_s=240):
-    """This module's `drive()` under each tool (kernels compiled, or loaded from the disk
-    cache, before); one row per tool: its error count, the checks that passed under it,
-    its summary line and its wall time."""
-    if not ctx.timing:                 # the correctness pass itself: nothing to do here
-        return
-    import time
-
-    import cupy as cp
-
+def _compiled():
+    """Every kernel the sanitized process launches, compiled (or loaded from the disk
+    cache) before it starts."""
     from ...kernels import warm
     warm(sanitized_kernels(runnable=True))
-    cp.get_default_memory_pool().free_all_blocks()
-    tool = shutil.which("compute-sanitizer")
-    for t in tools:
-        cmd = [tool, "--tool", t, "--error-exitcode", "3", "--print-limit", "20",
-               sys.executable, "-c", DRIVE]
-        t0 = time.time()
-        try:
-            run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
-                                 env=dict(os.environ))
-            rc, text = run.returncode, run.stdout + "\n" + run.stderr
-        except subprocess.TimeoutExpired as exc:
-            rc = None
-            text = "\n".join(x.decode() if isinstance(x, bytes) else (x or "")
-                             for x in (exc.stdout, exc.stderr)) + \
-                f"\ntimed out after {timeout_s} s"
-        wall = time.time() - t0
-        print(f"--- {t} (exit {rc}, {wall:.0f} s)\n" + text[-3000:], flush=True)
-        p = parse(text)
-        if p["errors"] is None and rc == 0:
-            p["errors"] = 0            # --error-exitcode: any error would have set the exit code
-        clean = (rc == 0 and p["errors"] == 0 and p["failed"] == 0 and bool(p["passed"]))
-        metrics = {"exit_code": (-1 if rc is None else rc, "1"), "hazards": (p["hazards"], "1"),
-                   "wall_s": (wall, "s")}
-        for k in ("errors", "passed", "failed"):
-            if p[k] is not None:
-                metrics[k] = (p[k], "1")
-        ctx.row(variant=t, params={"tool": t}, metrics=metrics,
-                check=Check(clean, 0.0, 0.0, p["errors"] or 0), kernels=sanitized_kernels(),
-                summary=p["summary"] or ("timed out" if rc is None else ""))
+
+
+sanitize = sanitizers.experiment(
+    "matmul.sanitize", drive="perflab.chapters.matmul.sanitize:drive",
+    kernels=sanitized_kernels, prepare=_compiled,
+    title="compute-sanitizer memcheck and racecheck, one launch of each kernel")

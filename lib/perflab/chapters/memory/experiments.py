@@ -40,6 +40,14 @@ def staircase_sizes(lo: int = 2 * KiB, hi: int = 8 * GiB) -> tuple[int, ...]:
 
 
 STAIRCASE = staircase_sizes()
+#: The reader plan's staircase: sizes in every plateau's window (L1 4–64 KiB, near L2
+#: 1–8 MiB, far L2 28–40 MiB, HBM 256 MiB–1 GiB and 2–8 GiB) and around each place where
+#: the staircase leaves a plateau on the reference GPU (L1 after 192 KiB, near L2 after
+#: 16 MiB, HBM from 48–64 MiB): the figure keeps its steps, the page every plateau and
+#: edge. Past 128 MiB a chain has 2^20 slots, each size seconds of walks: two of them.
+READER_STAIRCASE = (4 * KiB, 16 * KiB, 64 * KiB, 128 * KiB, 192 * KiB, 256 * KiB, 1 * MiB,
+                    4 * MiB, 8 * MiB, 16 * MiB, 20 * MiB, 24 * MiB, 28 * MiB, 32 * MiB,
+                    40 * MiB, 48 * MiB, 56 * MiB, 64 * MiB, 1 * GiB, 8 * GiB)
 #: The explorer's grid: working set × stride of a strided (not random) chase.
 EXPLORE_SIZES = (16 * KiB, 128 * KiB, 1 * MiB, 16 * MiB, 48 * MiB, 256 * MiB, 1 * GiB,
                  4 * GiB)
@@ -80,7 +88,8 @@ def _chase_row(ctx, ch, op, repeat=None, variant=None, extra=None):
 
 @experiment("memory.latency", title="Latency staircase: a random chase, working set by working set",
             small={"sizes": (4 * KiB, 3 * MiB, 200 * MiB), "repeats": 1},
-            kernels=lambda: [chase_spec("plain"), smem_chase_spec()])
+            kernels=lambda: [chase_spec("plain"), smem_chase_spec()],
+            reader={"sizes": READER_STAIRCASE})
 def latency(ctx, sizes=STAIRCASE, repeats=3):
     """One thread, STEPS dependent loads over a random single cycle of 128-byte slots
     (at most 2^20 slots, spread evenly past 128 MiB), after a full warm walk where the
@@ -105,7 +114,10 @@ def latency(ctx, sizes=STAIRCASE, repeats=3):
 
 @experiment("memory.stride_chase", title="Latency by working set and stride (the explorer's grid)",
             small={"sizes": (16 * KiB, 1 * MiB), "strides": (8, 128)}, sweep=True,
-            kernels=lambda: [chase_spec("plain")])
+            kernels=lambda: [chase_spec("plain")],
+            # one working set per level (L1, near L2, past L2, HBM) at every stride: the
+            # explorer's grid, a quarter of the chains (each one a full warm walk)
+            reader={"sizes": (16 * KiB, 1 * MiB, 48 * MiB, 1 * GiB)})
 def stride_chase(ctx, sizes=EXPLORE_SIZES, strides=EXPLORE_STRIDES):
     """The classic strided chase: slot i points to slot i + 1, `stride` bytes on; a
     stride under a line reuses each line stride/128 of the time, one over a page leaves
@@ -121,7 +133,10 @@ def stride_chase(ctx, sizes=EXPLORE_SIZES, strides=EXPLORE_STRIDES):
 @experiment("memory.operators", title="What each ld.global cache operator does",
             small={"sizes": (16 * KiB, 3 * MiB)},
             kernels=lambda: [chase_spec(o) for o in OPS]
-            + [probe_spec(o, w) for o in OPS for w in (False, True)])
+            + [probe_spec(o, w) for o in OPS for w in (False, True)],
+            # reader={}: three working sets, one per level, which the page's operator
+            # table sets side by side; untimed chases, about 9 s on the reference GPU
+            reader={})
 def operators(ctx, sizes=OPERATOR_SIZES):
     """Every operator (plain, .ca, .cg, .cv, .nc) through the random chase at each working
     set; then the portfolio's probe (clock, one load, clock) with and without waiting for the
@@ -160,11 +175,15 @@ def conflict_degree(stride: int, pad: bool, banks: int = 32) -> int:
 
 
 BANK_STRIDES = tuple(range(1, 33))
+#: The reader plan's strides: every conflict degree (1, 2, 4, 8, 16, 32 ways), odd strides
+#: (no conflict), and 31 and 32 that the page quotes padded and unpadded.
+READER_BANK_STRIDES = (1, 2, 3, 4, 5, 8, 12, 16, 24, 31, 32)
 
 
 @experiment("memory.banks", title="Shared-memory bandwidth by stride, with and without padding",
             small={"strides": (1, 2, 3, 32), "reps": 4},
-            kernels=lambda: [banks_spec(False), banks_spec(True)])
+            kernels=lambda: [banks_spec(False), banks_spec(True)],
+            reader={"strides": READER_BANK_STRIDES})
 def banks(ctx, strides=BANK_STRIDES, reps=256):
     """Lane l of every warp reads word l·stride, 16·reps times; the GPU full (every SM at
     its occupancy limit). Bytes = threads × 16·reps × 4 (what was asked for)."""
@@ -283,11 +302,13 @@ def race(ctx, calls, src, dst, params_of, kernels_of, launch_of, budget_s):
 
 @experiment("memory.coalescing", title="Coalescing: the portfolio's pair, a stride sweep, the best streaming copy",
             small={"n": 1000003, "stride_n": 100003, "big": 1 << 22},
-            kernels=lambda: coalescing_specs() + _stream_specs() + [machine.copy_spec()])
-def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30):
+            kernels=lambda: coalescing_specs() + _stream_specs() + [machine.copy_spec()],
+            reader={"budget_s": 2.5})     # every row; the two races a quarter as long
+def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30, budget_s=10.0):
     """(1) The portfolio's pair: `n` floats copied by the same threads, interleaved or in runs,
     raced against cudaMemcpy of the same bytes. (2) out[i] = in[i·stride] for `stride_n`
-    outputs. (3) Streaming copies of `big` bytes against the copy ceiling, interleaved."""
+    outputs. (3) Streaming copies of `big` bytes against the copy ceiling, interleaved.
+    The two races share `budget_s` seconds of timing, 2 : 3."""
     import cupy as cp
 
     dev = current()
@@ -309,7 +330,7 @@ def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30):
          lambda k: {"part": "pair", "bytes": int(src.nbytes), "stride": 1},
          lambda k: spec_of.get(k, []),
          lambda k: {"grid": grid, "block": block, "run": run} if k in spec_of else {},
-         budget_s=4.0)
+         budget_s=0.4 * budget_s)
     src = dst = None
     # (2) strides
     for s in STRIDES:
@@ -355,7 +376,7 @@ def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30):
         {"grid": g0, "block": 256}, [machine.copy_spec()]
     race(ctx, calls, src, dst,
          lambda k: {"part": "stream", "bytes": int(src.nbytes), "stride": 1},
-         lambda k: kspec.get(k, []), lambda k: launches.get(k, {}), budget_s=6.0)
+         lambda k: kspec.get(k, []), lambda k: launches.get(k, {}), budget_s=0.6 * budget_s)
 
 
 #: Little's law: resident warps per SM × independent 16-byte loads per thread.
@@ -369,11 +390,14 @@ def inflight_launch(warps: int) -> tuple[int, int]:
 
 @experiment("memory.inflight", title="Little's law: copy bandwidth against bytes in flight",
             small={"nbytes": 1 << 22, "warps": (1, 64), "ks": (1, 8)},
-            kernels=_stream_specs)
-def inflight(ctx, nbytes=1 << 28, warps=WARPS_PER_SM, ks=STREAM_K):
+            kernels=_stream_specs,
+            # every configuration (the figure's curve; the images chapter reads 4-32 KB in
+            # flight from it), raced for 3 s instead of 12
+            reader={"budget_s": 3.0})
+def inflight(ctx, nbytes=1 << 28, warps=WARPS_PER_SM, ks=STREAM_K, budget_s=12.0):
     """stream_copy<K> with one grid of `warps` resident warps on every SM, in both layouts:
     reads in flight per SM = warps × 32 × K × 16 bytes. All configurations and cudaMemcpy
-    interleaved."""
+    interleaved, for about `budget_s` seconds in all."""
     import cupy as cp
 
     dev = current()
@@ -395,4 +419,4 @@ def inflight(ctx, nbytes=1 << 28, warps=WARPS_PER_SM, ks=STREAM_K):
     race(ctx, calls, src, dst,
          lambda k: params.get(k, {"layout": "library", "warps_per_sm": 0, "K": 0,
                                   "inflight_per_sm": 0, "bytes": int(src.nbytes)}),
-         lambda k: kspec.get(k, []), lambda k: launches.get(k, {}), budget_s=12.0)
+         lambda k: kspec.get(k, []), lambda k: launches.get(k, {}), budget_s=budget_s)

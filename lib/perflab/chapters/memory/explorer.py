@@ -33,10 +33,9 @@ def stride_explorer(rows: pd.DataFrame) -> Explorer:
 
 def _measure(p: dict) -> pd.DataFrame:
     """One strided chase on this GPU (live): checked, then timed, as a frame."""
-    from ... import device, lab, registry, store
+    from ... import lab
     from .experiments import stride_chase
 
-    ctx = registry.Context(registry.get("memory.stride_chase"),
-                           store.new_run(device.current().as_dict()))
+    ctx = lab.live_context("memory.stride_chase")
     stride_chase(ctx, sizes=(int(p["bytes"]),), strides=(int(p["stride"]),))
     return lab.frame(ctx.rows, source="live")

@@ -9,7 +9,7 @@ from ...registry import experiment
 KiB, MiB = 1 << 10, 1 << 20
 
 
-def segments() -> list[dict]:
+def all_segments() -> list[dict]:
     from .experiments import BANK_STRIDES, STRIDES
     from .latency import OPS
     return ([{"what": "banks", "pad": p, "stride": s} for p in (False, True)
@@ -20,17 +20,25 @@ def segments() -> list[dict]:
                for o in OPS])
 
 
+def reader_segments() -> list[dict]:
+    """The segments of the reader plan: those of memory.banks's reader strides only."""
+    from .experiments import READER_BANK_STRIDES
+    return [s for s in all_segments() if s["what"] != "banks" or s["stride"] in READER_BANK_STRIDES]
+
+
 @experiment("memory.profile", title="Counters: bank conflicts, sectors per request, hit rates",
-            small={"plan": ()}, requires=ncu_missing)
-def profile(ctx, plan=None):
+            small={"segments": ()}, requires=ncu_missing,
+            # the bank segments at the reader plan's strides (memory.banks), all others
+            reader={"segments": reader_segments()})
+def profile(ctx, segments=None):
     """Every segment once under Nsight Compute (clocks untouched)."""
     from ...profile import profile as run_ncu
     from .experiments import banks_spec, coalescing_specs
     from .latency import chase_spec
 
-    if not ctx.timing or plan == ():
+    if not ctx.timing or segments == ():
         return
-    for seg in run_ncu(segments() if plan is None else list(plan),
+    for seg in run_ncu(all_segments() if segments is None else list(segments),
                        child="perflab.chapters.memory.profiling"):
         what = seg["what"]
         specs = ([banks_spec(seg["pad"])] if what == "banks"

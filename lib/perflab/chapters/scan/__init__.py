@@ -14,7 +14,7 @@ stress, and what the later modules share), bulk (the bulk-copy scan: bulk, bulk_
 encoders (the one-pass encoders: rle_bulk, rle_room), archive (the retired tries the pages
 cite, replayed from their recorded rows), report (the pages' facts, tables and figures),
 diagrams, explorer (block size × ITEMS_PER_THREAD), profiling (the profiler's child),
-smoke (every kernel once, for the sanitizers). Kernels: kernels/03-scan/; tests:
+sanitize (every kernel once under the sanitizers, scan.sanitize). Kernels: kernels/03-scan/; tests:
 tests/chapters/test_scan*.py.
 """
 from __future__ import annotations
@@ -27,7 +27,6 @@ PARTS = {
     "bulk": "the bulk-copy scan's experiments",
     "encoders": "the one-pass encoders' experiments",
     "archive": "the retired tries the pages cite, replayed from their rows",
-    "smoke": "every kernel once, for the sanitizers",
 }
 #: the pages this package serves: chapters/03-scan.md and chapters/03-rle.md (Run-length
 #: encoding), both built on these experiments, kernels and results
@@ -37,3 +36,4 @@ from . import experiments  # noqa: E402,F401  (registers the scans' experiments)
 from . import bulk  # noqa: E402,F401  (registers scan.bulk, scan.bulk_profile)
 from . import encoders  # noqa: E402,F401  (registers scan.rle_bulk, scan.rle_room)
 from . import archive  # noqa: E402,F401  (registers the retired tries, replay only)
+from . import sanitize  # noqa: E402,F401  (registers scan.sanitize)

@@ -64,7 +64,9 @@ def _bulk_specs():
 @experiment("scan.bulk", title="A sequencer instead of look-backs: the bulk-copy single pass by shape",
             small={"sizes": (1000003,), "wide_bytes": 1 << 22}, sweep=True,
             requires=ops.bulk_missing,
-            kernels=_bulk_specs)
+            kernels=_bulk_specs,
+            # 16 at its default shape (the only one the page quotes), with its diagnostic
+            reader={"sweep": (ops.BULK,)})
 def bulk(ctx, sizes=BULK_SIZES, sweep=ops.BULK_SWEEP, diagnostic=ops.BULK_DIAGNOSTIC,
          wide_bytes=1 << 30):
     """Every shape of 16 (scanner warps + reducer warps, tile KiB x stages, sequencer words
@@ -112,7 +114,9 @@ def _profile_or_bulk_missing():
 
 @experiment("scan.bulk_profile", title="What the bulk-copy scan and encoder move: DRAM counters",
             small={"segments": ()}, requires=_profile_or_bulk_missing,
-            kernels=lambda: ops.specs("bulk", "int32", True) + [rle.bulk_spec()])
+            kernels=lambda: ops.specs("bulk", "int32", True) + [rle.bulk_spec()],
+            # reader={}: the two segments the pages quote
+            reader={})
 def bulk_profile(ctx, segments=(("bulk", 1 << 28), ("rle bulk", 1 << 25))):
     """16 at 2^28 int32 and 17 at 2^25 (runs of 1-15) once each under Nsight Compute
     (clocks untouched): DRAM bytes read and written against the input's 4n bytes (one read

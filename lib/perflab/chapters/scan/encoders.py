@@ -212,7 +212,9 @@ def _rle_bulk_specs():
 
 @experiment("scan.rle_bulk", title="The bulk-copy encoder (17) by shape, against PyTorch",
             small={"n": 100003, "kinds": ("short", "distinct")}, sweep=True,
-            requires=ops.bulk_missing, kernels=_rle_bulk_specs)
+            requires=ops.bulk_missing, kernels=_rle_bulk_specs,
+            # 17 at its default on runs of 1-15, with its diagnostics: what the page quotes
+            reader={"kinds": ("short",), "shapes": (rle.BULK,)})
 def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES,
              diags=tuple(rle.BULK_DIAGNOSTICS)):
     """Each shape of 17 on each kind of runs at n int32, checked (reference runs and a round
@@ -312,7 +314,9 @@ ROOM_SMALL = {"n": 100003, "kinds": ("short", "distinct"), "check_sizes": (0, 1,
 
 
 @experiment("scan.rle_room", title="Room in L1 for the loads (25), against 24 at its shapes and PyTorch",
-            small=ROOM_SMALL, sweep=True, kernels=_room_specs)
+            small=ROOM_SMALL, sweep=True, kernels=_room_specs,
+            # runs of 1-15 (the page's race and call time), the refusal past 2^31, fewer stress and replay sizes
+            reader={"kinds": ("short",), "large": ((1 << 31) + 5,), "stress_sizes": (1000003,), "replay_sizes": (1, 4097, 1000003)})
 def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=CHECK_SIZES, large=LARGE,
              calls=1000, stress_sizes=(1000003, 1 << 24),
              replay_sizes=(1, 31, 4097, 1000003, (1 << 25) + 5), rounds=7, n_repeat=20):

@@ -252,7 +252,9 @@ def _names(variant, inclusive):
 
 # -- experiments -------------------------------------------------------------------------
 @experiment("scan.check", title="Every scan, checked: sizes, dtypes, inclusive and exclusive",
-            small={"sizes": (0, 1, 31, 1000003)}, kernels=scan_specs_all)
+            small={"sizes": (0, 1, 31, 1000003)}, kernels=scan_specs_all,
+            # reader={}: every check is seconds; the page counts them all
+            reader={})
 def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
     """Each variant × dtype × inclusive/exclusive × size on fresh random input, integers
     also over the whole int32 range (their sums wrap), and CUB on the same inputs."""
@@ -283,7 +285,9 @@ def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
 
 @experiment("scan.float_order", title="Summation order and the float32 result",
             small={"sizes": (1 << 16,)},
-            kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "float32", True)])
+            kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "float32", True)],
+            # reader={}: three float32 scans per size, no timing
+            reader={})
 def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
     """One float32 input, scanned by every variant, by CUB, and sequentially on the CPU
     (NumPy's float32 cumsum adds left to right); each against the float64 scan."""
@@ -348,7 +352,9 @@ def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
 
 @experiment("scan.sizes", title="int32 inclusive scan from 2^10 to 2^30 elements",
             small={"sizes": (1000003,)},
-            kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "int32", True)])
+            kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "int32", True)],
+            # the sizes the page quotes (2^10, 2^24 for 01, 2^28) and a few between; not 2^30
+            reader={"sizes": (1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 28)})
 def sizes(ctx, sizes=SWEEP_SIZES):
     """At each size: the three scans, CUB through CuPy and PyTorch, and a copy of the
     input's bytes, timed round by round in the same run."""
@@ -360,7 +366,9 @@ def sizes(ctx, sizes=SWEEP_SIZES):
             small={"n": 1000003},
             kernels=lambda: [s for dt in DTYPES for inc in (True, False)
                              for v in ("single-pass", "three-kernel")
-                             for s in ops.specs(v, dt, inc)])
+                             for s in ops.specs(v, dt, inc)],
+            # reader={}: one size; its table is the page's only use
+            reader={})
 def dtypes(ctx, n=1 << 28):
     for dt in DTYPES:
         time_set(ctx, n, dt, (True, False), ("single-pass", "three-kernel"), budget_s=1.2)
@@ -372,7 +380,9 @@ LOOKBACK_SHAPES = tuple((lb, g) for lb in ops.LOOKBACKS for g in ops.GRIDS)
 @experiment("scan.lookback", title="What the single pass waits on: look-back width, grid",
             small={"n": 1000003}, sweep=True,
             kernels=lambda: [ops.single_pass_spec("int32", inclusive=True, lookback=lb, grid=g)
-                             for lb, g in LOOKBACK_SHAPES])
+                             for lb, g in LOOKBACK_SHAPES],
+            # reader={}: four shapes of one race at 2^28, about two seconds
+            reader={})
 def lookback(ctx, n=1 << 28):
     """The single pass four ways at 2^28 int32: a warp or the whole block looking back,
     one block per tile or resident blocks that take their next ticket early; with the
@@ -427,7 +437,9 @@ def tune_one(ctx, x, sets, block: int, items: int) -> dict:
 
 @experiment("scan.tune", title="Single-pass scan: block size and ITEMS_PER_THREAD",
             small={"n": 100003, "blocks": (128,), "items": (2, 4, 16)}, sweep=True,
-            kernels=tune_specs)
+            kernels=tune_specs,
+            # the best and worst tiles the page quotes, and the default between them
+            reader={"blocks": (128, 256), "items": (4, 16, 32)})
 def tune(ctx, n=1 << 28, blocks=TUNE_BLOCKS, items=TUNE_ITEMS):
     import cupy as cp
     x = fresh(n, "int32", seed())
@@ -440,7 +452,9 @@ def tune(ctx, n=1 << 28, blocks=TUNE_BLOCKS, items=TUNE_ITEMS):
 
 
 @experiment("scan.rle", title="Run-length encoding: fused, unfused, PyTorch, NumPy",
-            small={"sizes": (1000003,)}, kernels=rle.all_specs)
+            small={"sizes": (1000003,)}, kernels=rle.all_specs,
+            # the size the page quotes and draws (2^25)
+            reader={"sizes": (1 << 25,)})
 def rle_exp(ctx, sizes=(1 << 20, 1 << 25, 1 << 28), kinds=RLE_KINDS):
     """Each encoder on fresh inputs of each kind of runs, checked against the reference
     runs and by a round trip, then timed round by round with
@@ -545,7 +559,9 @@ def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
             small={"sizes": (4097,)},
             kernels=lambda: (ops.specs("single-pass", "int32", True)
                              + ops.specs("single-pass", "int32", False)
-                             + ops.specs("three-kernel", "int32", True) + rle.all_specs()))
+                             + ops.specs("three-kernel", "int32", True) + rle.all_specs()),
+            # reader={}: the claim past 2^31 is the point of the run
+            reader={})
 def large(ctx, sizes=((1 << 30) + 1, (1 << 31) + 5)):
     """int32 scans whose byte offsets (2^30 + 1 elements: 4 GiB) or element count
     (2^31 + 5) pass 2^31, over the whole int32 range (the sums wrap); the encoder at the
@@ -581,7 +597,9 @@ def profile_missing():
 
 @experiment("scan.profile", title="Where the seed's scan loses: profiler counters",
             small={"segments": ()}, requires=profile_missing,
-            kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "int32", True)])
+            kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "int32", True)],
+            # reader={}: the three segments the page quotes
+            reader={})
 def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
                            ("single-pass", 1 << 24), ("cupy.cumsum (CUB)", 1 << 24))):
     """Each scan once under Nsight Compute at 2^24 int32: DRAM bytes, occupancy and how
@@ -605,7 +623,9 @@ def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
 @experiment("scan.stress", title="1000 back-to-back single-pass scans",
             small={"calls": 20, "sizes": (1000003,)},
             kernels=lambda: (ops.specs("single-pass", "int32", True)
-                             + ops.specs("bulk", "int32", True)))
+                             + ops.specs("bulk", "int32", True)),
+            # 1000 calls at one size: the page quotes the calls and the wrong ones
+            reader={"sizes": (1000003,)})
 def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "bulk")):
     """`calls` scans launched back to back without a host wait (the ticket counter and the
     status words reused, a new epoch each time), over four rotating inputs; every call's

@@ -40,12 +40,11 @@ def _measure(n: int, block: int, items: int) -> pd.DataFrame:
 def _live(n: int):
     import cupy as cp
 
-    from ... import device, registry, store
+    from ... import device, lab
     from ...timing import rotations
     from .experiments import fresh, rotated, seed
 
-    ctx = registry.Context(registry.get("scan.tune"),
-                           store.new_run(device.current().as_dict()))
+    ctx = lab.live_context("scan.tune")
     x = fresh(n, "int32", seed())
     sets = rotated(x, rotations(2 * x.nbytes, device.current().l2_bytes))
     cp.cuda.Device().synchronize()

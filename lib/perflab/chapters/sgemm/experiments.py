@@ -9,7 +9,7 @@ from ...correctness import compare, poison
 from ...errors import ConfigError
 from ...kernels import KernelSpec, capture_launches, checked, get_kernel
 from ...profile import ncu_missing
-from ...registry import experiment
+from ...registry import BUDGET_S, ROUNDS, experiment
 from ...device import current
 from ...timing import as_metrics
 from . import get as get_variant
@@ -166,10 +166,21 @@ def run_variant(ctx, prob, v, params, baseline, timed=True):
                        **({"invalid_short": exc.short} if exc.short else {}))
 
 
+#: A reader's timing of the interleaved runs: a fifteenth of the budget and three rounds,
+#: not nine (three rotations: each of up to three calls once in each place). Every row
+#: stays, since the page quotes every size; the rounds' floor of three repeats of each
+#: call, not the budget, then sets the time.
+READER_TIMING = {"budget_s": 0.1, "rounds": 3}
+
+
 @experiment("sgemm.ladder", title="The SGEMM ladder against cuBLAS",
-            small={"sizes": SMALL_SIZES}, kernels=_all_specs)
-def ladder(ctx, sizes=SIZES, variant_names=None):
+            small={"sizes": SMALL_SIZES}, kernels=_all_specs, reader=READER_TIMING)
+def ladder(ctx, sizes=SIZES, variant_names=None, budget_s=BUDGET_S, rounds=ROUNDS):
+    """Every rung at every size, checked, then timed interleaved with the cuBLAS modes its
+    precision is compared with: `rounds` rounds of about `budget_s` seconds per call."""
     import cupy as cp
+
+    ctx.budget_s, ctx.rounds = budget_s, rounds
 
     for M, N, K in sizes:
         prob = Problem(M, N, K, timing=ctx.timing,
@@ -189,9 +200,14 @@ def ladder(ctx, sizes=SIZES, variant_names=None):
 @experiment("sgemm.sweep", title="Tile-size sweep of the fastest rungs",
             small={"size": (130, 67, 200)}, sweep=True,
             kernels=lambda: [s for n in SWEEP_VARIANTS for p in configs(get_variant(n))
-                             for s in get_variant(n).kernels(p)])
-def sweep(ctx, size=SWEEP_SIZE, variant_names=SWEEP_VARIANTS):
-    ctx.budget_s = 0.4      # ~100 configurations: a shorter timing budget for each
+                             for s in get_variant(n).kernels(p)],
+            # every configuration (the heat map and the explorers show them all), each
+            # timed in three short rounds
+            reader={"budget_s": 0.1, "rounds": 3})
+def sweep(ctx, size=SWEEP_SIZE, variant_names=SWEEP_VARIANTS, budget_s=0.4, rounds=ROUNDS):
+    """Every valid tile configuration of `variant_names` at `size`, checked and timed
+    interleaved with cuBLAS; ~100 configurations, so a shorter `budget_s` for each."""
+    ctx.budget_s, ctx.rounds = budget_s, rounds
     M, N, K = size
     prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
     baseline = baselines(ctx, prob)
@@ -211,8 +227,13 @@ SPLITK_VARIANTS = ("07-split-k", "11-tf32-split-k")
             kernels=lambda: [s for n in SPLITK_VARIANTS
                              for p in configs(get_variant(n), 128, 128, 32768)
                              for s in get_variant(n).kernels(p)]
-            + [KernelSpec("01-sgemm/empty.cu", "empty")])
-def splitk(ctx, size=(128, 128, 32768), variant_names=SPLITK_VARIANTS):
+            + [KernelSpec("01-sgemm/empty.cu", "empty")],
+            reader=READER_TIMING)    # every slice count: the split-K curve
+def splitk(ctx, size=(128, 128, 32768), variant_names=SPLITK_VARIANTS, budget_s=BUDGET_S,
+           rounds=ROUNDS):
+    """Every configuration of the split-K rungs on the skinny problem, checked and timed
+    interleaved with cuBLAS (`rounds` rounds of about `budget_s` seconds per call)."""
+    ctx.budget_s, ctx.rounds = budget_s, rounds
     M, N, K = size
     prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
     baseline = baselines(ctx, prob)
@@ -249,11 +270,13 @@ CHUNK_VARIANT = "12-3xtf32-wgmma"
             small={"size": (130, 67, 200)}, sweep=True,
             kernels=lambda: [s for c in CHUNKS
                              for s in get_variant(CHUNK_VARIANT).kernels(
-                                 get_variant(CHUNK_VARIANT).params(chunk=c))])
-def chunks(ctx, size=CHUNK_SIZE, chunks=CHUNKS):
+                                 get_variant(CHUNK_VARIANT).params(chunk=c))],
+            reader=READER_TIMING)    # every chunk: the page quotes the longest that holds
+def chunks(ctx, size=CHUNK_SIZE, chunks=CHUNKS, budget_s=BUDGET_S, rounds=ROUNDS):
     """Rung 12 at each accumulation chunk, checked and timed interleaved with cuBLAS FP32
     and TF32: how the error grows with the products chained in the tensor core's
     accumulator, and what the fp32 adds cost."""
+    ctx.budget_s, ctx.rounds = budget_s, rounds
     M, N, K = size
     prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
     baseline = baselines(ctx, prob)
@@ -272,8 +295,10 @@ PROFILE_SEGMENTS = (
                                          "cuBLAS TF32", "11-tf32-split-k")])
 
 
+# reader={}: the page quotes the counters of every segment (the roofline's points, the
+# split-K durations); it runs only where Nsight Compute is installed, about 45 s.
 @experiment("sgemm.profile", title="What limits each rung: profiler counters",
-            small={"segments": ()}, requires=ncu_missing)
+            small={"segments": ()}, requires=ncu_missing, reader={})
 def profile(ctx, segments=PROFILE_SEGMENTS):
     """Each rung once under Nsight Compute: DRAM and L2 bytes, shared-memory wavefronts
     and bank conflicts, occupancy, pipe utilisation and the main stall reasons."""

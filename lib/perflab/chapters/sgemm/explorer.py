@@ -54,9 +54,8 @@ def _measure(name: str, size: tuple, params: dict) -> pd.DataFrame:
 @functools.lru_cache(maxsize=2)
 def _live(size: tuple):
     """One live context per size: fresh inputs and cuBLAS measured once in the session."""
-    from ... import device, registry, store
+    from ... import lab
 
-    ctx = registry.Context(registry.get("sgemm.sweep"),
-                           store.new_run(device.current().as_dict()))
+    ctx = lab.live_context("sgemm.sweep")
     prob = Problem(*size, timing=True)
     return ctx, prob, baselines(ctx, prob)

@@ -45,11 +45,10 @@ def _measure(tile: int, block_rows: int) -> pd.DataFrame:
 def _live():
     import cupy as cp
 
-    from ... import device, registry, store
+    from ... import lab
     from .experiments import inputs, seed
 
-    ctx = registry.Context(registry.get("transpose.tiles"),
-                           store.new_run(device.current().as_dict()))
+    ctx = lab.live_context("transpose.tiles")
     a, ref = inputs(SHAPE, "float32", seed())
     out = cp.empty((SHAPE[1], SHAPE[0]), dtype=a.dtype)
     return ctx, a, out, cp.empty_like(a), ref

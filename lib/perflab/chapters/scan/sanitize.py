@@ -1,7 +1,8 @@
 """Every kernel of the scan chapters once at small sizes, each result checked: small enough to run
-under compute-sanitizer (memcheck, racecheck) in seconds.
+under compute-sanitizer (memcheck, racecheck) in seconds, recorded as scan.sanitize (one
+row a tool, perflab.sanitize).
 
-    compute-sanitizer --tool memcheck python -m perflab.chapters.scan.smoke
+    compute-sanitizer --tool memcheck python -m perflab.chapters.scan.sanitize
 
 (`python -m perflab sanitize --chapter 03-scan` runs the chapter's whole correctness
 pass the same way.) Exits 1 if a result is wrong."""
@@ -10,6 +11,8 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+
+from ... import sanitize as sanitizers
 
 def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
     """Every kernel, or with only= one variant of ops.VARIANTS or rle.VARIANTS (argument
@@ -26,14 +29,14 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
     sm90 = ops.bulk_missing() is None
     scans = [v for v in ops.VARIANTS if (only in (None, v)) and (sm90 or v != "bulk")]
     encoders = [v for v in rle.VARIANTS if (only in (None, v)) and (sm90 or v not in rle.SM90)]
-    bad = 0
+    bad = good = 0
     for n in sizes:
         for dt in ops.CTYPES:
             x = fresh(n, dt, n)
             for v in scans:
                 for inc in (True, False):
                     ok = check_scan(ops.scan(x, inclusive=inc, variant=v), x, inc).correct
-                    bad += not ok
+                    bad, good = bad + (not ok), good + ok
                     print(f"{'ok  ' if ok else 'FAIL'} scan {v:12s} {dt:7s} n={n} "
                           f"{'inclusive' if inc else 'exclusive'}", flush=True)
         x = fresh(n, "int32", n)
@@ -42,17 +45,31 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
                 out = cp.empty_like(x)
                 ops.enqueue(x, out, True, "single-pass", lookback=lb, grid=g)
                 ok = check_scan(out, x, True).correct
-                bad += not ok
+                bad, good = bad + (not ok), good + ok
                 print(f"{'ok  ' if ok else 'FAIL'} scan {lb} look-back, {g} n={n}", flush=True)
         enc = rle.Encoder(n)
         for kind in ("short", "equal", "distinct"):
             x = rle.make_runs(n, kind, np.random.default_rng(n))
             for v in encoders:
                 ok = check_rle(x, *enc.encode(x, v))[0].correct
-                bad += not ok
+                bad, good = bad + (not ok), good + ok
                 print(f"{'ok  ' if ok else 'FAIL'} rle {v} {kind} n={n}", flush=True)
-    print(f"{bad} wrong")
+    print(f"{good} passed, {bad} failed", flush=True)
     return 1 if bad else 0
+
+
+def _kernels():
+    from . import ops, rle
+    specs = [s for v in ops.VARIANTS for dt in ops.CTYPES for inc in (True, False)
+             for s in ops.specs(v, dt, inc)]
+    specs += [ops.single_pass_spec("int32", lookback=lb, grid=g)
+              for lb in ops.LOOKBACKS for g in ops.GRIDS]
+    return specs + rle.all_specs() + [rle.bulk_spec(), rle.room_spec()]
+
+
+sanitize = sanitizers.experiment(
+    "scan.sanitize", drive="perflab.chapters.scan.sanitize:main", kernels=_kernels,
+    title="compute-sanitizer memcheck and racecheck, every scan and encoder")
 
 
 if __name__ == "__main__":

@@ -142,7 +142,7 @@ def shape_problems(text: str) -> list[str]:
         if n > MAX_RUNS_PER_CELL:
             problems.append(f"code cell {i + 1} ({section!r}) runs {runs} "
                             f"(at most {MAX_RUNS_PER_CELL})")
-        if n and "report.targets(" in code:
+        if n and "TARGETS[" in code:
             problems.append(f"code cell {i + 1} builds the targets and runs experiments")
         read = set().union(*(_reads(c) for s, c in cells if s == section))
         for t in targets:

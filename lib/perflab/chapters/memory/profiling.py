@@ -24,14 +24,11 @@ def segments() -> list[dict]:
             small={"plan": ()}, requires=ncu_missing)
 def profile(ctx, plan=None):
     """Every segment once under Nsight Compute (clocks untouched)."""
-    from ...profile import profile as run_ncu
+    from ...profile import profiled
     from .experiments import banks_spec, coalescing_specs
     from .latency import chase_spec
 
-    if not ctx.timing or plan == ():
-        return
-    for seg in run_ncu(segments() if plan is None else list(plan),
-                       child="perflab.chapters.memory.profiling"):
+    for seg in profiled(ctx, plan, segments, "perflab.chapters.memory.profiling"):
         what = seg["what"]
         specs = ([banks_spec(seg["pad"])] if what == "banks"
                  else [chase_spec(seg["op"])] if what == "chase" else coalescing_specs())

@@ -258,6 +258,6 @@ VARIANT = Variant(
          "and B, as stored and rounded to TF32 on the way, into a 4-stage mbarrier pipeline "
          "filled by a producer warpgroup; two consumer warpgroups compute C^T = B^T A^T with "
          "64x256x8 wgmma, B^T from registers and A from shared memory: no pre-pass.",
-    kernels=_specs, enqueue=_enqueue, default_params=dict(DEFAULTS),
-    param_space={k: list(v) for k, v in PARAM_SPACE.items()}, validate=_validate,
+    kernels=_specs, enqueue=_enqueue, default_params=DEFAULTS, param_space=PARAM_SPACE,
+    validate=_validate,
 )

@@ -130,6 +130,6 @@ VARIANT = Variant(
          "chunk of k summed into a fresh partial and added in fp32, so that the tensor "
          "core's truncating accumulation no longer biases all of K: FP32-class error at "
          "tensor-core speed.",
-    kernels=_specs, enqueue=_enqueue, default_params=dict(DEFAULTS),
-    param_space={k: list(v) for k, v in PARAM_SPACE.items()}, validate=_validate,
+    kernels=_specs, enqueue=_enqueue, default_params=DEFAULTS, param_space=PARAM_SPACE,
+    validate=_validate,
 )

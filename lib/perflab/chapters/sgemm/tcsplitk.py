@@ -104,6 +104,6 @@ VARIANT = Variant(
     idea="For problems with few output tiles: many K slices on the tensor cores, A and B "
          "read as they are stored and rounded to TF32 in the loop (no pre-pass), the "
          "slices summed in parallel in a fixed order.",
-    kernels=kernels, enqueue=enqueue, default_params=dict(DEFAULTS),
-    param_space={k: list(v) for k, v in PARAM_SPACE.items()}, validate=validate,
+    kernels=kernels, enqueue=enqueue, default_params=DEFAULTS, param_space=PARAM_SPACE,
+    validate=validate,
 )

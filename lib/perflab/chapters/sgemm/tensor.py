@@ -243,8 +243,7 @@ def _variant(precision: str, label: str, idea: str) -> Variant:
         name=NAMES[precision], label=label, precision=precision, idea=idea,
         kernels=functools.partial(_specs, precision),
         enqueue=functools.partial(_enqueue, precision),
-        default_params=dict(DEFAULTS[precision]),
-        param_space={k: list(v) for k, v in PARAM_SPACE[precision].items()},
+        default_params=DEFAULTS[precision], param_space=PARAM_SPACE[precision],
         validate=functools.partial(_validate, precision),
     )
 

@@ -154,14 +154,13 @@ METRICS = counters((
     "stall_math_pipe_throttle", "stall_not_selected", "stall_wait", "stall_lg_throttle"))
 
 
-def profile(segments: list[dict], child: str, timeout: int = 480, extra=(),
-            extra_metrics: dict | None = None) -> list[dict]:
+def profile(segments: list[dict], child: str, timeout: int = 480, extra=()) -> list[dict]:
     """Run `child`'s segments under ncu (`segments`: JSON-able dicts the child reads).
     Returns one dict per segment: the segment's keys, kernels (names) and metrics summed
     or averaged over the segment's kernels (times and bytes summed; ratios weighted by
     duration). `extra` names counters of COUNTERS to record besides METRICS (see
-    `counters`); `extra_metrics` adds counters outside the catalogue, in its form."""
-    asked = {**METRICS, **counters(extra), **(extra_metrics or {})}
+    `counters`)."""
+    asked = {**METRICS, **counters(extra)}
     ncu = ncu_path()
     have = available_metrics(ncu)
     wanted = {k: v for k, v in asked.items() if _base(v[0]) in have}

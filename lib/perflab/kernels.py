@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths
-from .errors import KernelCompileError, KernelRuntimeError, LaunchConfigError
+from .errors import ConfigError, KernelCompileError, KernelRuntimeError, LaunchConfigError
 
 #: NVRTC options every kernel is compiled with (the architecture is the device's, added by CuPy).
 BASE_OPTIONS: tuple[str, ...] = ("-std=c++17",)
@@ -242,6 +242,21 @@ def _prod(xs) -> int:
     for x in xs:
         n *= int(x)
     return n
+
+
+def check_block2d(block) -> tuple[int, int]:
+    """A 2-D block (threads in x, threads in y) every GPU runs: two whole numbers, each at
+    least 1, at most 1024 threads in all; else ConfigError with the reason."""
+    try:
+        bx, by = (int(v) for v in block)
+    except (TypeError, ValueError):
+        raise ConfigError(f"block={block!r}: give two whole numbers (threads in x, "
+                          "threads in y)") from None
+    if bx < 1 or by < 1:
+        raise ConfigError(f"block={block!r}: both sides at least 1 thread")
+    if bx * by > 1024:
+        raise ConfigError(f"block {bx}×{by} = {bx * by} threads: a block holds at most 1024")
+    return bx, by
 
 
 def check_launch(kernel, grid, block, shared_mem: int = 0) -> None:

@@ -10,6 +10,9 @@ What a segment runs is the chapter's business: `profile(segments, child="module"
 `python -m perflab.profile module plan.json` under ncu, and that module's
 `prepare(segments)` returns one callable per segment, everything compiled and every input
 made (from the host: no cuRAND kernels to filter out) before the first marker.
+
+Which counters: METRICS on every run, and any other of the catalogue (COUNTERS) that a
+chapter names: `profile(plan, child=..., extra=("branch_instructions", "inst_executed"))`.
 """
 from __future__ import annotations
 
@@ -28,15 +31,17 @@ from .errors import PerflabError
 
 MARKER = "perflab_marker"
 
-#: name -> (ncu metric, unit the lab records, scale from ncu's unit to the lab's)
-METRICS = {
+#: The catalogue of every counter the lab records: name -> (ncu metric, unit the lab
+#: records, scale from ncu's unit to the lab's). `profile` records METRICS on every run
+#: and, besides them, those a chapter names (`profile(..., extra=names)`).
+COUNTERS = {
+    # recorded on every run: time, throughput, traffic, hit rates, occupancy, pipes, stalls
     "duration_us": ("gpu__time_duration.sum", "us", None),
     "sm_throughput_pct": ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", None),
     "dram_read_MB": ("dram__bytes_read.sum", "MB", None),
     "dram_write_MB": ("dram__bytes_write.sum", "MB", None),
     "l2_MB": ("lts__t_bytes.sum", "MB", None),
-    "gld_sectors_per_request": (
-        "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio", "sectors", None),
+    "gld_sectors_per_request": ("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_ld.ratio", "sectors", None),
     "gld_requests": ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "1", None),
     "gld_sectors": ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "1", None),
     "l1_hit_pct": ("l1tex__t_sector_hit_rate.pct", "%", None),
@@ -56,6 +61,44 @@ METRICS = {
     "stall_not_selected": ("smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio", "warps/issue", None),
     "stall_wait": ("smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", "warps/issue", None),
     "stall_lg_throttle": ("smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio", "warps/issue", None),
+    # instructions, the threads active in them, branches
+    "inst_executed": ("smsp__inst_executed.sum", "1", None),
+    "threads_per_inst": ("smsp__thread_inst_executed_per_inst_executed.ratio", "threads", None),
+    "branch_instructions": ("smsp__sass_inst_executed_op_branch.sum", "1", None),
+    # The share of executed branches whose target is the same for every active thread of
+    # the warp (ncu's "Branch Efficiency").
+    "branch_efficiency_pct": ("smsp__sass_average_branch_targets_threads_uniform.pct", "%", None),
+    "divergent_branch_targets": ("smsp__sass_branch_targets_threads_divergent.sum", "1", None),
+    # FP32 instructions by opcode (threads), and by pipe (warps)
+    "fadd_thread_inst": ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", "1", None),
+    "fmul_thread_inst": ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "1", None),
+    "ffma_thread_inst": ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "1", None),
+    "pipe_fma_inst": ("smsp__inst_executed_pipe_fma.sum", "1", None),
+    "pipe_alu_inst": ("smsp__inst_executed_pipe_alu.sum", "1", None),
+    "lsu_pipe_pct": ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active", "%", None),
+    "sm_cycles": ("sm__cycles_elapsed.avg", "1", None),
+    "theoretical_occupancy_pct": ("sm__maximum_warps_per_active_cycle_pct", "%", None),
+    # global loads and stores
+    "gld_instructions": ("smsp__inst_executed_op_global_ld.sum", "1", None),
+    "l1_wavefronts_global_ld": ("l1tex__data_pipe_lsu_wavefronts_mem_lg_cmd_read.sum", "1", None),
+    "gst_sectors_per_request": ("l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio", "sectors", None),
+    "gst_requests": ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "1", None),
+    "gst_sectors": ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "1", None),
+    # shared-memory stores
+    "smem_st_instructions": ("smsp__inst_executed_op_shared_st.sum", "1", None),
+    "smem_st_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "1", None),
+    "smem_st_bank_conflicts": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "1", None),
+    # L1, L2 and DRAM: throughput as a share of the peak, L2 sectors
+    "l1tex_throughput_pct": ("l1tex__throughput.avg.pct_of_peak_sustained_active", "%", None),
+    "l2_throughput_pct": ("lts__throughput.avg.pct_of_peak_sustained_elapsed", "%", None),
+    "dram_throughput_pct": ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "%", None),
+    "gpu_dram_throughput_pct": ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "%", None),
+    "l2_read_sectors": ("lts__t_sectors_op_read.sum", "1", None),
+    "l2_write_sectors": ("lts__t_sectors_op_write.sum", "1", None),
+    # the MIO-throttle stall as the warp-state section and the stall sampling give it
+    "mio_throttle_latency": ("smsp__average_warp_latency_issue_stalled_mio_throttle.ratio", "cycles", None),
+    "pcsamp_mio_throttle": ("smsp__pcsamp_warps_issue_stalled_mio_throttle", "samples", None),
+    "pcsamp_total": ("smsp__pcsamp_sample_count", "samples", None),
 }
 
 _UNIT_SCALE = {("ns", "us"): 1e-3, ("usecond", "us"): 1.0, ("nsecond", "us"): 1e-3,
@@ -87,16 +130,40 @@ def _base(metric: str) -> str:
     return metric.split(".")[0]
 
 
-def profile(segments: list[dict], child: str, timeout: int = 480,
-            extra_metrics: dict | None = None) -> list[dict]:
+def counters(names) -> dict:
+    """The catalogue's counters `names`, in their order and its form. A name may be a pair
+    (row name, catalogue name): the counter recorded under the name a chapter's rows give
+    it."""
+    out = {}
+    for n in names:
+        row, key = (n, n) if isinstance(n, str) else n
+        if key not in COUNTERS:
+            raise PerflabError(f"no counter {key!r} in perflab.profile.COUNTERS; "
+                               f"it has {', '.join(COUNTERS)}")
+        out[row] = COUNTERS[key]
+    return out
+
+
+#: The counters every profile records, in the catalogue's form.
+METRICS = counters((
+    "duration_us", "sm_throughput_pct", "dram_read_MB", "dram_write_MB", "l2_MB",
+    "gld_sectors_per_request", "gld_requests", "gld_sectors", "l1_hit_pct", "l2_hit_pct",
+    "smem_ld_instructions", "smem_ld_wavefronts", "smem_ld_bank_conflicts",
+    "achieved_occupancy_pct", "issue_active_pct", "fma_pipe_pct", "tensor_pipe_pct",
+    "stall_long_scoreboard", "stall_mio_throttle", "stall_short_scoreboard", "stall_barrier",
+    "stall_math_pipe_throttle", "stall_not_selected", "stall_wait", "stall_lg_throttle"))
+
+
+def profile(segments: list[dict], child: str, timeout: int = 480, extra=()) -> list[dict]:
     """Run `child`'s segments under ncu (`segments`: JSON-able dicts the child reads).
     Returns one dict per segment: the segment's keys, kernels (names) and metrics summed
     or averaged over the segment's kernels (times and bytes summed; ratios weighted by
-    duration). `extra_metrics` adds counters to METRICS, in its form."""
+    duration). `extra` names counters of COUNTERS to record besides METRICS (see
+    `counters`)."""
+    asked = {**METRICS, **counters(extra)}
     ncu = ncu_path()
     have = available_metrics(ncu)
-    wanted = {k: v for k, v in {**METRICS, **(extra_metrics or {})}.items()
-              if _base(v[0]) in have}
+    wanted = {k: v for k, v in asked.items() if _base(v[0]) in have}
     if "duration_us" not in wanted:
         raise PerflabError("ncu lists no gpu__time_duration metric on this GPU")
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,6 +181,15 @@ def profile(segments: list[dict], child: str, timeout: int = 480,
         with open(log) as f:
             rows = _parse_csv(f.read())
     return segment_rows(rows, segments, wanted)
+
+
+def profiled(ctx, plan, default, child: str, extra=()) -> list[dict]:
+    """A profile experiment's segments under ncu (see `profile`): `plan`, or `default()`
+    when it is None; none in the correctness pass (`ctx.timing` False) or for the empty
+    plan `()` its `small` gives."""
+    if not ctx.timing or plan == ():
+        return []
+    return profile(default() if plan is None else list(plan), child, extra=extra)
 
 
 def _parse_csv(text: str) -> list[dict]:

@@ -279,13 +279,15 @@ def conv3d(ctx, shape=(512, 512, 512), r=1):
     race(ctx, ents, x, out, budget_s=2.0)
 
 
-def _radius_kernels():
-    v = get("2d-regtile")
-    return [v.spec(r, v.params()) for r in RADII]
+def _radius_kernels(name, radii):
+    """The kernels of a radius sweep: `name` at its default tile, at every radius."""
+    v = get(name)
+    return [v.spec(r, v.params()) for r in radii]
 
 
 @experiment("convolution.radius", title="2D: the filter radius against the roofline",
-            small={"shape": (97, 61), "radii": (0, 1, 4)}, kernels=_radius_kernels, reader={})
+            small={"shape": (97, 61), "radii": (0, 1, 4)},
+            kernels=lambda: _radius_kernels("2d-regtile", RADII), reader={})
 def radius(ctx, shape=(8192, 8192), radii=RADII):
     """The register-tiled 2D kernel at every radius, interleaved with the copy: where the
     time leaves the memory floor is where the kernel turns compute-bound."""
@@ -298,7 +300,7 @@ def radius_sweep(ctx, name, shape, radii, budget_s):
     dev = current().as_dict()
     rng = np.random.default_rng()
     v = get(name)
-    warm([v.spec(r, v.params()) for r in radii])
+    warm(_radius_kernels(name, radii))
     x = refm.fresh_device(shape)
     out = cp.empty_like(x)
     ents = {}
@@ -341,14 +343,9 @@ def wide3d(ctx, shape=(512, 512, 512), r=1):
     race(ctx, ents, x, out, budget_s=1.5)
 
 
-def _radius_wide_kernels():
-    v = get("2d-wide")
-    return [v.spec(r, v.params()) for r in WIDE_RADII]
-
-
 @experiment("convolution.radius_wide", title="2D: the four-wide tile at every radius, against the roofline",
-            small={"shape": (97, 60), "radii": (0, 1, 4)}, kernels=_radius_wide_kernels,
-            reader={})
+            small={"shape": (97, 60), "radii": (0, 1, 4)},
+            kernels=lambda: _radius_kernels("2d-wide", WIDE_RADII), reader={})
 def radius_wide(ctx, shape=(8192, 8192), radii=WIDE_RADII):
     """The radius sweep of convolution.radius, for the four-wide tile."""
     radius_sweep(ctx, "2d-wide", shape, radii, budget_s=1.2)

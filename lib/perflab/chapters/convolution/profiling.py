@@ -8,19 +8,12 @@ from __future__ import annotations
 from ...profile import ncu_missing
 from ...registry import experiment
 
-#: Counters this chapter adds to perflab.profile.METRICS (name -> (ncu metric, unit, scale)).
-#: Branch efficiency is the share of executed branches whose target is the same for every
-#: active thread of the warp (ncu's "Branch Efficiency").
-EXTRA = {
-    "branch_instructions": ("smsp__sass_inst_executed_op_branch.sum", "1", None),
-    "branch_efficiency_pct": ("smsp__sass_average_branch_targets_threads_uniform.pct", "%", None),
-    "divergent_branch_targets": ("smsp__sass_branch_targets_threads_divergent.sum", "1", None),
-    "instructions": ("smsp__inst_executed.sum", "1", None),
-    "threads_per_instruction": ("smsp__thread_inst_executed_per_inst_executed.ratio", "threads", None),
-    "l1_throughput_pct": ("l1tex__throughput.avg.pct_of_peak_sustained_active", "%", None),
-    "dram_throughput_pct": ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "%", None),
-    "l1_wavefronts_global_ld": ("l1tex__data_pipe_lsu_wavefronts_mem_lg_cmd_read.sum", "1", None),
-}
+#: Counters of perflab.profile.COUNTERS this chapter records besides its METRICS; a pair
+#: is (the name this chapter's rows give it, the catalogue's name).
+EXTRA = ("branch_instructions", "branch_efficiency_pct", "divergent_branch_targets",
+         ("instructions", "inst_executed"), ("threads_per_instruction", "threads_per_inst"),
+         ("l1_throughput_pct", "l1tex_throughput_pct"), "dram_throughput_pct",
+         "l1_wavefronts_global_ld")
 
 SHAPE2, SHAPE3 = (4096, 4096), (256, 256, 256)
 
@@ -65,7 +58,7 @@ def _specs(seg):
 def profile(ctx, segments=None):
     """Every segment (all_segments() where None) once under Nsight Compute (clocks
     untouched)."""
-    run_profile(ctx, all_segments() if segments is None else segments)
+    run_profile(ctx, segments, all_segments)
 
 
 @experiment("convolution.profile_wide", title="Counters of the four-wide tiles",
@@ -73,18 +66,15 @@ def profile(ctx, segments=None):
 def profile_wide(ctx, segments=None):
     """The four-wide tiles' segments (segments_wide() where None) once under Nsight
     Compute (clocks untouched)."""
-    run_profile(ctx, segments_wide() if segments is None else segments)
+    run_profile(ctx, segments, segments_wide)
 
 
-def run_profile(ctx, segments) -> None:
-    from ...profile import profile as run_ncu
+def run_profile(ctx, segments, default) -> None:
+    from ...profile import profiled
     from .experiments import config_label
     from .variants import get
 
-    if not ctx.timing or segments == ():
-        return
-    for seg in run_ncu(list(segments),
-                       child="perflab.chapters.convolution.profiling", extra_metrics=EXTRA):
+    for seg in profiled(ctx, segments, default, "perflab.chapters.convolution.profiling", EXTRA):
         specs = _specs(seg)
         cfg = get(seg["variant"]).params(**seg["config"]) if specs else {}
         ctx.row(variant=seg["variant"],

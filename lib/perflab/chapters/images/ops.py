@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ConfigError
-from ...kernels import KernelSpec, blocks_per_sm, get_kernel, launch
+from ...kernels import KernelSpec, blocks_per_sm, check_block2d, get_kernel, launch
 from . import CHAPTER
 
 VECADD = ("per-element", "grid-stride", "vec4")
@@ -152,18 +152,8 @@ def _image_out(out, shape, name_in, inputs, align):
                           "or whole vectors that another thread writes; pass a separate array")
 
 
-
-def check_block(block) -> tuple[int, int]:
-    """A 2-D block (bx, by) the GPU can run: whole numbers, at most 1024 threads."""
-    try:
-        bx, by = (int(v) for v in block)
-    except (TypeError, ValueError):
-        raise ConfigError(f"block={block!r}: give (threads in x, threads in y)") from None
-    if bx < 1 or by < 1:
-        raise ConfigError(f"block={block!r}: both sides at least 1 thread")
-    if bx * by > 1024:
-        raise ConfigError(f"block {bx}×{by} = {bx * by} threads: a block holds at most 1024")
-    return bx, by
+#: The blocks this chapter's 2-D kernels run: any a GPU runs (else ConfigError, the reason).
+check_block = check_block2d
 
 
 def grid2d(width: int, height: int, block) -> tuple[tuple, tuple]:

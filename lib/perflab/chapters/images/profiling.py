@@ -14,17 +14,11 @@ PROFILE_N = 1 << 26
 PROFILE_SHAPE = (8192, 8192)
 LIBRARY = {"vecadd": "CuPy a + b", "gray": "CuPy array ops", "blur": "cupyx uniform_filter"}
 
-#: Counters beyond perflab.profile.METRICS (same form: name -> (metric, unit, scale)).
-EXTRA_METRICS = {
-    "dram_pct": ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "%", None),
-    "l1tex_pct": ("l1tex__throughput.avg.pct_of_peak_sustained_active", "%", None),
-    "lsu_pipe_pct": ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active", "%", None),
-    "gst_sectors_per_request": (
-        "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio", "sectors", None),
-    "inst_executed": ("smsp__inst_executed.sum", "1", None),
-    "gld_instructions": ("smsp__inst_executed_op_global_ld.sum", "1", None),
-    "smem_st_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "1", None),
-}
+#: Counters of perflab.profile.COUNTERS this chapter records besides its METRICS; a pair
+#: is (the name this chapter's rows give it, the catalogue's name).
+EXTRA = (("dram_pct", "dram_throughput_pct"), ("l1tex_pct", "l1tex_throughput_pct"),
+         "lsu_pipe_pct", "gst_sectors_per_request", "inst_executed", "gld_instructions",
+         "smem_st_wavefronts")
 
 
 def all_segments() -> list[dict]:
@@ -49,12 +43,9 @@ def _specs(seg: dict) -> list:
             kernels=lambda: [s for seg in all_segments() for s in _specs(seg)])
 def profile(ctx, segments=None):
     """Every kernel and library call once under Nsight Compute (clocks untouched)."""
-    from ...profile import profile as run_ncu
+    from ...profile import profiled
 
-    if not ctx.timing or segments == ():
-        return
-    for seg in run_ncu(all_segments() if segments is None else list(segments),
-                       child="perflab.chapters.images.profiling", extra_metrics=EXTRA_METRICS):
+    for seg in profiled(ctx, segments, all_segments, "perflab.chapters.images.profiling", EXTRA):
         size = {"n": PROFILE_N} if seg["kind"] == "vecadd" else \
             {"height": PROFILE_SHAPE[0], "width": PROFILE_SHAPE[1]}
         ctx.row(variant=seg["variant"],

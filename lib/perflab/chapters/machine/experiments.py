@@ -102,6 +102,17 @@ def copy(ctx, sizes=(1 << 28, 1 << 30, 1 << 32)):
         cp.get_default_memory_pool().free_all_blocks()
 
 
+def flop_metrics(ctx, chk, flops: float, fn, variant: str) -> dict:
+    """A ceiling's metrics: its FLOP count and, when the check passed and the run is timed,
+    the time of `fn()` (ctx.time, as `variant`) and the TFLOP/s it gives."""
+    metrics = {"flops": (flops, "FLOP")}
+    if ctx.timing and chk.correct:
+        t = ctx.time(fn, [()], variant)
+        metrics.update(as_metrics(t))
+        metrics["TFLOP/s"] = (flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
+    return metrics
+
+
 @experiment("machine.fma", title="FP32 FMA peak vs independent chains",
             small={"fmas_per_thread": 1 << 10, "occupancies": ("full",)},
             kernels=lambda: [fma_spec(c) for c in FMA_CHAINS],
@@ -136,12 +147,10 @@ def fma(ctx, fmas_per_thread=1 << 20, occupancies=("1 warp/scheduler", "full"),
             ref = fma_reference(chains, iters * 8, 0.5, 0.5)
             chk = compare(out, cp.full(out.shape, ref, dtype=cp.float64), "fp32")
             flops = 2.0 * grid * block * iters * 8 * chains
-            metrics = {"flops": (flops, "FLOP")}
-            if ctx.timing and chk.correct:
-                t = ctx.time(lambda: launch(k, grid, block, (out, y, z, np.int32(iters))),
-                             [()], f"chains{chains}-{occ}")
-                metrics.update(as_metrics(t))
-                metrics["TFLOP/s"] = (flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
+            metrics = flop_metrics(ctx, chk, flops,
+                                   lambda: launch(k, grid, block, (out, y, z, np.int32(iters))),
+                                   f"chains{chains}-{occ}")
+            if "TFLOP/s" in metrics:
                 peak = fp32_peak_flops(dev.as_dict())
                 metrics["datasheet_TFLOP/s"] = (peak / 1e12, "TFLOP/s")
                 metrics["frac_of_datasheet"] = (metrics["TFLOP/s"][0] * 1e12 / peak, "1")
@@ -188,12 +197,9 @@ def tensor(ctx, iters=1 << 14, gemm_sizes=(8192,), budget_s=BUDGET_S):
         expect = cp.full(out.shape, 4.0 * 4 * acc * iters, dtype=cp.float64)
         chk = compare(out, expect, "fp32")
         flops = 2.0 * 16 * 8 * 8 * (grid * block // 32) * acc * iters
-        metrics = {"flops": (flops, "FLOP")}
-        if ctx.timing and chk.correct:
-            t = ctx.time(lambda: launch(k, grid, block, (ab, out, np.int32(iters))), [()],
-                         f"mma-acc{acc}")
-            metrics.update(as_metrics(t))
-            metrics["TFLOP/s"] = (flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
+        metrics = flop_metrics(ctx, chk, flops,
+                               lambda: launch(k, grid, block, (ab, out, np.int32(iters))),
+                               f"mma-acc{acc}")
         ctx.row(variant=f"mma.sync acc={acc}", params={"acc": acc, "size": 0},
                 metrics=metrics, check=chk, kernels=[spec],
                 launch={"grid": grid, "block": block, "blocks_per_sm": per_sm})
@@ -208,11 +214,7 @@ def tensor(ctx, iters=1 << 14, gemm_sizes=(8192,), budget_s=BUDGET_S):
             gemm(A, B, C, mode)
             chk = compare(C, ref, mode)
             flops = 2.0 * n ** 3
-            metrics = {"flops": (flops, "FLOP")}
-            if ctx.timing and chk.correct:
-                t = ctx.time(lambda: gemm(A, B, C, mode), [()], f"cublas-{mode}")
-                metrics.update(as_metrics(t))
-                metrics["TFLOP/s"] = (flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
+            metrics = flop_metrics(ctx, chk, flops, lambda: gemm(A, B, C, mode), f"cublas-{mode}")
             ctx.row(variant=f"cuBLAS {mode.upper()}", params={"acc": 0, "size": n},
                     metrics=metrics, check=chk, kernels=[])
         A = B = C = ref = None
@@ -242,12 +244,9 @@ def wgmma_peak(ctx, ab, iters: int) -> None:
         expect = cp.full(out.shape, 128 * 4 * 4.0 * iters, dtype=cp.float64)
         chk = compare(out, expect, "fp32")
         flops = 2.0 * 64 * 256 * 8 * 4 * (grid * wg) * iters
-        metrics = {"flops": (flops, "FLOP")}
-        if ctx.timing and chk.correct:
-            t = ctx.time(lambda: launch(k, grid, block, args, shared_mem=WGMMA_SMEM), [()],
-                         f"wgmma-wg{wg}")
-            metrics.update(as_metrics(t))
-            metrics["TFLOP/s"] = (flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
+        metrics = flop_metrics(ctx, chk, flops,
+                               lambda: launch(k, grid, block, args, shared_mem=WGMMA_SMEM),
+                               f"wgmma-wg{wg}")
         ctx.row(variant=f"wgmma warpgroups={wg}", params={"acc": wg, "size": 0},
                 metrics=metrics, check=chk, kernels=[spec],
                 launch={"grid": grid, "block": block, "blocks_per_sm": per_sm})

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 CHAPTER = "07-mandelbrot"
 TITLE = "Mandelbrot: CPU SIMD masks against GPU SIMT"
+
+from . import experiments  # noqa: E402,F401  (registers mandelbrot.*)
+from . import profiling  # noqa: E402,F401  (registers mandelbrot.profile)
+
 #: the package's own modules beyond the roles of perflab.chapters (module -> role)
 PARTS = {
     "cpu": "the C and Python implementations on the CPU (perflab.host)",
@@ -19,6 +23,3 @@ PARTS = {
     "sass": "the hot loop read from the SASS",
     "views": "the views of the set the pages draw",
 }
-
-from . import experiments  # noqa: E402,F401  (registers mandelbrot.*)
-from . import profiling  # noqa: E402,F401  (registers mandelbrot.profile)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...correctness import Check
 from ...errors import ConfigError
-from ...kernels import KernelSpec
+from ...kernels import KernelSpec, check_block2d
 from . import CHAPTER
 from .views import Grid, check_iter
 
@@ -79,16 +79,9 @@ def kernel(name: str) -> GpuKernel:
 
 
 def check_block(block) -> tuple[int, int]:
-    """A block shape (threads in x, in y) every GPU of the lab runs, or ConfigError."""
-    try:
-        bx, by = (int(b) for b in block)
-    except (TypeError, ValueError):
-        raise ConfigError(f"block shape must be two whole numbers (x, y), not {block!r}") from None
-    if bx < 1 or by < 1:
-        raise ConfigError(f"block shape {bx} x {by}: both sides must be at least 1")
-    if bx * by > 1024:
-        raise ConfigError(f"block shape {bx} x {by} has {bx * by} threads; a block holds at "
-                          "most 1024")
+    """A block shape (threads in x, in y) every GPU of the lab runs, in whole warps, or
+    ConfigError."""
+    bx, by = check_block2d(block)
     if (bx * by) % 32:
         raise ConfigError(f"block shape {bx} x {by} has {bx * by} threads, not a whole "
                           "number of 32-thread warps: the last warp would run part-empty")

@@ -13,19 +13,12 @@ PROFILE_ITER = 1024
 PROFILE_KERNELS = ("pixel", "one lane", "two pixels", "chunked U=16")
 PROFILE_VIEWS = ("full", "cardioid", "seahorse")
 
-#: Counters beyond perflab.profile.METRICS (name -> (ncu metric, unit, None)).
-EXTRA = {
-    "warp_inst": ("smsp__inst_executed.sum", "1", None),
-    "threads_per_inst": ("smsp__thread_inst_executed_per_inst_executed.ratio", "threads", None),
-    "branch_uniform_pct": ("smsp__sass_average_branch_targets_threads_uniform.pct", "%", None),
-    "divergent_branch_targets": ("smsp__sass_branch_targets_threads_divergent.sum", "1", None),
-    "fadd_thread_inst": ("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", "1", None),
-    "fmul_thread_inst": ("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "1", None),
-    "ffma_thread_inst": ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "1", None),
-    "pipe_fma_inst": ("smsp__inst_executed_pipe_fma.sum", "1", None),
-    "pipe_alu_inst": ("smsp__inst_executed_pipe_alu.sum", "1", None),
-    "sm_cycles": ("sm__cycles_elapsed.avg", "1", None),
-}
+#: Counters of perflab.profile.COUNTERS this chapter records besides its METRICS; a pair
+#: is (the name this chapter's rows give it, the catalogue's name).
+EXTRA = (("warp_inst", "inst_executed"), "threads_per_inst",
+         ("branch_uniform_pct", "branch_efficiency_pct"), "divergent_branch_targets",
+         "fadd_thread_inst", "fmul_thread_inst", "ffma_thread_inst", "pipe_fma_inst",
+         "pipe_alu_inst", "sm_cycles")
 
 
 def all_segments(kernels=PROFILE_KERNELS, views=PROFILE_VIEWS) -> list[dict]:
@@ -48,8 +41,7 @@ def profile(ctx, segments=None, size=PROFILE_SIZE, max_iter=PROFILE_ITER):
         return
     segments = all_segments() if segments is None else list(segments)
     plan = [{**seg, "w": size[0], "h": size[1], "max_iter": max_iter} for seg in segments]
-    for seg in run_ncu(plan, child="perflab.chapters.mandelbrot.profiling",
-                       extra_metrics=EXTRA):
+    for seg in run_ncu(plan, child="perflab.chapters.mandelbrot.profiling", extra=EXTRA):
         k = gpu.kernel(seg["kernel"])
         grid = view(seg["view"]).grid(seg["w"], seg["h"])
         ref = cpu.cached_reference(grid, seg["max_iter"])

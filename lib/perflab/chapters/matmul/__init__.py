@@ -13,12 +13,13 @@ from __future__ import annotations
 
 CHAPTER = "08-matmul"
 TITLE = "An SGEMM case study: the simplest kernels, audited"
+
+from . import experiments  # noqa: E402,F401  (registers matmul.*)
+from . import sanitize  # noqa: E402,F401  (registers matmul.sanitize)
+
 #: the package's own modules beyond the roles of perflab.chapters (module -> role)
 PARTS = {
     "audit": "the correctness audit's categories",
     "bounds": "the arithmetic the audit judges by",
     "isolated": "the audit's child process",
 }
-
-from . import experiments  # noqa: E402,F401  (registers matmul.*)
-from . import sanitize  # noqa: E402,F401  (registers matmul.sanitize)

@@ -246,22 +246,15 @@ def audit(ctx, names=None, categories=None, isolated=True):
 #: ones. 4096^3 (192 MB) does not, as the seed's 2048^3 did not fit the T4's 4 MB L2.
 PROFILE_SIZES = ((2048, 2048, 2048), (4096, 4096, 4096))
 
-#: Counters besides perflab.profile.METRICS: FMAs executed (to check the FLOP count),
-#: shared stores and their bank conflicts (corner turning), total instructions, the
-#: LSU pipe and the L1, L2 and DRAM throughputs as a share of their peaks, theoretical
-#: occupancy.
-EXTRA_METRICS = {
-    "ffma_thread_inst": ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "1", None),
-    "smem_st_instructions": ("smsp__inst_executed_op_shared_st.sum", "1", None),
-    "smem_st_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "1", None),
-    "smem_st_bank_conflicts": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "1", None),
-    "inst_executed": ("smsp__inst_executed.sum", "1", None),
-    "lsu_pipe_pct": ("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active", "%", None),
-    "l1tex_throughput_pct": ("l1tex__throughput.avg.pct_of_peak_sustained_active", "%", None),
-    "l2_throughput_pct": ("lts__throughput.avg.pct_of_peak_sustained_elapsed", "%", None),
-    "dram_throughput_pct": ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "%", None),
-    "theoretical_occupancy_pct": ("sm__maximum_warps_per_active_cycle_pct", "%", None),
-}
+#: Counters of perflab.profile.COUNTERS besides its METRICS: FMAs executed (to check the
+#: FLOP count), shared stores and their bank conflicts (corner turning), total
+#: instructions, the LSU pipe and the L1, L2 and DRAM throughputs as a share of their
+#: peaks, theoretical occupancy. A pair is (the name this chapter's rows give it, the
+#: catalogue's name).
+EXTRA = ("ffma_thread_inst", "smem_st_instructions", "smem_st_wavefronts",
+         "smem_st_bank_conflicts", "inst_executed", "lsu_pipe_pct", "l1tex_throughput_pct",
+         "l2_throughput_pct", ("dram_throughput_pct", "gpu_dram_throughput_pct"),
+         "theoretical_occupancy_pct")
 
 
 def profile_segments() -> list[dict]:
@@ -276,12 +269,9 @@ def profile_segments() -> list[dict]:
             reader={})
 def profile(ctx, segments=None):
     """Each kernel launched once per size under Nsight Compute (clocks untouched)."""
-    from ...profile import profile as run_ncu
+    from ...profile import profiled
 
-    if not ctx.timing or segments == ():
-        return
-    for seg in run_ncu(profile_segments() if segments is None else list(segments),
-                       child="perflab.chapters.matmul.profiling", extra_metrics=EXTRA_METRICS):
+    for seg in profiled(ctx, segments, profile_segments, "perflab.chapters.matmul.profiling", EXTRA):
         v = None if seg["variant"] == BASELINE else get_variant(seg["variant"])
         ctx.row(variant=seg["variant"], params={"M": seg["M"], "N": seg["N"], "K": seg["K"]},
                 metrics=seg["metrics"], kernels=[] if v is None else v.kernels(v.params()),

@@ -32,14 +32,11 @@ def reader_segments() -> list[dict]:
             reader={"segments": reader_segments()})
 def profile(ctx, segments=None):
     """Every segment once under Nsight Compute (clocks untouched)."""
-    from ...profile import profile as run_ncu
+    from ...profile import profiled
     from .experiments import banks_spec, coalescing_specs
     from .latency import chase_spec
 
-    if not ctx.timing or segments == ():
-        return
-    for seg in run_ncu(all_segments() if segments is None else list(segments),
-                       child="perflab.chapters.memory.profiling"):
+    for seg in profiled(ctx, segments, all_segments, "perflab.chapters.memory.profiling"):
         what = seg["what"]
         specs = ([banks_spec(seg["pad"])] if what == "banks"
                  else [chase_spec(seg["op"])] if what == "chase" else coalescing_specs())

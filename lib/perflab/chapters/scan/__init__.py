@@ -21,13 +21,6 @@ from __future__ import annotations
 
 CHAPTER = "03-scan"
 TITLE = "Parallel scan"
-#: the package's own modules beyond the roles of perflab.chapters (module -> role)
-PARTS = {
-    "rle": "the encoders, the decoder and inputs with runs (the library's second half)",
-    "bulk": "the bulk-copy scan's experiments",
-    "encoders": "the one-pass encoders' experiments",
-    "archive": "the retired tries the pages cite, replayed from their rows",
-}
 #: the pages this package serves: chapters/03-scan.md and chapters/03-rle.md (Run-length
 #: encoding), both built on these experiments, kernels and results
 PAGES = (CHAPTER, "03-rle")
@@ -37,3 +30,11 @@ from . import bulk  # noqa: E402,F401  (registers scan.bulk, scan.bulk_profile)
 from . import encoders  # noqa: E402,F401  (registers scan.rle_bulk, scan.rle_room)
 from . import archive  # noqa: E402,F401  (registers the retired tries, replay only)
 from . import sanitize  # noqa: E402,F401  (registers scan.sanitize)
+
+#: the package's own modules beyond the roles of perflab.chapters (module -> role)
+PARTS = {
+    "rle": "the encoders, the decoder and inputs with runs (the library's second half)",
+    "bulk": "the bulk-copy scan's experiments",
+    "encoders": "the one-pass encoders' experiments",
+    "archive": "the retired tries the pages cite, replayed from their rows",
+}

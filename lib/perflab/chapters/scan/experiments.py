@@ -608,12 +608,9 @@ def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
 
     if not ctx.timing or not segments:
         return
-    extra = {"threads_per_inst": ("smsp__thread_inst_executed_per_inst_executed.ratio",
-                                  "threads", None),
-             "dram_throughput_pct": ("dram__throughput.avg.pct_of_peak_sustained_elapsed",
-                                     "%", None)}
     plan = [{"variant": v, "n": n} for v, n in segments]
-    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling", extra_metrics=extra):
+    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling",
+                       extra=("threads_per_inst", "dram_throughput_pct")):
         specs = ops.specs(seg["variant"], "int32", True) if seg["variant"] in ops.RACED else []
         ctx.row(variant=seg["variant"], params={"n": seg["n"], "dtype": "int32"},
                 metrics=seg["metrics"], kernels=specs,

@@ -15,16 +15,6 @@ from __future__ import annotations
 
 CHAPTER = "01-sgemm"
 TITLE = "Tiled SGEMM: from DRAM to registers to tensor cores"
-#: the package's own modules beyond the roles of perflab.chapters (module -> role)
-PARTS = {
-    "simple": "rungs 01-05",
-    "warptile": "rung 06",
-    "splitk": "rung 07",
-    "tensor": "rungs 08 and 09",
-    "hopper": "rung 10",
-    "tcsplitk": "rung 11",
-    "hopper3x": "rung 12",
-}
 
 from ...errors import ConfigError  # noqa: E402
 from .variant import Variant  # noqa: E402
@@ -49,3 +39,14 @@ from .experiments import Problem, baselines, configs, measure, run_variant  # no
 
 __all__ = ["CHAPTER", "TITLE", "Variant", "variants", "get", "Problem", "baselines",
            "configs", "measure", "run_variant"]
+
+#: the package's own modules beyond the roles of perflab.chapters (module -> role)
+PARTS = {
+    "simple": "rungs 01-05",
+    "warptile": "rung 06",
+    "splitk": "rung 07",
+    "tensor": "rungs 08 and 09",
+    "hopper": "rung 10",
+    "tcsplitk": "rung 11",
+    "hopper3x": "rung 12",
+}

@@ -193,25 +193,27 @@ def copy_step(src: str, dst: str, X, rows: int, cols: int, ld: int, specs=None):
     return Step(k, grid, (256,), src + dst, (np.int32(rows), np.int32(cols), np.int32(ld)))
 
 
+def operand(dev: int, src: str, dst: str, X, rows: int, cols: int, arrays: dict, steps: list,
+            specs=None) -> tuple[int, int]:
+    """The address and row length (floats) at which a tensor map reads X (rows x cols, the
+    call's array `src`): X as stored when every row starts on 16 bytes, else the scratch
+    array `dst` (added to `arrays`) that a padded copy (added to `steps`; `specs` as for
+    copy_step) fills."""
+    if cols % 4 or X.data.ptr % 16:
+        ld = ceil_div(cols, 4) * 4
+        Y = arrays[dst] = scratch(dev, src, rows, ld)
+        steps.append(copy_step(src, dst, X, rows, cols, ld, specs))
+        return Y.data.ptr, ld
+    return X.data.ptr, cols
+
+
 def _plan(A, B, C, p: dict, dev: int):
     (M, K), N = A.shape, B.shape[1]
     steps, arrays = [], {}
     # A (M x K) is read K-major as stored; B (K x N) n-contiguous as stored. A row that
     # does not start on 16 bytes sends that operand through a padded copy.
-    if K % 4 or A.data.ptr % 16:
-        Kp = ceil_div(K, 4) * 4
-        X = arrays["X"] = scratch(dev, "A", M, Kp)
-        steps.append(copy_step("A", "X", A, M, K, Kp))
-        a_ptr, lda = X.data.ptr, Kp
-    else:
-        a_ptr, lda = A.data.ptr, K
-    if N % 4 or B.data.ptr % 16:
-        Np = ceil_div(N, 4) * 4
-        Y = arrays["Y"] = scratch(dev, "B", K, Np)
-        steps.append(copy_step("B", "Y", B, K, N, Np))
-        b_ptr, ldb = Y.data.ptr, Np
-    else:
-        b_ptr, ldb = B.data.ptr, N
+    a_ptr, lda = operand(dev, "A", "X", A, M, K, arrays, steps)
+    b_ptr, ldb = operand(dev, "B", "Y", B, K, N, arrays, steps)
     maps = np.zeros((), dtype=MAPS_DTYPE)
     CL = int(p["cluster"])
     maps["a"] = tensor_map(a_ptr, M, K, lda, BM // CL)
@@ -256,6 +258,6 @@ VARIANT = Variant(
          "and B, as stored and rounded to TF32 on the way, into a 4-stage mbarrier pipeline "
          "filled by a producer warpgroup; two consumer warpgroups compute C^T = B^T A^T with "
          "64x256x8 wgmma, B^T from registers and A from shared memory: no pre-pass.",
-    kernels=_specs, enqueue=_enqueue, default_params=dict(DEFAULTS),
-    param_space={k: list(v) for k, v in PARAM_SPACE.items()}, validate=_validate,
+    kernels=_specs, enqueue=_enqueue, default_params=DEFAULTS, param_space=PARAM_SPACE,
+    validate=_validate,
 )

@@ -94,13 +94,7 @@ def _plan(A, B, C, p: dict, dev: int):
     check_launch(split, grid, (256,), 0)
     steps = [Step(split, grid, (256,), "ABHLF",
                   (np.int32(M), np.int32(K), np.int32(Kp), np.int64(K * N)))]
-    if N % 4 or B.data.ptr % 16:
-        Np = ceil_div(N, 4) * 4
-        arrays["Y"] = hopper.scratch(dev, "B", K, Np)
-        steps.append(hopper.copy_step("B", "Y", B, K, N, Np, _pad_specs()))
-        b_ptr, ldb = arrays["Y"].data.ptr, Np
-    else:
-        b_ptr, ldb = B.data.ptr, N
+    b_ptr, ldb = hopper.operand(dev, "B", "Y", B, K, N, arrays, steps, _pad_specs())
     maps = np.zeros((), dtype=MAPS_DTYPE)
     maps["hi"] = hopper.tensor_map(arrays["H"].data.ptr, M, K, Kp, BM, FLOAT32)
     maps["lo"] = hopper.tensor_map(arrays["L"].data.ptr, M, K, Kp, BM, FLOAT32)
@@ -136,6 +130,6 @@ VARIANT = Variant(
          "chunk of k summed into a fresh partial and added in fp32, so that the tensor "
          "core's truncating accumulation no longer biases all of K: FP32-class error at "
          "tensor-core speed.",
-    kernels=_specs, enqueue=_enqueue, default_params=dict(DEFAULTS),
-    param_space={k: list(v) for k, v in PARAM_SPACE.items()}, validate=_validate,
+    kernels=_specs, enqueue=_enqueue, default_params=DEFAULTS, param_space=PARAM_SPACE,
+    validate=_validate,
 )

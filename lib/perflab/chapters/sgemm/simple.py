@@ -10,7 +10,9 @@ from .variant import Variant, ceil_div, i32, require, spec
 
 # ----------------------------------------------------------------------- 01, 02 naive
 
-def _simple(file, fn, coalesced):
+def _simple(name, label, idea, file, fn, coalesced) -> Variant:
+    """Rung 01 or 02: a 32x32 block, one thread per element of C; `coalesced`: x walks
+    columns of C."""
     kspec = spec(file, fn)
 
     def enqueue(A, B, C, params):
@@ -23,12 +25,8 @@ def _simple(file, fn, coalesced):
         rows = ceil_div(N, 32) if not coalesced else ceil_div(M, 32)
         require(rows <= 65535, fn, f"grid.y = {rows} exceeds 65535")
 
-    return kspec, enqueue, validate
-
-
-_naive_spec, _naive_run, _naive_validate = _simple("01_naive.cu", "sgemm_naive", coalesced=False)
-_coal_spec, _coal_run, _coal_validate = _simple("02_coalesced.cu", "sgemm_coalesced",
-                                                coalesced=True)
+    return Variant(name=name, label=label, precision="fp32", idea=idea,
+                   kernels=lambda p: [kspec], enqueue=enqueue, validate=validate)
 
 
 # ------------------------------------------------------------------- 03 smem tiling
@@ -78,7 +76,10 @@ def _blocktile_threads(name, p, max_threads):
     return threads
 
 
-def _tile_variant(file, fn, name, max_threads):
+def _tile_variant(name, label, idea, file, fn, max_threads, default_params,
+                  param_space) -> Variant:
+    """Rung 04 or 05: a BM x BN block tile, a TM x TN microtile per thread, at most
+    `max_threads` threads."""
     def kspec(p):
         return spec(file, fn, template=tuple(int(p[k]) for k in _TILE_KEYS))
 
@@ -92,38 +93,20 @@ def _tile_variant(file, fn, name, max_threads):
         grid = (ceil_div(N, int(p["BN"])), ceil_div(M, int(p["BM"])))
         launch(get_kernel(kspec(p)), grid, (threads,), (A, B, C) + i32(M, N, K))
 
-    return kspec, validate, enqueue
-
-
-_reg_spec, _reg_validate, _reg_run = _tile_variant(
-    "04_register_tiling.cu", "sgemm_regtile", "04-register-tiling", 1024)
-# 05 asks for two blocks per SM (__launch_bounds__(threads, 2)): more than 256 threads
-# would squeeze a thread under 128 registers and spill the 8x8 accumulators.
-_occ_spec, _occ_validate, _occ_run = _tile_variant(
-    "05_occupancy.cu", "sgemm_occupancy", "05-occupancy", 256)
+    return Variant(name=name, label=label, precision="fp32", idea=idea,
+                   kernels=lambda p: [kspec(p)], enqueue=enqueue,
+                   default_params=default_params, param_space=param_space, validate=validate)
 
 
 VARIANTS: list[Variant] = [
-    Variant(
-        name="01-naive",
-        label="naive, one thread per element",
-        precision="fp32",
-        idea="One thread per element of C; threadIdx.x walks rows, so a warp's loads of A "
-             "and stores of C touch 32 different rows (uncoalesced).",
-        kernels=lambda p: [_naive_spec],
-        enqueue=_naive_run,
-        validate=_naive_validate,
-    ),
-    Variant(
-        name="02-coalesced",
-        label="coalesced global access",
-        precision="fp32",
-        idea="threadIdx.x walks columns: a warp's loads of B and stores of C are 128 "
-             "contiguous bytes, and A is a broadcast.",
-        kernels=lambda p: [_coal_spec],
-        enqueue=_coal_run,
-        validate=_coal_validate,
-    ),
+    _simple("01-naive", "naive, one thread per element",
+            "One thread per element of C; threadIdx.x walks rows, so a warp's loads of A "
+            "and stores of C touch 32 different rows (uncoalesced).",
+            "01_naive.cu", "sgemm_naive", coalesced=False),
+    _simple("02-coalesced", "coalesced global access",
+            "threadIdx.x walks columns: a warp's loads of B and stores of C are 128 "
+            "contiguous bytes, and A is a broadcast.",
+            "02_coalesced.cu", "sgemm_coalesced", coalesced=True),
     Variant(
         name="03-smem-tiling",
         label="shared-memory tiles 32×32",
@@ -136,30 +119,18 @@ VARIANTS: list[Variant] = [
         param_space={"TILE": [8, 16, 32]},
         validate=_smem_validate,
     ),
-    Variant(
-        name="04-register-tiling",
-        label="register microtiles 4×4, 1024 threads",
-        precision="fp32",
-        idea="Each thread accumulates a TM×TN microtile in registers from float4 shared "
-             "loads (LDS.128): half a shared load per FMA instead of two.",
-        kernels=lambda p: [_reg_spec(p)],
-        enqueue=_reg_run,
-        default_params={"BM": 128, "BN": 128, "BK": 8, "TM": 4, "TN": 4},
-        param_space={"BM": [64, 128], "BN": [64, 128], "BK": [8, 16], "TM": [4, 8],
-                     "TN": [4]},
-        validate=_reg_validate,
-    ),
-    Variant(
-        name="05-occupancy",
-        label="8×8 microtiles, 256 threads, 2 blocks/SM",
-        precision="fp32",
-        idea="256 threads with 8×8 microtiles (≤128 registers) so two blocks share an SM; "
-             "a quarter of a shared load per FMA.",
-        kernels=lambda p: [_occ_spec(p)],
-        enqueue=_occ_run,
-        default_params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
-        param_space={"BM": [64, 128], "BN": [64, 128], "BK": [8, 16], "TM": [8],
-                     "TN": [8]},
-        validate=_occ_validate,
-    ),
+    _tile_variant("04-register-tiling", "register microtiles 4×4, 1024 threads",
+                  "Each thread accumulates a TM×TN microtile in registers from float4 shared "
+                  "loads (LDS.128): half a shared load per FMA instead of two.",
+                  "04_register_tiling.cu", "sgemm_regtile", 1024,
+                  {"BM": 128, "BN": 128, "BK": 8, "TM": 4, "TN": 4},
+                  {"BM": [64, 128], "BN": [64, 128], "BK": [8, 16], "TM": [4, 8], "TN": [4]}),
+    # 05 asks for two blocks per SM (__launch_bounds__(threads, 2)): more than 256 threads
+    # would squeeze a thread under 128 registers and spill the 8x8 accumulators.
+    _tile_variant("05-occupancy", "8×8 microtiles, 256 threads, 2 blocks/SM",
+                  "256 threads with 8×8 microtiles (≤128 registers) so two blocks share an SM; "
+                  "a quarter of a shared load per FMA.",
+                  "05_occupancy.cu", "sgemm_occupancy", 256,
+                  {"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+                  {"BM": [64, 128], "BN": [64, 128], "BK": [8, 16], "TM": [8], "TN": [8]}),
 ]

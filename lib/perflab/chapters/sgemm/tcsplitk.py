@@ -14,12 +14,9 @@ problem shape, alignment and parameters (perflab.kernels.Plans).
 """
 from __future__ import annotations
 
-import numbers
-
-from ...errors import ConfigError
 from ...kernels import Plans, Step, blocks_per_sm, check_launch, get_kernel, run_steps
-from .tensor import smem_bytes, threads
-from .variant import Variant, aligned, ceil_div, i32, require, smem_fits, spec
+from .tensor import check_tiles, smem_bytes, threads
+from .variant import Variant, aligned, ceil_div, i32, require, spec
 
 FILE = "11_tf32_splitk.cu"
 NAME = "11-tf32-split-k"
@@ -37,29 +34,7 @@ _REG_OVERHEAD = 80
 
 
 def validate(p: dict, M: int, N: int, K: int, device: dict | None) -> None:
-    for k in DEFAULTS:
-        v = p.get(k)
-        if not isinstance(v, numbers.Integral) or isinstance(v, bool):
-            raise ConfigError(f"{NAME}: parameter {k} must be an integer, got {v!r}")
-    BM, BN, BK, WM, WN, S = (int(p[k]) for k in ("BM", "BN", "BK", "WM", "WN", "stages"))
-    require(BK in (16, 32), NAME, f"BK={BK}; the shared-memory swizzle is built for BK 16 or 32")
-    require(WM >= 16 and WM % 16 == 0, NAME, f"WM={WM} must be a multiple of 16 (MMA rows)")
-    require(WN >= 32 and WN % 32 == 0, NAME,
-            f"WN={WN} must be a multiple of 32 (the B swizzle spans 4 n8-tiles)")
-    require(BM % WM == 0 and BN % WN == 0, NAME,
-            f"warp tile {WM}x{WN} does not divide block tile {BM}x{BN}")
-    t = threads(p)
-    require(t <= 1024, NAME, f"{t} threads, over 1024 per block")
-    require(t % (BK // 4) == 0 and BM % (t // (BK // 4)) == 0, NAME,
-            f"{t} threads x 16 B do not tile the {BM}x{BK} A tile evenly")
-    require(t % (BN // 4) == 0 and BK % (t // (BN // 4)) == 0, NAME,
-            f"{t} threads x 16 B do not tile the {BK}x{BN} B tile evenly")
-    require(2 <= S <= 8, NAME, f"stages={S}; the pipeline needs 2 to 8 stages")
-    smem_fits(NAME, smem_bytes(p), device, f"{S} stages x ({BM}x{BK} + {BK}x{BN}) floats")
-    regs = WM * WN // 32 + _REG_OVERHEAD
-    require(regs <= 255 and regs * t <= 65536, NAME,
-            f"a {WM}x{WN} warp tile needs ~{regs} registers per thread x {t} threads: "
-            "over the limits of an SM")
+    check_tiles(NAME, p, DEFAULTS, _REG_OVERHEAD, device)
     require(p["slices"] >= 0, NAME, f"slices={p['slices']}; use 0 (automatic) or >= 1")
     require(p["slices"] <= 65535, NAME, f"slices={p['slices']}; gridDim.z is at most 65535")
 
@@ -129,6 +104,6 @@ VARIANT = Variant(
     idea="For problems with few output tiles: many K slices on the tensor cores, A and B "
          "read as they are stored and rounded to TF32 in the loop (no pre-pass), the "
          "slices summed in parallel in a fixed order.",
-    kernels=kernels, enqueue=enqueue, default_params=dict(DEFAULTS),
-    param_space={k: list(v) for k, v in PARAM_SPACE.items()}, validate=validate,
+    kernels=kernels, enqueue=enqueue, default_params=DEFAULTS, param_space=PARAM_SPACE,
+    validate=validate,
 )

@@ -70,9 +70,14 @@ def smem_bytes(p: dict) -> int:
     return S * (BM * BK + BK * BN) * 4
 
 
-def _validate(precision: str, p: dict, M: int, N: int, K: int, device: dict | None) -> None:
-    name = NAMES[precision]
-    for k in DEFAULTS[precision]:
+def check_tiles(name: str, p: dict, keys, reg_overhead: int, device: dict | None) -> None:
+    """Refuse, with the reason, a block the mma_tf32.cuh design cannot run (rungs 08, 09
+    and 11): parameters `keys` not integers, a k-tile depth the swizzle lacks, warp tiles
+    that are not whole MMAs or do not divide the block tile, loads that do not split into
+    16-byte chunks per thread, a pipeline depth out of range, more shared memory than
+    `device` gives a block, more registers (`reg_overhead` besides the accumulators) than
+    a thread or an SM has."""
+    for k in keys:
         v = p.get(k)
         if not isinstance(v, numbers.Integral) or isinstance(v, bool):
             raise ConfigError(f"{name}: parameter {k} must be an integer, got {v!r}")
@@ -99,11 +104,16 @@ def _validate(precision: str, p: dict, M: int, N: int, K: int, device: dict | No
     smem_fits(name, smem_bytes(p), device,
               f"{S} stages x ({BM}x{BK} + {BK}x{BN}) floats"
               + (f" (stages={fit} would fit)" if 2 <= fit < S else ""))
-    regs = WM * WN // 32 + _REG_OVERHEAD[precision]
+    regs = WM * WN // 32 + reg_overhead
     require(regs <= 255, name, f"a {WM}x{WN} warp tile needs {WM * WN // 32} accumulator "
             f"registers per thread, ~{regs} in all: over the 255 limit")
     require(regs * t <= 65536, name,
             f"{t} threads x ~{regs} registers = {regs * t}, over the 65536 registers of an SM")
+
+
+def _validate(precision: str, p: dict, M: int, N: int, K: int, device: dict | None) -> None:
+    name = NAMES[precision]
+    check_tiles(name, p, DEFAULTS[precision], _REG_OVERHEAD[precision], device)
     if precision == "tf32":
         require(ceil_div(K, 32) <= 65535, name,
                 f"K={K}; the transposing pre-pass covers K in 32-row blocks along the "
@@ -233,8 +243,7 @@ def _variant(precision: str, label: str, idea: str) -> Variant:
         name=NAMES[precision], label=label, precision=precision, idea=idea,
         kernels=functools.partial(_specs, precision),
         enqueue=functools.partial(_enqueue, precision),
-        default_params=dict(DEFAULTS[precision]),
-        param_space={k: list(v) for k, v in PARAM_SPACE[precision].items()},
+        default_params=DEFAULTS[precision], param_space=PARAM_SPACE[precision],
         validate=functools.partial(_validate, precision),
     )
 

@@ -41,6 +41,12 @@ class Variant:
     # would be ignored, so `params` and `run` refuse them instead.
     auto_keys: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # The rung's own copies (a module's DEFAULTS and PARAM_SPACE stay as they are),
+        # every allowed value a list.
+        object.__setattr__(self, "default_params", dict(self.default_params))
+        object.__setattr__(self, "param_space", {k: list(v) for k, v in self.param_space.items()})
+
     def params(self, **overrides) -> dict:
         """The default parameters with `overrides`; unknown names and tile parameters that
         auto_shape would replace are refused with the reason."""

@@ -3,16 +3,17 @@ the naive kernel through a shared-memory tile, its bank conflicts and the two wa
 (padding, an XOR swizzle), more elements per thread and 16-byte accesses, each checked bit
 for bit and raced against the copy of the same bytes.
 
-Its kernels are in kernels/05-transpose/, its recorded results in results/<device>/05-transpose/,
-its tests in tests/chapters/test_transpose.py; CONTRIBUTING.md says what goes where."""
+Modules: ops (the rungs' calls), banks (the bank maps the page draws), experiments (check,
+ladder, tiles), profiling, report, diagrams, explorer (TILE × rows of threads)."""
 from __future__ import annotations
 
 CHAPTER = "05-transpose"
 TITLE = "Transpose and shared-memory banks"
+
+from . import experiments  # noqa: E402,F401  (registers transpose.check, .ladder, .tiles)
+from . import profiling  # noqa: E402,F401  (registers transpose.profile)
+
 #: the package's own modules beyond the roles of perflab.chapters (module -> role)
 PARTS = {
     "banks": "the shared-memory bank maps",
 }
-
-from . import experiments  # noqa: E402,F401  (registers transpose.check, .ladder, .tiles)
-from . import profiling  # noqa: E402,F401  (registers transpose.profile)

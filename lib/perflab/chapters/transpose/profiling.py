@@ -11,29 +11,13 @@ from ...registry import experiment
 from .. import machine
 from . import ops
 
-#: Counters beyond perflab.profile.METRICS: the store side of every access, DRAM
-#: throughput, and the MIO-throttle stall as ncu's warp-state section and its stall
-#: sampling give it. (perflab.profile leaves out any this GPU's ncu does not list.)
-SAFE_EXTRA = {
-    "smem_st_instructions": ("smsp__inst_executed_op_shared_st.sum", "1", None),
-    "smem_st_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "1", None),
-    "smem_st_bank_conflicts": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
-                               "1", None),
-    "gst_sectors_per_request": (
-        "l1tex__average_t_sectors_per_request_pipe_lsu_mem_global_op_st.ratio", "sectors", None),
-    "gst_requests": ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "1", None),
-    "gst_sectors": ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "1", None),
-    "dram_throughput_pct": ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "%", None),
-    "l2_read_sectors": ("lts__t_sectors_op_read.sum", "1", None),
-    "l2_write_sectors": ("lts__t_sectors_op_write.sum", "1", None),
-}
-EXTRA = {
-    **SAFE_EXTRA,
-    "mio_throttle_latency": ("smsp__average_warp_latency_issue_stalled_mio_throttle.ratio",
-                             "cycles", None),
-    "pcsamp_mio_throttle": ("smsp__pcsamp_warps_issue_stalled_mio_throttle", "samples", None),
-    "pcsamp_total": ("smsp__pcsamp_sample_count", "samples", None),
-}
+#: Counters of perflab.profile.COUNTERS besides its METRICS: the store side of every
+#: access, DRAM throughput, and the MIO-throttle stall as ncu's warp-state section and its
+#: stall sampling give it. (perflab.profile leaves out any this GPU's ncu does not list.)
+SAFE_EXTRA = ("smem_st_instructions", "smem_st_wavefronts", "smem_st_bank_conflicts",
+              "gst_sectors_per_request", "gst_requests", "gst_sectors", "dram_throughput_pct",
+              "l2_read_sectors", "l2_write_sectors")
+EXTRA = SAFE_EXTRA + ("mio_throttle_latency", "pcsamp_mio_throttle", "pcsamp_total")
 SEGMENT_VARIANTS = ops.VARIANTS + ("cupy strided copy", "copy kernel")
 
 
@@ -51,18 +35,15 @@ def all_segments(dtype: str = "float32", rows: int = 8192, cols: int = 8192) -> 
 def profile(ctx, segments=None):
     """Every segment once under Nsight Compute (clocks untouched). If this GPU's ncu
     rejects one of the optional counters, the run is made again with the safe set."""
-    from ...profile import profile as run_ncu
+    from ...profile import profiled
 
-    if not ctx.timing or segments == ():
-        return
-    segs = all_segments() if segments is None else list(segments)
     child = "perflab.chapters.transpose.profiling"
     try:
-        found, counters = run_ncu(segs, child=child, extra_metrics=EXTRA), "extra"
+        found, counters = profiled(ctx, segments, all_segments, child, EXTRA), "extra"
     except PerflabError as exc:
         print(f"transpose.profile: ncu refused the optional counters ({str(exc)[:300]}); "
               "profiling again with the safe set", flush=True)
-        found, counters = run_ncu(segs, child=child, extra_metrics=SAFE_EXTRA), "safe"
+        found, counters = profiled(ctx, segments, all_segments, child, SAFE_EXTRA), "safe"
     for seg in found:
         v = seg["variant"]
         specs = ([ops.spec(v, seg["dtype"])] if v in ops.RUNGS

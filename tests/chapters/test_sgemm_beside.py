@@ -225,9 +225,9 @@ def test_the_page_runs_live_where_only_the_hopper_rungs_cannot_run(sgemm_measure
     assert len(stamp_lines(fig)) == 2
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="live on a GPU whose blocks may have 99 KB of shared memory (sm_89), "
-                          "rung 06's default tile and every split-K configuration of rung 07 "
-                          "are refused, and report.summary needs both")
 def test_the_page_runs_live_on_an_sm89_gpu(sgemm_measured):
+    """On a GPU whose blocks may have 99 KB of shared memory (sm_89), rung 06's default
+    tile, every split-K configuration of rung 07 and the Hopper rungs are refused: every
+    cell still runs, the facts of what did not run here are not numbers (the figures show
+    those rungs from the recording, with the reason)."""
     run_page("01-sgemm.md")

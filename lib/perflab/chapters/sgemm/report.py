@@ -374,7 +374,8 @@ def profiled(prof: pd.DataFrame):
 def chain_lengths(ladder: pd.DataFrame, variant: str = "09-3xtf32") -> pd.DataFrame:
     """Rung 09's error against the length of its accumulation chains: split-K launches one
     block per K slice along grid z, so a chain is K / slices long."""
-    e3 = ladder[ladder["variant"] == variant][["M", "N", "K", "rel_err"]].copy()
+    e3 = ladder[(ladder["variant"] == variant) & ladder["rel_err"].notna()
+                & ladder["launch"].notna()][["M", "N", "K", "rel_err"]].copy()
     slices = [max([g["grid"][2] if len(g["grid"]) > 2 else 1 for g in l] or [1])
               for l in ladder.loc[e3.index, "launch"]]
     e3["chain"] = [int(k // s) for k, s in zip(e3["K"], slices)]
@@ -463,6 +464,8 @@ def rung_facts(ladder: pd.DataFrame, prof: pd.DataFrame) -> dict:
     return g
 
 
+#: a fact of a rung this GPU did not run (its check refused it): not a number
+NAN = float("nan")
 #: The skinny problem the split-K rungs are timed on.
 SKINNY = (128, 128, 32768)
 
@@ -477,19 +480,27 @@ def splitk_facts(ladder: pd.DataFrame, splitk: pd.DataFrame, prof: pd.DataFrame)
     g = dict(sk_t06=t06 * 1e3, sk_t07=t07 * 1e3, sk_cublas=tcb * 1e3, sk_gain=t06 / t07,
              sk_vs_cublas=at(ladder, "07-split-k", *sk, "vs_cublas_fp32"))
     _, g["sk_vs_cublas_lo"], g["sk_vs_cublas_hi"] = spread(ladder, "07-split-k", *sk, "fp32")
-    d = splitk[splitk["variant"] == "07-split-k"]
-    best = d.loc[d["median_ms"].idxmin()]
-    g["sk_best_us"] = float(best["median_ms"]) * 1e3
-    g["sk_best_slices"] = "automatic" if int(best["slices"]) == 0 else str(int(best["slices"]))
+    d = splitk[(splitk["variant"] == "07-split-k") & splitk["median_ms"].notna()]
+    best = d.loc[d["median_ms"].idxmin()] if len(d) else None    # (none: 07 refused here)
+    g["sk_best_us"] = float(best["median_ms"]) * 1e3 if best is not None else NAN
+    g["sk_best_slices"] = ("—" if best is None else
+                           "automatic" if int(best["slices"]) == 0 else str(int(best["slices"])))
     g["sk_sweep_cublas"] = at(splitk, "cuBLAS FP32", *sk, "median_ms") * 1e3
-    row = lambda v: ladder[(ladder["variant"] == v) & (ladder["M"] == 3072) & (ladder["N"] == 3072)
-                           & (ladder["K"] == 3072)].iloc[0]
-    lw = last_wave(row("06-warptiling")["launch"], row("07-split-k")["launch"], sms)
-    g.update(lw_tiles=lw["tiles"], lw_waves=lw["waves"], lw_tail=lw["tail"],
-             lw_slices=lw["slices"], lw_t06=float(row("06-warptiling")["TFLOP/s"]),
-             lw_t07=float(row("07-split-k")["TFLOP/s"]),
-             lw_x=float(row("07-split-k")["vs_cublas_fp32"]),
-             lw_busy=(lw["waves"] - np.floor(lw["waves"])) * 100)
+
+    def row(v):
+        sel = ladder[(ladder["variant"] == v) & (ladder["M"] == 3072) & (ladder["N"] == 3072)
+                     & (ladder["K"] == 3072) & ladder["TFLOP/s"].notna()]
+        return sel.iloc[0] if len(sel) else None
+    r06, r07 = row("06-warptiling"), row("07-split-k")
+    if r06 is not None and r07 is not None:
+        lw = last_wave(r06["launch"], r07["launch"], sms)
+        g.update(lw_tiles=lw["tiles"], lw_waves=lw["waves"], lw_tail=lw["tail"],
+                 lw_slices=lw["slices"], lw_busy=(lw["waves"] - np.floor(lw["waves"])) * 100)
+    else:       # a rung this GPU refused: its last wave is not measured here
+        g.update(lw_tiles=NAN, lw_waves=NAN, lw_tail=NAN, lw_slices=NAN, lw_busy=NAN)
+    g.update(lw_t06=at(ladder, "06-warptiling", 3072, 3072, 3072),
+             lw_t07=at(ladder, "07-split-k", 3072, 3072, 3072),
+             lw_x=at(ladder, "07-split-k", 3072, 3072, 3072, "vs_cublas_fp32"))
     g["lw_gain"] = g["lw_t07"] / g["lw_t06"]
     pv = profiled(prof)
     g.update(sk07_us=pv("07-split-k", "duration_us", 128),

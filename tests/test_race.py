@@ -83,3 +83,22 @@ def test_the_correctness_pass_times_nothing_and_names_must_differ():
     assert ctx.timed is None and ctx.rows[0]["metrics"] == {}
     with pytest.raises(ValueError, match="distinct names"):
         race.run(ctx, [race.Entry("a", lambda: None), race.Entry("a", lambda: None)])
+
+
+def test_every_recorded_ratio_is_named_the_race_s_way():
+    """A ratio with its spread over the rounds is recorded as `<key>`, `<key>_min`,
+    `<key>_max`, unit "1" (perflab.race's scheme), in every results file."""
+    import glob
+    import json
+
+    from perflab import paths
+    bad = set()
+    for path in glob.glob(str(paths.RESULTS / "*" / "*" / "*.json")):
+        for r in json.load(open(path))["rows"]:
+            m = r["metrics"]
+            for k in m:
+                if k.endswith("_min") and k[:-4] in m:
+                    family = (k[:-4], k, k[:-4] + "_max")
+                    if any(f not in m or m[f]["unit"] != "1" for f in family):
+                        bad.add((path.rsplit("/", 1)[-1], k[:-4]))
+    assert not bad, sorted(bad)[:20]

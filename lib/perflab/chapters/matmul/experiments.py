@@ -105,16 +105,16 @@ def kernels(ctx, sizes=SIZES, budget_s=0.6):
                 metrics["rounds"] = (len(t["round_ms"]), "1")
                 if BASELINE in res and name != BASELINE:
                     r = ratio(res, name, BASELINE)          # t_kernel / t_cuBLAS per round
-                    metrics["vs_cublas"] = (1 / r["ratio"], "x")
-                    metrics["vs_cublas_min"] = (1 / r["ratio_max"], "x")
-                    metrics["vs_cublas_max"] = (1 / r["ratio_min"], "x")
+                    metrics["vs_cublas"] = (1 / r["ratio"], "1")
+                    metrics["vs_cublas_min"] = (1 / r["ratio_max"], "1")
+                    metrics["vs_cublas_max"] = (1 / r["ratio_min"], "1")
                 for ref in RATIO_TO:
                     if ref in res and ref != name and name != BASELINE:
                         r = ratio(res, ref, name)           # t_ref / t_kernel per round
                         key = "x_" + ref.replace("-", "_")
-                        metrics[key] = (r["ratio"], "x")
-                        metrics[key + "_min"] = (r["ratio_min"], "x")
-                        metrics[key + "_max"] = (r["ratio_max"], "x")
+                        metrics[key] = (r["ratio"], "1")
+                        metrics[key + "_min"] = (r["ratio_min"], "1")
+                        metrics[key + "_max"] = (r["ratio_max"], "1")
             layout = "col" if name != BASELINE and get_variant(name).b_layout == "col" else "row"
             ctx.row(variant=name, params=prob.params, metrics=metrics, check=checks[name],
                     kernels=specs, launch=launches[name], precision="fp32", seed=prob.seed,

@@ -192,9 +192,9 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
                 for key, name in (("round_ms", "x_torch"), ("round_queued_ms", "x_torch_queued"),
                                   ("round_host_ms", "x_torch_host")):
                     r = ratio(res, "torch.unique_consecutive", v, key)
-                    metrics[name] = (r["ratio"], "x")
-                    metrics[name + "_min"] = (r["ratio_min"], "x")
-                    metrics[name + "_max"] = (r["ratio_max"], "x")
+                    metrics[name] = (r["ratio"], "1")
+                    metrics[name + "_min"] = (r["ratio_min"], "1")
+                    metrics[name + "_max"] = (r["ratio_max"], "1")
             extra["rounds"] = {k: t[k] for k in ("round_ms", "round_host_ms", "round_queued_ms")}
         ctx.row(variant=v, params={"n": n, "kind": "short", "part": "call time",
                                    "ahead_ns": AHEAD_NS},

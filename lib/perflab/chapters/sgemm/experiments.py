@@ -121,9 +121,9 @@ def measure(ctx, prob: Problem, name: str, precision: str, fn, *, params: dict,
         metrics["TFLOP/s"] = (tf, "TFLOP/s")
         for mode, (bname, _) in (baseline or {}).items():
             r = ratio(res, bname, name)
-            metrics[f"vs_cublas_{mode}"] = (r["ratio"], "x")
-            metrics[f"vs_cublas_{mode}_min"] = (r["ratio_min"], "x")
-            metrics[f"vs_cublas_{mode}_max"] = (r["ratio_max"], "x")
+            metrics[f"vs_cublas_{mode}"] = (r["ratio"], "1")
+            metrics[f"vs_cublas_{mode}_min"] = (r["ratio_min"], "1")
+            metrics[f"vs_cublas_{mode}_max"] = (r["ratio_max"], "1")
             metrics[f"cublas_{mode}_ms"] = (res[bname]["median_ms"], "ms")
         if baseline:
             metrics["rounds"] = (len(t["round_ms"]), "rounds")

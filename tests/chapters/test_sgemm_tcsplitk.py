@@ -119,7 +119,7 @@ def test_a_ratio_row_keeps_the_median_round_and_the_spread(monkeypatch):
     row = experiments.measure(Ctx(), prob, "k", "tf32", lambda A, B, C: None, params={},
                               baseline={"tf32": ("cuBLAS TF32", lambda A, B, C: None)})
     m = row["metrics"]
-    assert m["vs_cublas_tf32"] == (pytest.approx(2.0), "x")
+    assert m["vs_cublas_tf32"] == (pytest.approx(2.0), "1")
     assert m["vs_cublas_tf32_min"][0] == pytest.approx(2.0 / 1.1)
     assert m["vs_cublas_tf32_max"][0] == pytest.approx(2.0 / 0.9)
     assert m["cublas_tf32_ms"] == (2.0, "ms") and m["rounds"] == (3, "rounds")

@@ -53,7 +53,7 @@ def _measure(name: str, size: tuple, params: dict) -> pd.DataFrame:
 
 @functools.lru_cache(maxsize=2)
 def _live(size: tuple):
-    """One live context per size: fresh inputs and cuBLAS measured once in the session."""
+    """One live context per size: fresh inputs and cuBLAS measured once in this process."""
     from ... import lab
 
     ctx = lab.live_context("sgemm.sweep")

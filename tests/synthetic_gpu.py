@@ -124,6 +124,16 @@ def synthetic_gpu(monkeypatch) -> SyntheticGPU:
 
 # ---- reading a figure ---------------------------------------------------------------------
 
+@pytest.fixture
+def agg_figures():
+    """Figures drawn off screen (Matplotlib's Agg), all closed after the test."""
+    import matplotlib
+    matplotlib.use("Agg")
+    yield
+    import matplotlib.pyplot as plt
+    plt.close("all")
+
+
 def texts(fig) -> list[str]:
     """Every visible text of a figure (titles, labels, ticks, legend entries, notes, stamp)."""
     import matplotlib.text

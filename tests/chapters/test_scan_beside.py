@@ -10,16 +10,10 @@ import pytest
 import perflab
 from perflab import lab
 from perflab.chapters.scan import report
-from tests.synthetic_gpu import REFERENCE, stamp_lines, synthetic_gpu  # noqa: F401
+from tests.synthetic_gpu import agg_figures, REFERENCE, stamp_lines, synthetic_gpu  # noqa: F401
 
 
-@pytest.fixture(autouse=True)
-def _agg():
-    import matplotlib
-    matplotlib.use("Agg")
-    yield
-    import matplotlib.pyplot as plt
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("agg_figures")
 
 
 def test_the_sizes_figure_shows_both_gpus_against_their_own_copy(synthetic_gpu):

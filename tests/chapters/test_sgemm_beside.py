@@ -15,7 +15,7 @@ from perflab.chapters.sgemm import experiments as ex
 from perflab.chapters.sgemm import report, variants
 from perflab.correctness import Check
 from tests.synthetic_gpu import (REFERENCE, legend_labels, overlapping_texts,  # noqa: F401
-                                 run_page, stamp_lines, synthetic_gpu, texts)
+                                 agg_figures, run_page, stamp_lines, synthetic_gpu, texts)
 
 HOPPER = ("10-wgmma-tma", "12-3xtf32-wgmma")
 LABELS = {v.name: v.label for v in variants()}
@@ -91,13 +91,7 @@ def sm89_ladder(sgemm_measured):
     return lab.run("sgemm.ladder")
 
 
-@pytest.fixture(autouse=True)
-def _agg():
-    import matplotlib
-    matplotlib.use("Agg")
-    yield
-    import matplotlib.pyplot as plt
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("agg_figures")
 
 
 def test_the_hopper_rungs_are_refused_by_their_own_check(sm89_ladder):

@@ -10,16 +10,10 @@ import perflab
 from perflab import lab, plots
 from perflab.chapters.transpose import report
 from tests.synthetic_gpu import (REFERENCE, legend_labels, overlapping_texts,  # noqa: F401
-                                 run_page, stamp_lines, synthetic_gpu, texts)
+                                 agg_figures, run_page, stamp_lines, synthetic_gpu, texts)
 
 
-@pytest.fixture(autouse=True)
-def _agg():
-    import matplotlib
-    matplotlib.use("Agg")
-    yield
-    import matplotlib.pyplot as plt
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("agg_figures")
 
 
 def _no_wide_tile(exp, row, dev):

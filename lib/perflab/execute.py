@@ -141,6 +141,11 @@ def execute(names: list[str] | None = None, timeout: int = 1800, record: bool = 
     shown = lab.plan_for(None if plan is None else registry.check_plan(plan), live=mode == "live")
     prov = store.new_run(dev, {"mode": mode})
     rows = []
+    out = store.file_for(slug, CHAPTER, EXPERIMENT)
+    kept = []
+    if record and out.exists() and names:       # a chapter executed alone replaces its own row
+        kept = [r for r in store.load(out)["rows"]
+                if r["variant"] not in {p.stem for p in chapter_files(names)}]
     with contextlib.ExitStack() as stack:
         if plan is not None:
             stack.enter_context(_environ(lab.PLAN_ENV, plan))
@@ -152,12 +157,7 @@ def execute(names: list[str] | None = None, timeout: int = 1800, record: bool = 
             progress(f"{path.stem}: {m['seconds']:.1f} s, first output after {first}, "
                      f"{m['cells']} cells, {m['figures']} figures"
                      + (f", ERROR: {m['error']}" if m["error"] else ""))
-    if record:
-        out = store.file_for(slug, CHAPTER, EXPERIMENT)
-        kept = []
-        if out.exists() and names:
-            done = {r["variant"] for r in rows}
-            kept = [r for r in store.load(out)["rows"] if r["variant"] not in done]
-        store.write(out, EXPERIMENT, CHAPTER, {"chapters": names or "all"}, kept + rows)
-        progress(f"wrote {store.relative(out)}")
+            if record:      # after every chapter: a run stopped midway keeps what it measured
+                store.write(out, EXPERIMENT, CHAPTER, {"chapters": names or "all"}, kept + rows)
+                progress(f"wrote {store.relative(out)}")
     return rows

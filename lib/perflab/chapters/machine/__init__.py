@@ -10,7 +10,8 @@ CHAPTER = "00-machine"
 TITLE = "The machine"
 
 from . import experiments  # noqa: E402  (registers machine.copy, machine.fma, machine.tensor)
-from .experiments import copy_spec, fma_spec, mma_spec, read_once, read_spec, wgmma_spec  # noqa: E402
+from .experiments import (copy_spec, fma_spec, mma_spec, read_once, read_spec,  # noqa: E402
+                          read_write, read_write_spec, wgmma_spec)
 
 
 def ceilings_from(copy_df, fma_df, tensor_df):

@@ -42,6 +42,35 @@ def read_once(x, unroll=READ_UNROLL):
     return lambda: launch(k, grid, block, (x, np.int64(n4), key, sink))
 
 
+def read_write_spec(unroll=READ_UNROLL):
+    return KernelSpec("00-machine/read_write.cu", "read_write_vec4", template=(unroll,))
+
+
+def read_write(x, nbytes: int, unroll=READ_UNROLL):
+    """The floor of a pass that reads device array `x` once and writes `nbytes` (rounded up
+    to 16-byte vectors) elsewhere, each block its share (read_write.cu): (a call, a check
+    of what it wrote). The check poisons the output, runs the call and compares each
+    vector's first word with its index."""
+    import cupy as cp
+
+    k = get_kernel(read_write_spec(unroll))
+    n4, m4 = x.nbytes // 16, max(1, -(-nbytes // 16))
+    block = 256
+    grid = max(1, -(-n4 // (block * unroll)))
+    dst = cp.empty((m4, 4), dtype=cp.int32)
+    sink = cp.zeros(1, dtype=cp.int32)
+    key = np.int32(0x5bd1e995)
+
+    def call():
+        launch(k, grid, block, (x, np.int64(n4), dst, np.int64(m4), key, sink))
+
+    def check():
+        poison(dst)
+        call()
+        return compare(dst[:, 0], cp.arange(m4), "exact")
+    return call, check
+
+
 def fma_spec(chains):
     return KernelSpec("00-machine/fma_chains.cu", "fma_chains", template=(chains,))
 

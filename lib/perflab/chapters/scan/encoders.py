@@ -304,7 +304,7 @@ def plan_params(name: str, cc: str) -> dict:
 
 def _room_specs():
     return ([plan_spec(name) for name in L1_PLAN] + rle.decode_specs()
-            + [machine.read_spec(), spin_spec()])
+            + [machine.read_spec(), machine.read_write_spec(), spin_spec()])
 
 
 #: the small run (a quick pass of the whole experiment)
@@ -325,8 +325,10 @@ def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=CHECK_SIZES, large=LAR
     at `replay_sizes` on every kind, and over `calls` back-to-back calls; then L1_PLAN's
     encoders (25 and 24 at shapes that leave L1 more or less room for the loads in
     flight) on each kind of runs at n, timed round by round with the fused encoder (05),
-    torch.unique_consecutive(return_counts=True), the copy of the input and the read
-    ceiling; then 25, 24 and the torch call timed three ways (call_time_rows)."""
+    torch.unique_consecutive(return_counts=True), the copy of the input, the read
+    ceiling and the floor (the input read once and the runs written, nothing computed:
+    each encoder's "of_floor"); then 25, 24 and the torch call timed three ways
+    (call_time_rows)."""
     from ...device import current
     cc = current().compute_capability
     check_encoder(ctx, "room", kinds, check_sizes, large, calls, stress_sizes)
@@ -335,5 +337,5 @@ def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=CHECK_SIZES, large=LAR
                                         "head_bytes": head_bytes, "all_shared": all_shared},
                                     plan_params(name, cc), plan_spec(name))
                for name, (head_bytes, shape, all_shared) in L1_PLAN.items()}
-    race_encoders(ctx, n, kinds, entries, ("fused",), ceilings=CEILINGS)
+    race_encoders(ctx, n, kinds, entries, ("fused",), ceilings=CEILINGS, floor=True)
     call_time_rows(ctx, n, rounds, n_repeat)

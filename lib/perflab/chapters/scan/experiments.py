@@ -17,6 +17,7 @@ from ...errors import ConfigError
 from ...kernels import capture_launches, checked
 from ...registry import experiment
 from ...timing import rotations
+from .. import machine
 from . import ops, rle
 
 EPS32 = 2.0 ** -24
@@ -715,8 +716,32 @@ class Tagged:
         return getattr(self._ctx, name)
 
 
+#: the floor's row: one pass that reads an encoder's input once and writes its runs' bytes
+FLOOR_NAME = "floor"
+
+
+def floor_entry(x, state: dict) -> race.Entry:
+    """The floor of an encoder of `x` as the baseline "of_floor" (its time over the
+    encoder's, round by round): one pass that reads the input once and writes 8 bytes a
+    run, the runs the encoders checked before it found (`state`), and computes nothing
+    (machine.read_write); checked (every vector it wrote)."""
+    held = {}
+
+    def check():
+        held["call"], judge = machine.read_write(x, 8 * state.get("runs", 0))
+        return judge()
+    return race.Entry(FLOOR_NAME, lambda a: held["call"](), [(x,)], check=check,
+                      kernels=[machine.read_write_spec()], bytes=4 * x.size,
+                      baseline="of_floor",
+                      metrics=lambda: {"runs": (state.get("runs", 0), "1"),
+                                       "bytes_moved": (4 * x.size + 8 * state.get("runs", 0),
+                                                       "B")},
+                      extra={"note": "the floor, not an encoder: it reads the input once "
+                                     "and writes the runs' bytes"})
+
+
 def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float = 1.2,
-                  ceilings: dict | None = None) -> None:
+                  ceilings: dict | None = None, floor: bool = False) -> None:
     """The encoders of a sweep against each other on each kind of runs at n int32:
     `entries` maps a row name to {"encoder": an rle.Encoder, "run": fn(encoder, x), "params":
     extra row params, "kernels": specs, "check": whether its output is an encoding to check
@@ -725,7 +750,8 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
     torch.unique_consecutive(return_counts=True) against the last baseline's runs; then all
     are timed round by round with the copy of the input, one row each. `ceilings` maps a
     row name to (make(x): a call on the input, its kernel specs): passes that are no
-    encoders (the read ceiling), timed in the same rounds."""
+    encoders (the read ceiling), timed in the same rounds; `floor`: the encoders' floor
+    (floor_entry) too, each encoder's row with its ratio "of_floor"."""
     import cupy as cp
     rng = np.random.default_rng(seed())
     base = rle.Encoder(n)
@@ -751,6 +777,8 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
                 name, lambda a, f=make(x): f(), [(x,)], kernels=specs, bytes=4 * n,
                 metrics={"bytes_moved": (4 * n, "B")},
                 extra={"note": "a ceiling, not an encoder: it reads the input once"}))
+        if floor:
+            race_entries.append(floor_entry(x, state))
         race.run(ctx, race_entries, params={"n": n, "kind": kind}, budget_s=budget_s, seed=s)
         del x, race_entries
         TORCH_VIEWS.clear()

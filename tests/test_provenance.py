@@ -14,7 +14,6 @@ from __future__ import annotations
 from perflab import store
 
 PENDING = frozenset({
-    "results/amd-epyc/07-mandelbrot/mandelbrot.cpu.json",
     "results/intel-xeon/07-mandelbrot/mandelbrot.cpu.json",
     "results/nvidia-h200/00-machine/machine.copy.json",
     "results/nvidia-h200/00-machine/machine.fma.json",

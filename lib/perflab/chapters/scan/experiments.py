@@ -544,9 +544,10 @@ def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
                 med = t["median_ms"]
                 metrics = {"runs": (hv.size, "1"), "median_ms": (med, "ms"),
                            "GB/s": (4 * n / (med * 1e-3) / 1e9, "GB/s")}
-                torch_ms = rows.get("torch.unique_consecutive", {}).get("metrics", {}).get("median_ms")
+                torch_ms = (rows.get("torch.unique_consecutive", {}).get("metrics", {})
+                            .get("median_ms", {}).get("value"))
                 if torch_ms:
-                    metrics["torch_ms_over_numpy"] = (torch_ms[0] / med, "x")
+                    metrics["torch_ms_over_numpy"] = (torch_ms / med, "1")
                 ctx.row(variant="NumPy (CPU)", params={"n": n, "kind": kind}, metrics=metrics,
                         check=Check(ok, 0.0 if ok else 1.0, 0.0, 0), kernels=[], seed=s)
             del x, entries

@@ -248,7 +248,9 @@ def _room_rows(x25=4.2, failed=False, ct25=4.1):
         for _, v, _ in report.ROOM_RACE:
             rows.append({"variant": v, "part": "race", "kind": kind, "n": 1 << 25,
                          "median_ms": us[v], "x_torch": t / us[v], "x_torch_min": t / us[v] - .1,
-                         "x_torch_max": t / us[v] + .1, "l1_kib": l1[v],
+                         "x_torch_max": t / us[v] + .1, "of_floor": 0.05 / us[v],
+                         "of_floor_min": 0.045 / us[v], "of_floor_max": 0.055 / us[v],
+                         "l1_kib": l1[v],
                          "shared_kib_sm": 126.3 if "room" in v else 166.8,
                          "in_flight_kib": 96 if "32" in v else 48, "cap": 288,
                          "batch": 32 if "32" in v else 16,
@@ -257,6 +259,7 @@ def _room_rows(x25=4.2, failed=False, ct25=4.1):
         rows += [{"variant": "torch.unique_consecutive", "kind": kind, "median_ms": t,
                   "correct": True},
                  {"variant": "read ceiling", "kind": kind, "median_ms": 0.046},
+                 {"variant": "floor", "kind": kind, "median_ms": 0.05},
                  {"variant": "copy", "kind": kind, "median_ms": 0.075}]
     rows += checked_rows("rle room")
     rows += call_rows((("rle room", 0.0586, 0.0049, 0.0548, ct25),
@@ -275,6 +278,11 @@ def test_25s_facts_come_from_its_rows():
     assert f["rm17_n_failed"] == 0 and f["rm17_stress_wrong"] == 0
     assert f["rm17_ct_torch_host_pct"] == pytest.approx(100 * 233 / 240)
     assert f["rle_room_over_read"] == pytest.approx(240 / 4.2 / 46)
+    # the floor's ratio is 25's time over the floor's, round by round: 1 / of_floor
+    assert f["rle_room_x_floor"] == pytest.approx(240 / 4.2 / 50)
+    assert f["rle_room_x_floor_lo"] == pytest.approx(240 / 4.2 / 55)
+    assert f["rle_room_x_floor_hi"] == pytest.approx(240 / 4.2 / 45)
+    assert f["rm17_short_floor_us"] == pytest.approx(50)
     # 25 as fast as 24 at 288 heads (as recorded): every prediction held; 5 % faster: not
     assert report.room_facts(_room_rows(4.0))["rm17_predictions"] == "Every prediction held."
     assert f["rm17_predictions"].startswith("Not every prediction held")

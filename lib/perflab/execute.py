@@ -86,7 +86,9 @@ def execute_one(path: Path, timeout: int = 1800, kernel: str = "python3") -> dic
     try:
         client.execute()
     except CellExecutionError as exc:
-        measures["error"] = str(exc).strip().splitlines()[-1][:500]
+        # the error's last line, and the lines of the traceback just above it
+        measures["error"] = " | ".join(ln.strip() for ln in str(exc).strip().splitlines()[-6:]
+                                       if ln.strip())[:800]
     except Exception as exc:   # a dead kernel, a timeout: the chapter did not finish
         measures["error"] = f"{type(exc).__name__}: {exc}"[:500]
     measures["seconds"] = time.perf_counter() - (start[0] or t0)

@@ -614,7 +614,8 @@ def tries_table(tries, runs: dict) -> pd.DataFrame:
 TARGETS = {
     "03-scan": (
         Target("default scan (16), 2^28 int32, × the copy in the same rounds", "bk6_of_copy",
-               at_least=0.90, scale=0.01, low="bk6_of_copy_min", high="bk6_of_copy_max"),
+               at_least=0.90, scale=0.01, low="bk6_of_copy_min", high="bk6_of_copy_max",
+               digits=3),
         Target("default scan (16), 2^28 int32, × torch.cumsum", "bk6_x_torch", at_least=1.4),
         Target("single pass (03), 2^28 int32, × the copy", "sp_of_copy", at_least=0.85,
                scale=0.01, low="sp_of_copy_min", high="sp_of_copy_max"),

@@ -143,15 +143,15 @@ def execute(names: list[str] | None = None, timeout: int = 1800, record: bool = 
     shown = lab.plan_for(None if plan is None else registry.check_plan(plan), live=mode == "live")
     prov = store.new_run(dev, {"mode": mode})
     rows = []
+    files = chapter_files(names)
     out = store.file_for(slug, CHAPTER, EXPERIMENT)
     kept = []
     if record and out.exists() and names:       # a chapter executed alone replaces its own row
-        kept = [r for r in store.load(out)["rows"]
-                if r["variant"] not in {p.stem for p in chapter_files(names)}]
+        kept = [r for r in store.load(out)["rows"] if r["variant"] not in {p.stem for p in files}]
     with contextlib.ExitStack() as stack:
         if plan is not None:
             stack.enter_context(_environ(lab.PLAN_ENV, plan))
-        for path in chapter_files(names):
+        for path in files:
             progress(f"{path.stem}: executing ({mode}, {shown} plan) ...")
             m = execute_one(path, timeout)
             rows.append(row(path.stem, m, prov, shown))

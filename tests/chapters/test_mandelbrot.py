@@ -472,3 +472,14 @@ def test_every_kernel_passes_its_check(monkeypatch):
     from perflab import lab
     rows = lab.check_all(chapter="07-mandelbrot")
     assert rows and all(r["correct"] for r in rows)
+
+
+def test_versus_is_refused_where_the_host_cannot_race(monkeypatch):
+    """Without cffi or a C compiler the race would hold the GPU's rows alone and no ratio:
+    it is refused with the reason (the recorded rows replay), never written half."""
+    from perflab.errors import HostUnavailableError
+    reason = "cffi is not installed"
+    monkeypatch.setattr(host, "unavailable", lambda: reason)
+    func = registry.all_experiments()["mandelbrot.versus"].func
+    with pytest.raises(HostUnavailableError, match=reason):
+        func(None)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ... import host
 from ...device import clocks_now
+from ...errors import HostUnavailableError
 from ...registry import experiment
 from ...timing import as_metrics, ratio
 from . import cpu, gpu, model, race
@@ -303,7 +304,11 @@ def versus(ctx, views=("full", "cardioid"), size=GPU_SIZE, max_iter=GPU_ITER,
     """The one-pixel and chunked kernels against the widest C paths this host runs (one
     and two vectors in flight, every core), all checked, then timed in the same rounds:
     GPU kernel time (CUDA events; the counts stay on the GPU) against CPU wall time (the
-    counts written to host memory)."""
+    counts written to host memory). Refused where the host's C paths cannot be built or
+    loaded (the rows would hold no CPU side: the recorded ones replay instead)."""
+    why = host.unavailable() or (None if cpu.widest() else "no C path runs on this CPU")
+    if why:
+        raise HostUnavailableError(f"mandelbrot.versus races the GPU against the host: {why}")
     names = ("pixel", f"chunked U={gpu.DEFAULT_CHUNK}")
     for vname in views:
         grid = view(vname).grid(*size)

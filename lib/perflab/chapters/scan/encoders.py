@@ -26,8 +26,8 @@ from ...timing import interleaved, ratio
 from .. import machine
 from . import ops, rle
 from .bulk import bulk_reason, shape_name, shape_params
-from .experiments import (RLE_KINDS, TORCH_VIEWS, as_torch, check_rle, encode_once,
-                          race_encoders, seed, torch_or_none)
+from ...vendors import as_torch, release, torch_or_none
+from .experiments import RLE_KINDS, check_rle, encode_once, race_encoders, seed
 
 #: the sizes an encoder is checked at on every kind of runs, and past 2^30 / 2^31
 CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 25) + 5)
@@ -51,14 +51,13 @@ def ahead(ns: int = AHEAD_NS):
     return lambda: launch(k, 1, 1, (t,))
 
 
-def one_pass_entry(n: int, options: dict, params: dict, spec, check: bool = True) -> dict:
+def one_pass_entry(n: int, options: dict, params: dict, spec) -> dict:
     """An entry of race_encoders for a one-pass encoder at n int32: a fresh Encoder, run
     with encode(x, **options), its row params and kernel; it moves 4n bytes read and 8 a
-    run written. `check`: False for a diagnostic, whose output is no encoding."""
+    run written."""
     return {"encoder": rle.Encoder(n),
             "run": lambda enc, x: enc.encode(x, check=False, **options),
-            "params": params, "kernels": [spec], "check": check,
-            "bytes": lambda runs: 4 * n + 8 * runs}
+            "params": params, "kernels": [spec], "bytes": lambda runs: 4 * n + 8 * runs}
 
 
 def stress(ctx, variant: str, calls: int, sizes) -> None:
@@ -142,7 +141,6 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
     then timed in the same rounds three ways (timing.interleaved with `ahead`): the call
     with the GPU idle before it, the host's time in it, and its work alone enqueued behind
     AHEAD_NS of spin.cu (rows part "call time")."""
-    import cupy as cp
     torch = torch_or_none()
     s = seed()
     x = rle.make_runs(n, "short", np.random.default_rng(s))
@@ -200,8 +198,7 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
                                    "ahead_ns": AHEAD_NS},
                 metrics=metrics, check=checks[v], kernels=specs.get(v, []), seed=s, **extra)
     del x, calls, encs
-    TORCH_VIEWS.clear()
-    cp.get_default_memory_pool().free_all_blocks()
+    release()
 
 
 # -- 17: the bulk-copy encoder, by shape ---------------------------------------------------

@@ -17,10 +17,8 @@
 // started), then a store of the value and of the previous run's length for each head.
 // All but the stores comes before the prefix: a scanner takes its piece into registers with
 // its heads and step scans, frees the stage, and only then waits (scan_tiles_early).
-//   DIAG (diagnostics, not encoders), each taking one more part away: 1 = the scanners
-//   wait for each prefix and do nothing else; 2 = and the reducers publish without reading;
-//   3 = and the scanners do not wait (the ring, and the sequencer running through); 4 = and
-//   no sequencer (the ring alone).
+// (The runs that took its parts away one at a time, scan.rle_bulk_parts, timed this file as
+// it was at commit 422e8fc, where each part could be compiled out.)
 // The staged writes: a scanner puts each head's value and the previous run's length into a
 // slot of its staging area (2 x 32E words), then the warp writes the step's runs out as two
 // contiguous ranges, instead of a scattered 4-byte store per head.
@@ -77,7 +75,7 @@ __device__ __forceinline__ unsigned warp_scan_pairs(unsigned v, int lane) {
 }
 
 template <int SCANNERS, int REDUCERS, int TILE_BYTES, int STAGES, int WIDTH, int DELAY_NS,
-          int E, int DIAG>
+          int E>
 __global__ void __launch_bounds__((SCANNERS + REDUCERS + 2) * 32, 1)
 rle_encode_bulk(const int* __restrict__ in, int* __restrict__ values,
                 int* __restrict__ lengths, int* __restrict__ count, long long n,
@@ -111,7 +109,7 @@ rle_encode_bulk(const int* __restrict__ in, int* __restrict__ values,
         return;
     }
     if (warp == SEQUENCER) {
-        if (DIAG < 4 && ring.first == 0) sequence<WIDTH, DELAY_NS>(st, num_tiles, P(0), op, lane);
+        if (ring.first == 0) sequence<WIDTH, DELAY_NS>(st, num_tiles, P(0), op, lane);
         return;
     }
     auto tile_at = [&](int s) {
@@ -140,7 +138,7 @@ rle_encode_bulk(const int* __restrict__ in, int* __restrict__ values,
             const bool edge = t == 0 || (long long)(t + 1) * TILE > n;
             unsigned c = 0, hi = 0;
 #pragma unroll 4
-            for (int j = 0; j < (DIAG >= 2 ? 0 : STEPS); ++j) {
+            for (int j = 0; j < STEPS; ++j) {
                 int prev;
                 const Elems<E> x = row(tile, piece, j, prev);
                 const long long i = base + j * STEP + lane * E;
@@ -171,7 +169,7 @@ rle_encode_bulk(const int* __restrict__ in, int* __restrict__ values,
         const long long base = (long long)t * TILE + warp * PIECE;
         const bool edge = t == 0 || (long long)(t + 1) * TILE > n;
 #pragma unroll
-        for (int j = 0; j < (DIAG >= 1 ? 0 : STEPS); ++j) {
+        for (int j = 0; j < STEPS; ++j) {
             int prev;
             k.x[j] = row(tile, warp, j, prev);
             const long long i = base + j * STEP + lane * E;
@@ -197,7 +195,7 @@ rle_encode_bulk(const int* __restrict__ in, int* __restrict__ values,
         // run: heads before this step; last: index + 1 of the last head before it
         unsigned run = (unsigned)(start >> 32), last = (unsigned)(start & 0xffffffffull);
 #pragma unroll
-        for (int j = 0; j < (DIAG >= 1 ? 0 : STEPS); ++j) {
+        for (int j = 0; j < STEPS; ++j) {
             const unsigned step0 = base + j * STEP;               // the step's first index
             // Stage the step's runs: slot q = (run index - run) holds run q's value and the
             // length of the run before it.
@@ -224,14 +222,14 @@ rle_encode_bulk(const int* __restrict__ in, int* __restrict__ values,
             run += heads;
             if (k.tot[j] & 0xffffu) last = step0 + (k.tot[j] & 0xffffu);
         }
-        if (DIAG == 0 && t == num_tiles - 1 && warp == 0 && lane == 0) {   // the last run, the count
+        if (t == num_tiles - 1 && warp == 0 && lane == 0) {   // the last run, the count
             const P total = op(tile_start, k.total);
             const unsigned runs = (unsigned)(total >> 32), h = (unsigned)(total & 0xffffffffull);
             lengths[runs - 1] = (int)(n - (h - 1));
             *count = (int)runs;
         }
     };
-    scan_tiles_early<STAGES, DELAY_NS>(ring, num_tiles, st, DIAG < 3, P(0), take, finish,
+    scan_tiles_early<STAGES, DELAY_NS>(ring, num_tiles, st, true, P(0), take, finish,
                                        lane);
 #endif
 }

@@ -45,12 +45,12 @@ struct SplitStage {
     __device__ __forceinline__ int index(unsigned r) const { return idx[r]; }
 };
 
-template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int WIDTH, int SEQ, int DIAG>
+template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int WIDTH, int SEQ>
 __global__ void __launch_bounds__((WARPS + 1 + (SEQ > 0)) * 32, MINB)
 rle_encode_room(const int* __restrict__ in, int* __restrict__ values,
                 int* __restrict__ lengths, int* __restrict__ count, long long n,
                 unsigned* counter, unsigned num_tiles, unsigned long long* lo,
                 unsigned long long* hi, unsigned* epoch) {
-    encode_ballot<WARPS, PIECE, BATCH, CAP, WIDTH, SEQ, DIAG, EpochWord, SplitStage>(
+    encode_ballot<WARPS, PIECE, BATCH, CAP, WIDTH, SEQ, EpochWord, SplitStage>(
         in, values, lengths, count, n, counter, num_tiles, lo, hi, EpochWord{epoch});
 }

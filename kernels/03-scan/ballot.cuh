@@ -32,8 +32,6 @@
 // A piece with more than CAP heads stages the first CAP; at its copy-out it walks the rest
 // of its piece again (from L2) and writes those runs itself. DRAM reads 4n, writes 8 bytes
 // a run. Any GPU with warp reductions (compute capability 8.0 and later).
-// DIAG (not encoders: they time parts): 1: no prefixes, by look-back or sequencer (each
-// tile's runs put at a place of its own); 2: no runs written; 3: neither.
 // SEQ > 0: instead of look-backs, a SEQUENCER warp (in the block that took ticket 0; one
 // more warp in every block) scans the aggregates in ticket order and writes each tile's
 // exclusive prefix; the look-back warp waits on its own tile's words.
@@ -350,7 +348,7 @@ struct EpochArgument {
 // block's shared word before the block's first ticket, get() gives it, advance() is called
 // once a call, when the last tile's prefix is known) and any layout of its stages (`Stage`:
 // PairStage's interface).
-template <int WARPS, int PIECE, int BATCH, int CAP, int WIDTH, int SEQ, int DIAG, class Epoch,
+template <int WARPS, int PIECE, int BATCH, int CAP, int WIDTH, int SEQ, class Epoch,
           template <int, int> class Stage = PairStage>
 __device__ __forceinline__ void
 encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restrict__ lengths,
@@ -386,7 +384,7 @@ encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restr
     const PairStatus st{lo, hi, ep.get(s_epoch)};
     if (warp == WARPS + 1) {                           // the sequencer's warp
         if constexpr (SEQ > 0)
-            if (s_tile[0] == 0 && DIAG != 1 && DIAG != 3) sequence<SEQ>(st, num_tiles, lane);
+            if (s_tile[0] == 0) sequence<SEQ>(st, num_tiles, lane);
         return;
     }
 
@@ -408,7 +406,7 @@ encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restr
                 agg_heads = __reduce_add_sync(FULL_MASK, h);
                 const int agg_l = __reduce_max_sync(FULL_MASK, l);
                 agg_last1 = agg_l < 0 ? 0u : (unsigned)((long long)t * TILE + agg_l) + 1u;
-                if (lane == 0 && DIAG != 1 && DIAG != 3 && (SEQ > 0 || t > 0))
+                if (lane == 0 && (SEQ > 0 || t > 0))
                     st.publish(t, ST_AGGREGATE, agg_heads, agg_last1);
             }
             // the tile whose prefix is found now: t_i, or t_{i-1} with three stages
@@ -418,9 +416,7 @@ encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restr
             held_t = t, held_heads = agg_heads, held_last1 = agg_last1;
             if (pt >= num_tiles) continue;
             unsigned ex_heads = 0, ex_last1 = 0;
-            if (DIAG == 1 || DIAG == 3) {
-                ex_heads = (unsigned)((long long)pt * TILE / 8);   // not the prefix: places only
-            } else if (SEQ > 0) {                      // the sequencer writes its prefix
+            if (SEQ > 0) {                             // the sequencer writes its prefix
                 for (int spins = 0; st.wait(pt, ex_heads, ex_last1) != ST_PREFIX; ++spins)
                     if (spins > 2) __nanosleep(128);
             } else if (pt > 0) {
@@ -434,7 +430,7 @@ encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restr
                 if (pt == num_tiles - 1) {             // the last run and the count
                     *count = (int)in_heads;
                     ep.advance();
-                    if (DIAG < 2 && in_heads > 0)
+                    if (in_heads > 0)
                         lengths[in_heads - 1] = (int)(n - (long long)(in_last1 - 1));
                 }
             }
@@ -485,7 +481,7 @@ encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restr
             load_batch<BATCH, true>(v, in, next_pbase, n, lane, 0);
         const int j = (i + S - 1 - LAG) % S;           // the stage of t_{i-1-LAG}
         const int4 held = i >= 1 + LAG ? s_held[j][warp] : make_int4(-1, 0, 0, -1);
-        if ((unsigned)held.x < num_tiles && DIAG < 2) {    // copy it out
+        if ((unsigned)held.x < num_tiles) {                // copy it out
             const long long held_tbase = (long long)(unsigned)held.x * TILE;
             const unsigned g = s_ex[j][0] + (unsigned)held.y;
             const unsigned prev1 = held.w < 0 ? s_ex[j][1]
@@ -503,12 +499,12 @@ encode_ballot(const int* __restrict__ in, int* __restrict__ values, int* __restr
     }
 }
 
-template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int WIDTH, int SEQ, int DIAG>
+template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int WIDTH, int SEQ>
 __global__ void __launch_bounds__((WARPS + 1 + (SEQ > 0)) * 32, MINB)
 rle_encode_ballot(const int* __restrict__ in, int* __restrict__ values,
                   int* __restrict__ lengths, int* __restrict__ count, long long n,
                   unsigned* counter, unsigned num_tiles, unsigned long long* lo,
                   unsigned long long* hi, unsigned epoch) {
-    encode_ballot<WARPS, PIECE, BATCH, CAP, WIDTH, SEQ, DIAG>(
+    encode_ballot<WARPS, PIECE, BATCH, CAP, WIDTH, SEQ>(
         in, values, lengths, count, n, counter, num_tiles, lo, hi, EpochArgument{epoch});
 }

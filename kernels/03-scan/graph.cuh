@@ -15,7 +15,7 @@
 //     starts after this one ends (one stream), so it reads the advanced word.
 // The host counts the calls and, before the epoch could reach 2^30 (its 30 bits in a status
 // word), zeroes the status words and sets the word back to 1, as it does for 23's epochs.
-// The rest is 23, unchanged: its shapes, its diagnostics, its traffic.
+// The rest is 23, unchanged: its shapes, its traffic.
 #include "ballot.cuh"
 
 // The call's epoch, a word in device memory the last tile's look-back advances.
@@ -30,12 +30,12 @@ struct EpochWord {
     __device__ __forceinline__ void advance() const { atomicAdd(word, 1u); }
 };
 
-template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int WIDTH, int SEQ, int DIAG>
+template <int WARPS, int PIECE, int BATCH, int CAP, int MINB, int WIDTH, int SEQ>
 __global__ void __launch_bounds__((WARPS + 1 + (SEQ > 0)) * 32, MINB)
 rle_encode_graph(const int* __restrict__ in, int* __restrict__ values,
                  int* __restrict__ lengths, int* __restrict__ count, long long n,
                  unsigned* counter, unsigned num_tiles, unsigned long long* lo,
                  unsigned long long* hi, unsigned* epoch) {
-    encode_ballot<WARPS, PIECE, BATCH, CAP, WIDTH, SEQ, DIAG>(
+    encode_ballot<WARPS, PIECE, BATCH, CAP, WIDTH, SEQ>(
         in, values, lengths, count, n, counter, num_tiles, lo, hi, EpochWord{epoch});
 }

@@ -188,7 +188,7 @@ def replay(name: str, *, plan: str = "full", device_slug: str | None = None,
     rows = doc["rows"]
     if plan == "reader":
         rows = registry.plan_rows(exp, rows, "reader", recorded=doc.get("params"))
-    stale = {id(r): store.stale_kernels(r) for r in rows}
+    stale = {id(r): store.stale_kernels(r, exp.archived) for r in rows}
     bad = sorted({f for fs in stale.values() for f in fs})
     if bad:
         msg = (f"{store.relative(path)} holds rows measured with kernel sources that have "

@@ -245,16 +245,21 @@ def retired_at(file: str) -> str | None:
     return _RETIRED[key]
 
 
-def stale_kernels(row: dict) -> list[str]:
+def stale_kernels(row: dict, at: str | None = None) -> list[str]:
     """Kernel files whose source changed since `row` was measured. A file that has left
     kernels/ is compared with the last commit that had it (`retired_at`): a retired kernel
-    is not stale while that commit holds the source that ran."""
+    is not stale while that commit holds the source that ran. `at`: the commit that holds
+    the code of the row's experiment, if it is archived (registry.archived); a file that
+    commit has is compared with it, whatever kernels/ holds now."""
     from .kernels import source_sha256
 
+    held = kernels_at(at) if at else None
     out = []
     for k in row.get("kernels", []):
         root = None
-        if not (paths.KERNELS / k["file"]).exists():
+        if held is not None and (held / k["file"]).exists():
+            root = held
+        elif not (paths.KERNELS / k["file"]).exists():
             commit = retired_at(k["file"])
             root = kernels_at(commit) if commit else None
             if root is None:
@@ -281,12 +286,15 @@ def retired_kernels(rows) -> dict[str, str]:
 
 
 def all_stale() -> list[tuple[Path, str, str, list[str]]]:
-    """(file, experiment, variant, changed sources) for every stale row in the store."""
+    """(file, experiment, variant, changed sources) for every stale row in the store (an
+    archived experiment's rows held against the commit that has its code)."""
+    from .registry import all_experiments
+    archived = {name: e.archived for name, e in all_experiments().items() if e.archived}
     out = []
     for path in sorted(results_dir().glob("*/*/*.json")):
         doc = load(path)
         for r in doc["rows"]:
-            changed = stale_kernels(r)
+            changed = stale_kernels(r, archived.get(r["experiment"]))
             if changed:
                 out.append((path, r["experiment"], r["variant"], changed))
     return out

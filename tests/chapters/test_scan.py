@@ -339,3 +339,19 @@ def test_1000_back_to_back_scans_neither_hang_nor_go_wrong(live):
     ctx = reg.Context(exp, store.new_run(device.current().as_dict()), timing=False)
     exp.func(ctx, calls=1000, sizes=(1000003,))
     assert ctx.rows and all(r["correct"] for r in ctx.rows)
+
+
+def test_17s_parts_are_archived_and_held_against_the_commit_that_had_them():
+    """17's diagnostics left the kernel (no flag in a teaching kernel): their rows are the
+    archived scan.rle_bulk_parts, held against the commit whose 17 had them, while the
+    same file today has no DIAG at all."""
+    from perflab import paths, store
+    from perflab.chapters.scan import archive
+    exp = registry.get("scan.rle_bulk_parts")
+    assert exp.archived == archive.PARTS_AT
+    src = (paths.KERNELS / "03-scan" / "17_rle_bulk.cu").read_text()
+    assert "DIAG" not in src and "DIAG" not in (paths.KERNELS / "03-scan" / "ballot.cuh").read_text()
+    rows = store.load(store.find(exp.name, "nvidia-h200"))["rows"]
+    assert rows and all(r["params"]["diagnostic"] for r in rows)
+    assert all(store.stale_kernels(r, exp.archived) == [] for r in rows)
+    assert all(store.stale_kernels(r) == ["03-scan/17_rle_bulk.cu"] for r in rows)

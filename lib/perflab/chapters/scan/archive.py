@@ -1,8 +1,12 @@
 """The tries the scan pages still cite but the lab no longer runs: their experiments,
 kernels and tests left the tree after commit ARCHIVED_AT (git show ARCHIVED_AT:kernels/03-scan/
 has every kernel; chapters/notes/03-scan.md tells each try's story). Their recorded rows
-replay on every machine, live or not, with a note naming that commit; each row's kernels
-are held against the last commit that had them (perflab.store.retired_at)."""
+replay on every machine, live or not, with a note naming that commit, and their kernels
+are held against that commit (perflab.store.stale_kernels).
+
+17's diagnostics, the template flag that took its parts away one at a time (its scanners'
+work, its reducers' reading, its prefix waits, its sequencer), left the kernel after
+PARTS_AT; their rows, split out of scan.rle_bulk's run, are scan.rle_bulk_parts."""
 from __future__ import annotations
 
 from ...registry import archived
@@ -27,5 +31,10 @@ TRIES = {
     "scan.rle_graph": "23 launched as a CUDA graph (24), against 23 and PyTorch",
 }
 
+#: the last commit whose 17_rle_bulk.cu has its diagnostics (DIAG 1-4)
+PARTS_AT = "422e8fc"
+
 for _name, _title in TRIES.items():
     archived(_name, title=_title, commit=ARCHIVED_AT)
+archived("scan.rle_bulk_parts", commit=PARTS_AT,
+         title="17 with its parts taken away one at a time, in the rounds of scan.rle_bulk")

@@ -19,7 +19,8 @@ from ...errors import ConfigError
 from ...registry import experiment
 from ...timing import rotations
 from . import ops, rle
-from .experiments import (TORCH_VIEWS, Tagged, check_tile_scans, fresh, ours,
+from ...vendors import release
+from .experiments import (Tagged, check_tile_scans, fresh, ours,
                           profile_missing, rotated, scan_entry, seed, time_set, vendor_entries)
 
 #: the sizes scan.bulk times (2^25: the encoder's size, where the ring's fill and drain weigh)
@@ -75,7 +76,6 @@ def bulk(ctx, sizes=BULK_SIZES, sweep=ops.BULK_SWEEP, diagnostic=ops.BULK_DIAGNO
     sequencer (each tile scanned alone, checked as such). Then 16 at its default on int64
     and float32 (`wide_bytes` of input), against torch.cumsum and the copy: int64 is the
     status that needs two words."""
-    import cupy as cp
     for n in sizes:
         s = seed()
         x = fresh(n, "int32", s)
@@ -99,8 +99,7 @@ def bulk(ctx, sizes=BULK_SIZES, sweep=ops.BULK_SWEEP, diagnostic=ops.BULK_DIAGNO
         entries += vendor_entries(x, sets, ("torch.cumsum",))
         race.run(ctx, entries, params={"n": n, "dtype": "int32"}, budget_s=6.0, seed=s)
         del sets, x, entries
-        TORCH_VIEWS.clear()
-        cp.get_default_memory_pool().free_all_blocks()
+        release()
     if wide_bytes:
         for dt in ("int64", "float32"):
             n = wide_bytes // np.dtype(dt).itemsize

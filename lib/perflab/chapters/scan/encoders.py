@@ -2,9 +2,9 @@
 (the roomy encoder, with 24 at its shapes), each checked before it is timed next to
 torch.unique_consecutive, the copy of its input and the read ceiling.
 
-  scan.rle_bulk   17 by shape at 2^25 on every kind of runs, and its four diagnostics (each
-                  takes one more part away: the scanners' work, the reducers' reading,
-                  the prefix waits, the sequencer), in the same rounds as the baselines
+  scan.rle_bulk   17 by shape at 2^25 on every kind of runs, in the same rounds as the
+                  baselines (17 with its parts taken away one at a time is the archived
+                  scan.rle_bulk_parts)
   scan.rle_room   25 checked at the edge sizes on every kind of runs (its first call and
                   its graph replayed), past 2^30 and past 2^31 (refused), 1000 calls back
                   to back; then 25 and 24 at shapes that leave the SM's L1 more or less
@@ -26,8 +26,8 @@ from ...timing import interleaved, ratio
 from .. import machine
 from . import ops, rle
 from .bulk import bulk_reason, shape_name, shape_params
-from .experiments import (RLE_KINDS, TORCH_VIEWS, as_torch, check_rle, encode_once,
-                          race_encoders, seed, torch_or_none)
+from ...vendors import as_torch, release, torch_or_none
+from .experiments import RLE_KINDS, check_rle, encode_once, race_encoders, seed
 
 #: the sizes an encoder is checked at on every kind of runs, and past 2^30 / 2^31
 CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 25) + 5)
@@ -51,14 +51,13 @@ def ahead(ns: int = AHEAD_NS):
     return lambda: launch(k, 1, 1, (t,))
 
 
-def one_pass_entry(n: int, options: dict, params: dict, spec, check: bool = True) -> dict:
+def one_pass_entry(n: int, options: dict, params: dict, spec) -> dict:
     """An entry of race_encoders for a one-pass encoder at n int32: a fresh Encoder, run
     with encode(x, **options), its row params and kernel; it moves 4n bytes read and 8 a
-    run written. `check`: False for a diagnostic, whose output is no encoding."""
+    run written."""
     return {"encoder": rle.Encoder(n),
             "run": lambda enc, x: enc.encode(x, check=False, **options),
-            "params": params, "kernels": [spec], "check": check,
-            "bytes": lambda runs: 4 * n + 8 * runs}
+            "params": params, "kernels": [spec], "bytes": lambda runs: 4 * n + 8 * runs}
 
 
 def stress(ctx, variant: str, calls: int, sizes) -> None:
@@ -142,7 +141,6 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
     then timed in the same rounds three ways (timing.interleaved with `ahead`): the call
     with the GPU idle before it, the host's time in it, and its work alone enqueued behind
     AHEAD_NS of spin.cu (rows part "call time")."""
-    import cupy as cp
     torch = torch_or_none()
     s = seed()
     x = rle.make_runs(n, "short", np.random.default_rng(s))
@@ -200,43 +198,35 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
                                    "ahead_ns": AHEAD_NS},
                 metrics=metrics, check=checks[v], kernels=specs.get(v, []), seed=s, **extra)
     del x, calls, encs
-    TORCH_VIEWS.clear()
-    cp.get_default_memory_pool().free_all_blocks()
+    release()
 
 
 # -- 17: the bulk-copy encoder, by shape ---------------------------------------------------
 def _rle_bulk_specs():
-    return ([rle.bulk_spec(sh) for sh in rle.BULK_SHAPES]
-            + [rle.bulk_spec(rle.BULK, d) for d in rle.BULK_DIAGNOSTICS] + [machine.read_spec()])
+    return [rle.bulk_spec(sh) for sh in rle.BULK_SHAPES] + [machine.read_spec()]
 
 
 @experiment("scan.rle_bulk", title="The bulk-copy encoder (17) by shape, against PyTorch",
             small={"n": 100003, "kinds": ("short", "distinct")}, sweep=True,
             requires=ops.bulk_missing, kernels=_rle_bulk_specs,
-            # 17 at its default on runs of 1-15, with its diagnostics: what the page quotes
+            # 17 at its default on runs of 1-15, and the read ceiling the page quotes
             reader={"kinds": ("short",), "shapes": (rle.BULK,)})
-def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES,
-             diags=tuple(rle.BULK_DIAGNOSTICS)):
+def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES):
     """Each shape of 17 on each kind of runs at n int32, checked (reference runs and a round
-    trip), then timed round by round with 17's diagnostics at its default shape (DIAG 1:
-    the scanners wait for each prefix and do nothing else; 2: and the reducers publish
-    without reading; 3: and the scanners do not wait; 4: and no sequencer runs, the ring
-    alone; none is an encoder, so none is checked), torch.unique_consecutive
-    (return_counts=True, checked against the fused encoder's runs), the copy of the input
-    and the read ceiling (read.cu: the input read once, nothing written)."""
+    trip), then timed round by round with torch.unique_consecutive (return_counts=True,
+    checked against the fused encoder's runs), the copy of the input and the read ceiling
+    (read.cu: the input read once, nothing written)."""
     entries = {}
-    plan = [(sh, 0) for sh in shapes] + [(rle.BULK, d) for d in diags]
-    for sh, d in plan:
-        name = f"rle bulk {shape_name(sh)}" + (f" diagnostic {d}" if d else "")
-        params = {**shape_params(sh), "diagnostic": d}
-        if d:
-            params["removed"] = rle.BULK_DIAGNOSTICS[d]
+    for sh in shapes:
+        name = f"rle bulk {shape_name(sh)}"
+        # ("diagnostic": 0, as the rows had it when 17 had its parts-removed diagnostics)
+        params = {**shape_params(sh), "diagnostic": 0}
         why = bulk_reason("int32", sh, encoder=True)
         if why:
             ctx.row(variant=name, params={"n": n, **params}, metrics={}, invalid=why)
             continue
-        entries[name] = one_pass_entry(n, {"variant": "bulk", "shape": sh, "diag": d},
-                                       params, rle.bulk_spec(sh, d), check=not d)
+        entries[name] = one_pass_entry(n, {"variant": "bulk", "shape": sh}, params,
+                                       rle.bulk_spec(sh))
     race_encoders(ctx, n, kinds, entries, ("fused",), ceilings=CEILINGS)
 
 
@@ -286,7 +276,7 @@ def l1_room(static: int, smem: int, blocks: int, all_shared: bool, cc: str) -> d
 def plan_spec(name: str):
     """The KernelSpec of a race entry of L1_PLAN."""
     head_bytes, shape, all_shared = L1_PLAN[name]
-    return (rle.room_spec if head_bytes == 6 else rle.graph_spec)(shape, 0, all_shared)
+    return (rle.room_spec if head_bytes == 6 else rle.graph_spec)(shape, all_shared)
 
 
 def plan_params(name: str, cc: str) -> dict:

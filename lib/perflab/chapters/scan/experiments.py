@@ -17,6 +17,7 @@ from ...errors import ConfigError
 from ...kernels import capture_launches, checked
 from ...registry import experiment
 from ...timing import rotations
+from ...vendors import as_torch, cupy_accelerators, gpu_kernels, release, torch_or_none
 from .. import machine
 from . import ops, rle
 
@@ -109,68 +110,6 @@ def check_rle(x, values, lengths, count) -> tuple[Check, int]:
 
 
 # -- baselines: CUB through CuPy and PyTorch, and the copy ------------------------------
-def torch_or_none():
-    """PyTorch if it imports, else None (the torch baselines are then left out)."""
-    try:
-        import torch
-    except Exception:      # absent, or broken on this machine
-        return None
-    return torch if torch.cuda.is_available() else None
-
-
-def cupy_accelerators() -> str:
-    """CuPy's routine accelerators (CUB is what makes cupy.cumsum a CUB scan)."""
-    import importlib
-    acc = importlib.import_module("cupy._core._accelerator")
-    names = {getattr(acc, "ACCELERATOR_CUB", 1): "cub",
-             getattr(acc, "ACCELERATOR_CUTENSOR", 2): "cutensor"}
-    return ",".join(names.get(a, str(a)) for a in acc.get_routine_accelerators()) or "none"
-
-
-def torch_gpu_events(fn, calls: int = 1) -> list:
-    """The GPU-side events (kernels, copies, fills) of `calls` calls of `fn`, as PyTorch's
-    profiler records them; PyTorch must be present."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CUDA]) as p:
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-    return [e for e in p.events() if str(getattr(e, "device_type", "")).endswith("CUDA")]
-
-
-def gpu_kernels(fn) -> str:
-    """The GPU kernels one call of `fn` launches (names, without template arguments), as
-    PyTorch's profiler sees them; "" where PyTorch is absent."""
-    if torch_or_none() is None:
-        return ""
-    try:
-        names = []
-        for e in torch_gpu_events(fn):
-            short = e.name.split("<")[0].replace("void ", "").strip()
-            if short not in names:
-                names.append(short)
-        return ", ".join(names)
-    except Exception as exc:       # the profiler is optional
-        return f"(not read: {type(exc).__name__})"
-
-
-TORCH_VIEWS: dict = {}
-
-
-def as_torch(a):
-    """A PyTorch view of the CuPy array `a` (made once per array: the timed call then
-    pays no conversion)."""
-    key = (a.data.ptr, a.size, str(a.dtype))
-    t = TORCH_VIEWS.get(key)
-    if t is None:
-        import torch
-        if len(TORCH_VIEWS) > 64:
-            TORCH_VIEWS.clear()
-        t = TORCH_VIEWS[key] = (torch.from_dlpack(a), a)    # keep `a` alive with its view
-    return t[0]
-
-
 def baselines(x, out, inclusive: bool) -> dict:
     """name -> fn(x, out) for the vendor scans and the copy of the input's bytes."""
     import cupy as cp
@@ -280,8 +219,7 @@ def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
                                 kernels=ops.specs(name, dt, inc) if name in ops.RACED else [],
                                 launch=launches, seed=s)
                 del x, out
-                TORCH_VIEWS.clear()
-        cp.get_default_memory_pool().free_all_blocks()
+                release()
 
 
 @experiment("scan.float_order", title="Summation order and the float32 result",
@@ -318,14 +256,12 @@ def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
                     kernels=ops.specs(name, "float32", True) if name in ops.RACED else [],
                     seed=s)
         del x, ref, out
-        TORCH_VIEWS.clear()
-        cp.get_default_memory_pool().free_all_blocks()
+        release()
 
 
 def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True, seed_=None):
     """Check, then time round by round: our variants (for each of `inclusive_set`), the
     vendor scans (inclusive only) and the copy of the input's bytes. Returns rows."""
-    import cupy as cp
     s = seed() if seed_ is None else seed_
     x = fresh(n, dtype, s)
     useful = 2 * x.nbytes
@@ -346,8 +282,7 @@ def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
     rows = list(race.run(ctx, entries, params={"n": n, "dtype": dtype}, budget_s=budget_s,
                          seed=s).values())
     del sets, x, entries
-    TORCH_VIEWS.clear()
-    cp.get_default_memory_pool().free_all_blocks()
+    release()
     return rows
 
 
@@ -388,7 +323,6 @@ def lookback(ctx, n=1 << 28):
     """The single pass four ways at 2^28 int32: a warp or the whole block looking back,
     one block per tile or resident blocks that take their next ticket early; with the
     copy and torch.cumsum in the same rounds."""
-    import cupy as cp
     s = seed()
     x = fresh(n, "int32", s)
     sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
@@ -402,8 +336,7 @@ def lookback(ctx, n=1 << 28):
     entries += vendor_entries(x, sets, ("torch.cumsum",), row=False)
     race.run(ctx, entries, params={"n": n, "dtype": "int32"}, budget_s=1.5, seed=s)
     del sets, x, entries
-    TORCH_VIEWS.clear()
-    cp.get_default_memory_pool().free_all_blocks()
+    release()
 
 
 def tune_reason(dtype: str, block: int, items: int) -> str | None:
@@ -471,19 +404,15 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
              "room": lambda: [rle.room_spec()]}
 
 
-def encoder_entry(name, enc, run, x, kernels, moved, state: dict, check=True,
-                  **kw) -> race.Entry:
+def encoder_entry(name, enc, run, x, kernels, moved, state: dict, **kw) -> race.Entry:
     """One encoder `run(enc, x)` in a race: checked once into poisoned outputs (reference
-    runs and a round trip; `check` False for a diagnostic, whose output is no encoding),
-    its runs left in `state` for the entries after it; its useful bytes the input's read;
-    `moved(runs)`: the bytes it moves by design (a row metric)."""
+    runs and a round trip), its runs left in `state` for the entries after it; its useful
+    bytes the input's read; `moved(runs)`: the bytes it moves by design (a row metric)."""
     def judge():
         enc.count.fill(-1)
         enc.values.fill(np.iinfo(np.int32).min)
         enc.lengths.fill(-1)
         run(enc, x)
-        if not check:
-            return None
         chk, state["runs"] = check_rle(x, enc.values, enc.lengths, enc.count)
         state["last"] = enc
         return chk
@@ -551,8 +480,7 @@ def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
                 ctx.row(variant="NumPy (CPU)", params={"n": n, "kind": kind}, metrics=metrics,
                         check=Check(ok, 0.0 if ok else 1.0, 0.0, 0), kernels=[], seed=s)
             del x, entries
-            TORCH_VIEWS.clear()
-            cp.get_default_memory_pool().free_all_blocks()
+            release()
         del enc
         cp.get_default_memory_pool().free_all_blocks()
 
@@ -745,8 +673,7 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
                   ceilings: dict | None = None, floor: bool = False) -> None:
     """The encoders of a sweep against each other on each kind of runs at n int32:
     `entries` maps a row name to {"encoder": an rle.Encoder, "run": fn(encoder, x), "params":
-    extra row params, "kernels": specs, "check": whether its output is an encoding to check
-    (a diagnostic's is not), "bytes": its bytes moved by design}; `baselines` are variants
+    extra row params, "kernels": specs, "bytes": its bytes moved by design}; `baselines` are variants
     of `rle.Encoder.encode`. Each is checked (reference runs and a round trip),
     torch.unique_consecutive(return_counts=True) against the last baseline's runs; then all
     are timed round by round with the copy of the input, one row each. `ceilings` maps a
@@ -756,16 +683,13 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
     import cupy as cp
     rng = np.random.default_rng(seed())
     base = rle.Encoder(n)
-    note = "a diagnostic, not an encoder: its output is not checked"
     for kind in kinds:
         s = int(rng.integers(0, 2**31))
         x = rle.make_runs(n, kind, np.random.default_rng(s))
         state = {}
-        race_entries = [encoder_entry(
-            name, e["encoder"], e["run"], x, e["kernels"], e["bytes"], state,
-            check=e.get("check", True), params=e.get("params", {}),
-            extra={} if e.get("check", True) else {"note": note})
-            for name, e in entries.items()]
+        race_entries = [encoder_entry(name, e["encoder"], e["run"], x, e["kernels"], e["bytes"],
+                                      state, params=e.get("params", {}))
+                        for name, e in entries.items()]
         race_entries += [encoder_entry(
             v, base, lambda enc, a, v=v: enc.encode(a, v, check=False), x, RLE_SPECS[v](),
             lambda runs: None, state) for v in baselines]
@@ -782,7 +706,6 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
             race_entries.append(floor_entry(x, state))
         race.run(ctx, race_entries, params={"n": n, "kind": kind}, budget_s=budget_s, seed=s)
         del x, race_entries
-        TORCH_VIEWS.clear()
-        cp.get_default_memory_pool().free_all_blocks()
+        release()
     del base
     cp.get_default_memory_pool().free_all_blocks()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def prepare(segments: list[dict]) -> list:
-    """One callable per segment {"variant", "n"} (and for the encoder "shape", "diag"):
+    """One callable per segment {"variant", "n"} (and for the encoder "shape"):
     int32 inputs made from the host (for "rle bulk" (17), runs of 1-15), every kernel
     compiled (the encoder run once), nothing launched after."""
     import cupy as cp
@@ -22,8 +22,7 @@ def prepare(segments: list[dict]) -> list:
             from . import rle
             x = rle.make_runs(n, "short", rng)
             enc = rle.Encoder(n)
-            opts = {"shape": tuple(seg["shape"]) if seg.get("shape") else None,
-                    "diag": seg.get("diag", 0)}
+            opts = {"shape": tuple(seg["shape"]) if seg.get("shape") else None}
             enc.encode(x, "bulk", **opts)
             fn = (lambda x=x, enc=enc, opts=opts: enc.encode(x, "bulk", check=False, **opts))
         elif seg["variant"] in ops.VARIANTS:

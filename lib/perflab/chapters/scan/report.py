@@ -301,20 +301,22 @@ def encode_facts(rle) -> dict:
                              .notna().sum())}
 
 
-def sequencer_facts(targets, bulk_prof, rle_bulk) -> dict:
+def sequencer_facts(targets, bulk_prof, rle_bulk, parts) -> dict:
     """17: against 15 in the same rounds (the retired scan.targets), its DRAM bytes
-    (scan.bulk_profile) and its ring alone against the read ceiling (scan.rle_bulk)."""
+    (scan.bulk_profile), its ring alone (the retired scan.rle_bulk_parts) and the read
+    ceiling (scan.rle_bulk)."""
     from . import rle as rle_mod
     t = targets[(targets["part"] == "rle") & (targets["kind"] == "short")]
-    rb = rle_bulk[rle_bulk["kind"] == "short"]
     default = f"rle bulk {_bulk_name(rle_mod.BULK)}"
     return {
         "bk6_rle_short_us": need(t, "median_ms", variant="bulk") * 1e3,
         "bk6_rle_short_x_torch": need(t, "x_torch", variant="bulk"),
         "bk6_rle_ch_short_x_torch": need(t, "x_torch", variant="chunked"),
         "bk6_rle_dram_read_x": need(bulk_prof, "dram_read_over_input", variant="rle bulk"),
-        "bk6_rsw_short_diag4_us": need(rb, "median_ms", variant=f"{default} diagnostic 4") * 1e3,
-        "bk6_rsw_short_read_us": need(rb, "median_ms", variant="read ceiling") * 1e3}
+        "bk6_rsw_short_diag4_us": need(parts, "median_ms", variant=f"{default} diagnostic 4",
+                                      kind="short") * 1e3,
+        "bk6_rsw_short_read_us": need(rle_bulk, "median_ms", variant="read ceiling",
+                                      kind="short") * 1e3}
 
 
 def ballot_facts(rle_ballot, ballot_prof, walk_prof) -> dict:
@@ -643,7 +645,8 @@ PAGE_FACTS = {
                 (check_facts, ("scan.check", "scan.stress", "scan.targets")),
                 (tune_facts, ("scan.tune",))),
     "03-rle": ((encode_facts, ("scan.rle",)),
-               (sequencer_facts, ("scan.targets", "scan.bulk_profile", "scan.rle_bulk")),
+               (sequencer_facts, ("scan.targets", "scan.bulk_profile", "scan.rle_bulk",
+                                    "scan.rle_bulk_parts")),
                (ballot_facts, ("scan.rle_ballot", "scan.ballot_profile", "scan.walk_profile")),
                (graph_facts, ("scan.rle_graph",)), (room_facts, ("scan.rle_room",))),
 }

@@ -43,10 +43,6 @@ BULK = (16, 4, 32, 6, 4, 128, 8)
 BULK_SHAPES = ((16, 4, 32, 6, 4, 128, 4), (16, 4, 32, 6, 4, 128, 8), (16, 4, 32, 5, 4, 128, 16),
                (8, 4, 32, 6, 4, 128, 8), (16, 4, 16, 12, 4, 128, 8), (16, 8, 32, 6, 4, 128, 8),
                (16, 2, 32, 6, 4, 128, 8), (16, 4, 32, 6, 8, 128, 8), (16, 4, 32, 6, 4, 32, 8))
-#: 17's diagnostics (DIAG), each with one more part taken away: the scanners' work, the
-#: reducers' reading, the scanners' wait for prefixes, the sequencer
-BULK_DIAGNOSTICS = {1: "no scanner work", 2: "no reducer reading either",
-                    3: "no prefix waits either", 4: "no sequencer either: the ring alone"}
 #: ballot.cuh, 23's walk: (walker warps a block, elements a walker's piece, chunks of 32 in
 #: flight a lane, heads a walker stages, blocks an SM, predecessors a look-back lane reads
 #: a round trip, tiles a sequencer lane takes a round trip or 0 for look-backs); a tile is
@@ -59,10 +55,6 @@ ROOM = (8, 2048, 16, 288, 3, 1, 2)
 #: the bytes a staged head takes: 8 in 24 (graph.cuh, a 4-byte index), 6 in 25 (a 16-bit
 #: index); encode(x, "room", head_bytes=8) is 24, the shape the L1 evidence starts from
 HEAD_BYTES = (6, 8)
-#: 23's diagnostics (DIAG)
-BALLOT_DIAGNOSTICS = {1: "no prefixes (no sequencer, no look-back: each tile's runs at a "
-                         "place of its own)",
-                      2: "no runs written", 3: "neither prefixes nor runs written"}
 BULK_HALO = 16
 MAX_N = (1 << 31) - 1
 DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 items a thread
@@ -85,10 +77,10 @@ def fused_spec(block=DEFAULT_BLOCK, items=DEFAULT_ITEMS) -> KernelSpec:
                       template=("int", block, items))
 
 
-def bulk_spec(shape=None, diag: int = 0) -> KernelSpec:
+def bulk_spec(shape=None) -> KernelSpec:
     sc, rd, kib, st, wd, d, e = shape or BULK
     return KernelSpec(f"{CHAPTER}/17_rle_bulk.cu", "rle_encode_bulk",
-                      template=(sc, rd, kib * 1024, st, wd, d, e, int(diag)))
+                      template=(sc, rd, kib * 1024, st, wd, d, e))
 
 
 #: a kernel built with this option is compiled on its own (the same code): its launches
@@ -96,18 +88,15 @@ def bulk_spec(shape=None, diag: int = 0) -> KernelSpec:
 ALL_SHARED = ("-DPERFLAB_ALL_SHARED=1",)
 
 
-def graph_spec(shape=None, diag: int = 0, all_shared: bool = False) -> KernelSpec:
+def graph_spec(shape=None, all_shared: bool = False) -> KernelSpec:
     """24 (graph.cuh: 8 bytes a staged head), compiled from 25's file, which holds it."""
-    w, piece, batch, cap, mb, width, seq = shape or BALLOT
     return KernelSpec(f"{CHAPTER}/25_rle_room.cu", "rle_encode_graph",
-                      template=(w, piece, batch, cap, mb, width, seq, int(diag)),
-                      options=ALL_SHARED if all_shared else ())
+                      template=tuple(shape or BALLOT), options=ALL_SHARED if all_shared else ())
 
 
-def room_spec(shape=None, diag: int = 0, all_shared: bool = False) -> KernelSpec:
+def room_spec(shape=None, all_shared: bool = False) -> KernelSpec:
     return KernelSpec(f"{CHAPTER}/25_rle_room.cu", "rle_encode_room",
-                      template=tuple(shape or ROOM) + (int(diag),),
-                      options=ALL_SHARED if all_shared else ())
+                      template=tuple(shape or ROOM), options=ALL_SHARED if all_shared else ())
 
 
 class GraphState:
@@ -298,14 +287,13 @@ class Encoder:
         self._len_grid = current().sms * 8
 
     def encode(self, x, variant: str | None = None, check: bool = True, *, shape=None,
-               diag: int = 0, all_shared: bool = False, head_bytes: int = 6):
+               all_shared: bool = False, head_bytes: int = 6):
         """(values, lengths, count): the first count[0] entries of values and lengths are
         the runs of x, in order. Nothing waits for the host.
 
         `variant`: one of VARIANTS, by default the fastest this GPU runs
         (`default_variant`). Experiments may shape the one-pass encoders: `shape` (BULK's
-        or ROOM's form), `diag` (a diagnostic that takes parts away: its output is no
-        encoding), `all_shared` (the SM split with the least L1) and for "room"
+        or ROOM's form), `all_shared` (the SM split with the least L1) and for "room"
         `head_bytes` 8 (24, graph.cuh); all fixed at the encoder's first call of that
         variant. check=False skips the argument checks (the timed call)."""
         variant = default_variant() if variant is None else variant
@@ -325,8 +313,7 @@ class Encoder:
         if variant in ONE_PASS:
             key = (variant, head_bytes)
             if key not in self._prepared:
-                self._prepared[key] = self._prepare(variant, shape, diag, all_shared,
-                                                    head_bytes)
+                self._prepared[key] = self._prepare(variant, shape, all_shared, head_bytes)
             run = self._prepared[key]
             if variant == "bulk":
                 self._launch_one_pass(run, x)
@@ -345,19 +332,19 @@ class Encoder:
                (self.starts, self.count, self.lengths, np.int64(n)))
         return self.values, self.lengths, self.count
 
-    def _prepare(self, variant, shape, diag, all_shared, head_bytes):
+    def _prepare(self, variant, shape, all_shared, head_bytes):
         """The launch of a one-pass encoder: 17's prepared launch, or for 24 and 25 their
         GraphCall (`all_shared`: its kernel, compiled apart, asks for the split of the
         SM's memory with the most shared memory and least L1)."""
         if variant == "bulk":
             shape = tuple(shape or BULK)
             check_bulk_shape(shape)
-            return self._one_pass(bulk_spec(shape, diag), bulk_smem(shape), shape, 1,
+            return self._one_pass(bulk_spec(shape), bulk_smem(shape), shape, 1,
                                   "the bulk-copy encoder (17)")
         room = head_bytes == 6
         shape = tuple(shape or (ROOM if room else BALLOT))
         check_ballot_shape(shape, room_smem if room else ballot_smem)
-        spec = (room_spec if room else graph_spec)(shape, diag, all_shared)
+        spec = (room_spec if room else graph_spec)(shape, all_shared)
         run, tile = self._one_pass(spec, (room_smem if room else ballot_smem)(shape), shape,
                                    shape[4], "the roomy encoder (25)" if room else
                                    "the graph-launched encoder (24)",

@@ -152,10 +152,13 @@ def require_bulk_copy(what: str = "the bulk-copy scan (16)") -> None:
 
 
 def bulk_spec(dtype="int32", shape=None, inclusive=True, lookback=True) -> KernelSpec:
+    """16 at `shape`; lookback=False: the probe of its block with no sequencer
+    (tiles_alone.cu: every tile scanned alone)."""
     sc, rd, kib, st, wd, d = shape or BULK
-    return KernelSpec(f"{CHAPTER}/16_single_pass_bulk.cu", "scan_bulk",
-                      template=(CTYPES[dtype], sc, rd, kib * 1024, st, wd, d, bool(inclusive),
-                                bool(lookback)))
+    file, name = ("16_single_pass_bulk.cu", "scan_bulk") if lookback else \
+        ("tiles_alone.cu", "scan_tiles_alone")
+    return KernelSpec(f"{CHAPTER}/{file}", name,
+                      template=(CTYPES[dtype], sc, rd, kib * 1024, st, wd, d, bool(inclusive)))
 
 
 def three_kernel_specs(dtype="int32", block=DEFAULT_BLOCK, items=None,
@@ -402,8 +405,8 @@ def _launch_tiles(kernel, tiles, blocks, threads, x, out, smem=0) -> None:
 
 def enqueue_bulk(x, out, inclusive=True, shape=None, lookback=True) -> None:
     """Launch the bulk-copy single pass (16): one block an SM of scanner and reducer warps,
-    a producer and the sequencer. lookback=False: the diagnostic that scans every tile
-    alone."""
+    a producer and the sequencer. lookback=False: the probe that scans every tile
+    alone (tiles_alone.cu)."""
     n = x.size
     if n == 0:
         return

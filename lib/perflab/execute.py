@@ -10,6 +10,9 @@ One row per chapter, with the plan among its parameters: the seconds from
 the kernel's start to the last cell, the seconds until the first output a reader sees
 (a figure, a table or text), the cells executed, the figures drawn, and whether it
 finished without an error (an error is kept with the row, with the cell it came from).
+A SIGTERM or SIGINT to this process (a time limit, a ^C) while a chapter runs is caught by
+nbclient, which shuts that chapter's kernel down under the running cell (its reads then
+fail with a bare AssertionError): the row says "interrupted" and the run stops there.
 With --record the rows are written to results/<slug>/99-execution/book.execute.json with
 the provenance every recorded row has, so the execution page can show them like any
 other measurement.
@@ -67,6 +70,12 @@ def execute_one(path: Path, timeout: int = 1800, kernel: str = "python3") -> dic
     def started(**_):
         start[0] = time.perf_counter()
 
+    running = [None]
+
+    def starting(cell, cell_index, **_):
+        running[0] = (cell_index, next((ln for ln in cell.get("source", "").splitlines()
+                                        if ln.strip() and not ln.startswith(("#", ":"))), ""))
+
     def executed(cell, cell_index, **_):
         if cell.get("cell_type") != "code":
             return
@@ -81,7 +90,8 @@ def execute_one(path: Path, timeout: int = 1800, kernel: str = "python3") -> dic
 
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel,
                             resources={"metadata": {"path": str(path.parent)}},
-                            on_notebook_start=started, on_cell_executed=executed)
+                            on_notebook_start=started, on_cell_start=starting,
+                            on_cell_executed=executed)
     t0 = time.perf_counter()
     try:
         client.execute()
@@ -90,7 +100,16 @@ def execute_one(path: Path, timeout: int = 1800, kernel: str = "python3") -> dic
         measures["error"] = " | ".join(ln.strip() for ln in str(exc).strip().splitlines()[-6:]
                                        if ln.strip())[:800]
     except Exception as exc:   # a dead kernel, a timeout: the chapter did not finish
-        measures["error"] = f"{type(exc).__name__}: {exc}"[:500]
+        where = "" if running[0] is None else f" (in cell {running[0][0]}: {running[0][1][:80]})"
+        if getattr(client, "_async_cleanup_kernel_future", None) is not None:
+            # nbclient's own SIGINT/SIGTERM handler shut the kernel down under the running
+            # cell, whose reads then fail on the closed sockets (an AssertionError): this
+            # process was told to stop; the chapter did not fail
+            measures["interrupted"] = True
+            measures["error"] = (f"interrupted: this process got SIGTERM or SIGINT{where}; "
+                                 f"nbclient shut the kernel down ({type(exc).__name__})")
+        else:
+            measures["error"] = f"{type(exc).__name__}: {exc}{where}"[:500]
     measures["seconds"] = time.perf_counter() - (start[0] or t0)
     return measures
 
@@ -162,4 +181,6 @@ def execute(names: list[str] | None = None, timeout: int = 1800, record: bool = 
             if record:      # after every chapter: a run stopped midway keeps what it measured
                 store.write(out, EXPERIMENT, CHAPTER, {"chapters": names or "all"}, kept + rows)
                 progress(f"wrote {store.relative(out)}")
+            if m.get("interrupted"):    # told to stop (a time limit's SIGTERM, a ^C): stop
+                raise KeyboardInterrupt(f"{path.stem}: {m['error']}")
     return rows

@@ -8,7 +8,7 @@ import os
 from ...correctness import compare, poison
 from ...errors import ConfigError
 from ...kernels import KernelSpec, capture_launches, checked, get_kernel
-from ...profile import ncu_missing
+from ...profile import REPLAYED, ncu_missing
 from ...registry import BUDGET_S, ROUNDS, experiment
 from ...device import current
 from ...timing import as_metrics
@@ -304,8 +304,7 @@ PROFILE_SEGMENTS = (
 # recorded ones, plan="full" profiles every segment where Nsight Compute is installed.
 @experiment("sgemm.profile", title="What limits each rung: profiler counters",
             small={"segments": ()}, requires=ncu_missing, reader={},
-            replay_reader="recorded counters, each rung replayed under Nsight Compute for "
-                          "about 45 s in all")
+            replay_reader=REPLAYED)
 def profile(ctx, segments=PROFILE_SEGMENTS):
     """Each rung once under Nsight Compute: DRAM and L2 bytes, shared-memory wavefronts
     and bank conflicts, occupancy, pipe utilisation and the main stall reasons."""

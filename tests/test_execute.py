@@ -68,6 +68,8 @@ def test_a_chapter_is_timed_counted_and_recorded(chapters):
     m = {k: v["value"] for k, v in demo["metrics"].items()}
     assert demo["variant"] == "01-demo" and demo["correct"] and demo["error"] is None
     assert m["cells"] == 3 and m["figures"] == 1
+    # the slowest cell first, named by its first line of code: the figure's (0.4 s)
+    assert demo["slowest"].startswith("cell ") and "(import matplotlib)" in demo["slowest"].split(";")[0]
     # The first output a reader sees is the figure (after both sleeps): the hidden cell's
     # HTML before it does not count.
     assert 0.6 < m["first_output_s"] <= m["seconds"]

@@ -83,7 +83,7 @@ def test_a_chapter_is_timed_counted_and_recorded(chapters):
 
 def test_a_signal_to_this_process_stops_the_run_and_says_so(chapters):
     """SIGTERM to the executing process (a time limit) while a cell runs: nbclient shuts
-    the kernel down under the cell, whose reads then fail with a bare AssertionError. The
+    the kernel down under the cell, and its cleanup fails with a bare AssertionError. The
     row says "interrupted" and names the cell, and the run stops there."""
     (chapters / "chapters" / "02-broken.md").unlink()
     (chapters / "chapters" / "03-stopped.md").write_text(CHAPTER.replace(

@@ -32,8 +32,8 @@ def test_a_missing_vl_convert_leaves_the_default_renderer_with_a_note(monkeypatc
     def refuse(cls=None, offline=True):
         raise ImportError("The vl-convert-python package is required")
     monkeypatch.setattr(alt.JupyterChart, "enable_offline", classmethod(refuse))
-    monkeypatch.setattr(explorer, "_ONLINE_NOTE", [False])
-    assert explorer._offline(alt) is False
-    assert explorer._offline(alt) is False
+    monkeypatch.setitem(explorer.ONLINE_NOTE, "shown", False)
+    assert explorer.offline(alt) is False
+    assert explorer.offline(alt) is False
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "vl-convert-python" in out

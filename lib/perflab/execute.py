@@ -12,8 +12,8 @@ the kernel's start to the last cell, the seconds until the first output a reader
 cells (seconds and first line of code), and whether it
 finished without an error (an error is kept with the row, with the cell it came from).
 A SIGTERM or SIGINT to this process (a time limit, a ^C) while a chapter runs is caught by
-nbclient, which shuts that chapter's kernel down under the running cell (its reads then
-fail with a bare AssertionError): the row says "interrupted" and the run stops there.
+nbclient, which shuts that chapter's kernel down under the running cell (its cleanup then
+fails with a bare AssertionError): the row says "interrupted" and the run stops there.
 With --record the rows are written to results/<slug>/99-execution/book.execute.json with
 the provenance every recorded row has, so the execution page can show them like any
 other measurement.
@@ -107,10 +107,10 @@ def execute_one(path: Path, timeout: int = 1800, kernel: str = "python3") -> dic
                                        if ln.strip())[:800]
     except Exception as exc:   # a dead kernel, a timeout: the chapter did not finish
         where = "" if running[0] is None else f" (in cell {running[0][0]}: {running[0][1][:80]})"
-        if getattr(client, "_async_cleanup_kernel_future", None) is not None:
+        if _stopped_by_signal(exc):
             # nbclient's own SIGINT/SIGTERM handler shut the kernel down under the running
-            # cell, whose reads then fail on the closed sockets (an AssertionError): this
-            # process was told to stop; the chapter did not fail
+            # cell (a bare AssertionError): this process was told to stop; the chapter did
+            # not fail
             measures["interrupted"] = True
             measures["error"] = (f"interrupted: this process got SIGTERM or SIGINT{where}; "
                                  f"nbclient shut the kernel down ({type(exc).__name__})")
@@ -121,6 +121,16 @@ def execute_one(path: Path, timeout: int = 1800, kernel: str = "python3") -> dic
     measures["slowest"] = "; ".join(f"cell {i} {sec:.1f} s ({line.strip()[:60]})"
                                     for sec, i, line in sorted(timed, reverse=True)[:3])
     return measures
+
+
+def _stopped_by_signal(exc: BaseException) -> bool:
+    """Whether `exc` is what nbclient leaves when its SIGINT/SIGTERM handler shut the
+    kernel down under a running cell: the cell sees a dead kernel (DeadKernelError), and
+    the cleanup after it finds the kernel manager already gone, an AssertionError that
+    takes the DeadKernelError's place. A kernel that died on its own gives the
+    DeadKernelError itself."""
+    from nbclient.exceptions import DeadKernelError
+    return isinstance(exc, AssertionError) and isinstance(exc.__context__, DeadKernelError)
 
 
 @contextlib.contextmanager

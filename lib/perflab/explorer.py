@@ -255,7 +255,7 @@ class Explorer:
         import altair as alt
         import ipywidgets as W
 
-        _offline(alt)
+        offline(alt)
         jchart = alt.JupyterChart(self.chart())
         readout = W.HTML(self.readout_html(self.defaults))
         chosen = dict(self.defaults)
@@ -295,10 +295,11 @@ class Explorer:
         self.frame = merged
 
 
-_ONLINE_NOTE = [False]
+#: Whether the note that Vega loads from the network was printed (once a process).
+ONLINE_NOTE = {"shown": False}
 
 
-def _offline(alt) -> bool:
+def offline(alt) -> bool:
     """JupyterChart offline (Vega's JavaScript from vl-convert-python) where it can be;
     else the default renderer, which loads it from the network, and a one-line note, once.
     (The book's static block needs neither: it serves its own Vega bundle.)"""
@@ -306,8 +307,8 @@ def _offline(alt) -> bool:
         alt.JupyterChart.enable_offline()
         return True
     except ImportError as exc:
-        if not _ONLINE_NOTE[0]:
-            _ONLINE_NOTE[0] = True
+        if not ONLINE_NOTE["shown"]:
+            ONLINE_NOTE["shown"] = True
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             print(f"explorer: Vega's JavaScript loads from the network ({first[:120]}; "
                   "pip install vl-convert-python to embed it)")

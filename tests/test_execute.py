@@ -68,6 +68,8 @@ def test_a_chapter_is_timed_counted_and_recorded(chapters):
     m = {k: v["value"] for k, v in demo["metrics"].items()}
     assert demo["variant"] == "01-demo" and demo["correct"] and demo["error"] is None
     assert m["cells"] == 3 and m["figures"] == 1
+    # the slowest cell first, named by its first line of code: the figure's (0.4 s)
+    assert demo["slowest"].startswith("cell ") and "(import matplotlib)" in demo["slowest"].split(";")[0]
     # The first output a reader sees is the figure (after both sleeps): the hidden cell's
     # HTML before it does not count.
     assert 0.6 < m["first_output_s"] <= m["seconds"]
@@ -77,3 +79,21 @@ def test_a_chapter_is_timed_counted_and_recorded(chapters):
     doc = store.load(path)
     assert [r["variant"] for r in doc["rows"]] == ["01-demo", "02-broken"]
     assert doc["rows"][0]["provenance"]["mode"] == "replay"
+
+
+def test_a_signal_to_this_process_stops_the_run_and_says_so(chapters):
+    """SIGTERM to the executing process (a time limit) while a cell runs: nbclient shuts
+    the kernel down under the cell, and its cleanup fails with a bare AssertionError. The
+    row says "interrupted" and names the cell, and the run stops there."""
+    (chapters / "chapters" / "02-broken.md").unlink()
+    (chapters / "chapters" / "03-stopped.md").write_text(CHAPTER.replace(
+        "time.sleep(0.2)", "import os, signal; os.kill(os.getppid(), signal.SIGTERM); "
+                           "time.sleep(5)"))
+    seen = []
+    with pytest.raises(KeyboardInterrupt, match="03-stopped: interrupted"):
+        execute.execute(record=True, progress=seen.append, timeout=120)
+    (path,) = (chapters / "results").glob("*/99-execution/book.execute.json")
+    rows = store.load(path)["rows"]
+    assert [r["variant"] for r in rows] == ["01-demo", "03-stopped"]
+    assert rows[1]["error"].startswith("interrupted: this process got SIGTERM or SIGINT "
+                                       "(in cell 1: import time)")

@@ -22,3 +22,18 @@ def test_chart_text_and_titles():
     enc = spec["encoding"]
     assert enc["y"]["title"] == explorer.AXIS_TITLES["median_ms"] == "median (ms)"
     assert enc["x"]["title"] == "every recorded configuration, highest first"
+
+
+def test_a_missing_vl_convert_leaves_the_default_renderer_with_a_note(monkeypatch, capsys):
+    """Live in Jupyter without vl-convert-python, the explorer's widget loads Vega from the
+    network and says so in one line (once), rather than stopping the notebook."""
+    import altair as alt
+
+    def refuse(cls=None, offline=True):
+        raise ImportError("The vl-convert-python package is required")
+    monkeypatch.setattr(alt.JupyterChart, "enable_offline", classmethod(refuse))
+    monkeypatch.setitem(explorer.ONLINE_NOTE, "shown", False)
+    assert explorer.offline(alt) is False
+    assert explorer.offline(alt) is False
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "vl-convert-python" in out

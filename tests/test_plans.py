@@ -337,3 +337,44 @@ def test_an_undeclared_reader_plan_is_the_full_plan():
             pass
         exp = registry.get("demo.pending")
         assert exp.reader is None and exp.plan("reader") == exp.plan("full") == {"sizes": (1, 2)}
+
+
+def test_a_recorded_check_replays_under_the_reader_plan(demo, monkeypatch):
+    """An experiment registered with replay_reader (the sanitizers' verdicts, say): live,
+    the reader plan shows its recorded rows with the reason; the full plan, or a
+    parameter, measures it."""
+    calls, _ = demo
+    with registry.isolated():
+        @registry.experiment("demo.check", chapter="00-demo", reader={},
+                             replay_reader="a recorded check, minutes under its tool")
+        def check(ctx, tools=("a", "b")):
+            calls.append({"tools": tuple(tools)})
+            for t in tools:
+                ctx.row(variant=t, params={"tool": t}, metrics={"errors": (0, "1")})
+        exp = registry.get("demo.check")
+        ctx = registry.Context(exp, make_row()["provenance"])
+        exp.func(ctx, **exp.defaults)
+        store.write(store.file_for("demo-gpu", "00-demo", exp.name), exp.name, "00-demo",
+                    exp.defaults, ctx.rows)
+        calls.clear()
+        df = perflab.run("demo.check")
+        assert calls == [] and list(df["variant"]) == ["a", "b"]
+        assert df.attrs["source"]["kind"] == "recorded"
+        assert ("not measured live in the reader plan: a recorded check, minutes under its "
+                "tool; lab.run('demo.check', plan='full') measures it") in lab.caption(df)
+        assert perflab.run("demo.check", plan="full").attrs["source"]["kind"] == "live"
+        perflab.run("demo.check", tools=("a",))
+        assert calls == [{"tools": ("a", "b")}, {"tools": ("a",)}]
+        monkeypatch.setenv("PERFLAB_PLAN", "full")
+        perflab.run("demo.check")
+        assert len(calls) == 3
+        with pytest.raises(ValueError, match="reader plan that replays"):
+            registry.experiment("demo.bad", chapter="00-demo", reader={"tools": ("a",)},
+                                replay_reader="why")(check)
+
+
+def test_every_sanitizer_is_a_recorded_check():
+    """A reader's live run never starts compute-sanitizer: every chapter's sanitize
+    experiment replays its recorded verdicts under the reader plan."""
+    sanitizers = [e for n, e in registry.all_experiments().items() if n.endswith(".sanitize")]
+    assert sanitizers and all(e.replay_reader for e in sanitizers)

@@ -8,8 +8,12 @@ in a fresh Jupyter kernel with nbclient, from chapters/ as the book build does: 
 where a GPU answers (the reader plans, unless --plan full), replaying results/ elsewhere.
 One row per chapter, with the plan among its parameters: the seconds from
 the kernel's start to the last cell, the seconds until the first output a reader sees
-(a figure, a table or text), the cells executed, the figures drawn, and whether it
+(a figure, a table or text), the cells executed, the figures drawn, its three slowest
+cells (seconds and first line of code), and whether it
 finished without an error (an error is kept with the row, with the cell it came from).
+A SIGTERM or SIGINT to this process (a time limit, a ^C) while a chapter runs is caught by
+nbclient, which shuts that chapter's kernel down under the running cell (its cleanup then
+fails with a bare AssertionError): the row says "interrupted" and the run stops there.
 With --record the rows are written to results/<slug>/99-execution/book.execute.json with
 the provenance every recorded row has, so the execution page can show them like any
 other measurement.
@@ -67,10 +71,21 @@ def execute_one(path: Path, timeout: int = 1800, kernel: str = "python3") -> dic
     def started(**_):
         start[0] = time.perf_counter()
 
+    running = [None]
+
+    timed = []      # (seconds, cell index, its first line of code)
+
+    def starting(cell, cell_index, **_):
+        running[0] = (cell_index, next((ln for ln in cell.get("source", "").splitlines()
+                                        if ln.strip() and not ln.startswith(("#", ":"))), ""),
+                      time.perf_counter())
+
     def executed(cell, cell_index, **_):
         if cell.get("cell_type") != "code":
             return
         measures["cells"] += 1
+        if running[0] is not None and running[0][0] == cell_index:
+            timed.append((time.perf_counter() - running[0][2], cell_index, running[0][1]))
         tags = set(cell.get("metadata", {}).get("tags", []))
         if tags & {"remove-cell", "remove-output"}:     # the book shows none of its output
             return
@@ -81,7 +96,8 @@ def execute_one(path: Path, timeout: int = 1800, kernel: str = "python3") -> dic
 
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel,
                             resources={"metadata": {"path": str(path.parent)}},
-                            on_notebook_start=started, on_cell_executed=executed)
+                            on_notebook_start=started, on_cell_start=starting,
+                            on_cell_executed=executed)
     t0 = time.perf_counter()
     try:
         client.execute()
@@ -90,9 +106,31 @@ def execute_one(path: Path, timeout: int = 1800, kernel: str = "python3") -> dic
         measures["error"] = " | ".join(ln.strip() for ln in str(exc).strip().splitlines()[-6:]
                                        if ln.strip())[:800]
     except Exception as exc:   # a dead kernel, a timeout: the chapter did not finish
-        measures["error"] = f"{type(exc).__name__}: {exc}"[:500]
+        where = "" if running[0] is None else f" (in cell {running[0][0]}: {running[0][1][:80]})"
+        if _stopped_by_signal(exc):
+            # nbclient's own SIGINT/SIGTERM handler shut the kernel down under the running
+            # cell (a bare AssertionError): this process was told to stop; the chapter did
+            # not fail
+            measures["interrupted"] = True
+            measures["error"] = (f"interrupted: this process got SIGTERM or SIGINT{where}; "
+                                 f"nbclient shut the kernel down ({type(exc).__name__})")
+        else:
+            measures["error"] = f"{type(exc).__name__}: {exc}{where}"[:500]
     measures["seconds"] = time.perf_counter() - (start[0] or t0)
+    # where the seconds went: the three slowest cells, each with its first line of code
+    measures["slowest"] = "; ".join(f"cell {i} {sec:.1f} s ({line.strip()[:60]})"
+                                    for sec, i, line in sorted(timed, reverse=True)[:3])
     return measures
+
+
+def _stopped_by_signal(exc: BaseException) -> bool:
+    """Whether `exc` is what nbclient leaves when its SIGINT/SIGTERM handler shut the
+    kernel down under a running cell: the cell sees a dead kernel (DeadKernelError), and
+    the cleanup after it finds the kernel manager already gone, an AssertionError that
+    takes the DeadKernelError's place. A kernel that died on its own gives the
+    DeadKernelError itself."""
+    from nbclient.exceptions import DeadKernelError
+    return isinstance(exc, AssertionError) and isinstance(exc.__context__, DeadKernelError)
 
 
 @contextlib.contextmanager
@@ -122,6 +160,7 @@ def row(chapter: str, m: dict, provenance: dict, plan: str = "reader") -> dict:
                         "cells": metric(m["cells"], "1"),
                         "figures": metric(m["figures"], "1")},
             "correct": m["error"] is None, "rel_err": None, "error": m["error"],
+            "slowest": m.get("slowest", ""),
             "kernels": [], "launch": [], "provenance": provenance}
 
 
@@ -158,8 +197,11 @@ def execute(names: list[str] | None = None, timeout: int = 1800, record: bool = 
             first = "—" if m["first_output_s"] is None else f"{m['first_output_s']:.1f} s"
             progress(f"{path.stem}: {m['seconds']:.1f} s, first output after {first}, "
                      f"{m['cells']} cells, {m['figures']} figures"
+                     + (f"; slowest: {m['slowest']}" if m.get("slowest") else "")
                      + (f", ERROR: {m['error']}" if m["error"] else ""))
             if record:      # after every chapter: a run stopped midway keeps what it measured
                 store.write(out, EXPERIMENT, CHAPTER, {"chapters": names or "all"}, kept + rows)
                 progress(f"wrote {store.relative(out)}")
+            if m.get("interrupted"):    # told to stop (a time limit's SIGTERM, a ^C): stop
+                raise KeyboardInterrupt(f"{path.stem}: {m['error']}")
     return rows

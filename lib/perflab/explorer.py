@@ -11,7 +11,8 @@ reason the Python call would). The chart is Vega-Lite, built with Altair:
   `_static/perflab/explorer.js` answers a selection from that JSON, with the Vega bundle
   served from the book itself (perflab.sphinxext);
 - in Jupyter it is an `altair.JupyterChart` (offline: its JavaScript comes from the
-  vl-convert package) with the same controls; with a GPU and a `measure` function, a
+  vl-convert package; where that is not installed, from the network, with a one-line
+  note: an explorer never stops a live notebook) with the same controls; with a GPU and a `measure` function, a
   button compiles, checks and times the chosen configuration and adds it to the chart.
 
     ex = Explorer("tiles", rows_df, experiment="slug.sweep",
@@ -254,7 +255,7 @@ class Explorer:
         import altair as alt
         import ipywidgets as W
 
-        alt.JupyterChart.enable_offline()
+        offline(alt)
         jchart = alt.JupyterChart(self.chart())
         readout = W.HTML(self.readout_html(self.defaults))
         chosen = dict(self.defaults)
@@ -292,3 +293,23 @@ class Explorer:
                            ignore_index=True)
         merged.attrs = self.frame.attrs
         self.frame = merged
+
+
+#: Whether the note that Vega loads from the network was printed (once a process).
+ONLINE_NOTE = {"shown": False}
+
+
+def offline(alt) -> bool:
+    """JupyterChart offline (Vega's JavaScript from vl-convert-python) where it can be;
+    else the default renderer, which loads it from the network, and a one-line note, once.
+    (The book's static block needs neither: it serves its own Vega bundle.)"""
+    try:
+        alt.JupyterChart.enable_offline()
+        return True
+    except ImportError as exc:
+        if not ONLINE_NOTE["shown"]:
+            ONLINE_NOTE["shown"] = True
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            print(f"explorer: Vega's JavaScript loads from the network ({first[:120]}; "
+                  "pip install vl-convert-python to embed it)")
+        return False

@@ -10,7 +10,9 @@ the line every figure carries.
 
 Live, `run` measures the experiment's reader plan (registry: sized so that a chapter runs
 in about a minute) unless `plan="full"` or PERFLAB_PLAN=full asks for the full plan, the
-one results/ holds; keyword parameters override either. A replay shows the recorded
+one results/ holds; keyword parameters override either. A recorded check (registered
+with `replay_reader`: the sanitizers, the profilers) is replayed under the reader plan,
+live or not, unless the full plan or a parameter is asked for. A replay shows the recorded
 full-plan rows, or with PERFLAB_PLAN=reader only those the reader plan would measure.
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ import warnings
 import pandas as pd
 
 from . import device, registry, store
-from .errors import ConfigError, ResultsError
+from .errors import ConfigError, NoGPUError, ResultsError
 
 #: The device whose recordings a build without a GPU replays, unless PERFLAB_DEVICE says.
 DEFAULT_REPLAY_DEVICE = "nvidia-h200"
@@ -135,6 +137,12 @@ def run(name: str, *, plan: str | None = None, record: bool = False,
     live = live_here(exp)
     recording = live and (record or os.environ.get("PERFLAB_RECORD") == "1")
     chosen = plan_for(plan, live=live, recording=recording)
+    if live and chosen == "reader" and exp.replay_reader and not params:
+        df = replay(name, device_slug=_recorded_here(exp))   # a recorded check
+        df.attrs["source"]["note"] = (f"not measured live in the reader plan: "
+                                      f"{exp.replay_reader}; lab.run({name!r}, plan='full') "
+                                      f"measures it")
+        return df
     missing = exp.requires() if live and exp.requires else None
     if missing:     # a GPU, but not the tool this experiment needs: replay, and say why
         df = replay(name, **params)
@@ -154,6 +162,18 @@ def run(name: str, *, plan: str | None = None, record: bool = False,
                         exp.chapter, full, rows)
         return frame(rows, source="live", plan=_named(exp, chosen))
     return replay(name, plan=chosen, **params)
+
+
+def _recorded_here(exp: registry.Experiment) -> str | None:
+    """The slug of this GPU where it has recorded `exp` (and PERFLAB_DEVICE picks none),
+    else None: the replay's own choice."""
+    if os.environ.get("PERFLAB_DEVICE") or exp.target != "gpu":
+        return None
+    try:
+        slug = device.current().slug
+    except NoGPUError:
+        return None
+    return slug if store.find(exp.name, slug) else None
 
 
 def _named(exp: registry.Experiment, plan: str) -> str:

@@ -107,6 +107,11 @@ _UNIT_SCALE = {("ns", "us"): 1e-3, ("usecond", "us"): 1.0, ("nsecond", "us"): 1e
                ("MB", "MB"): 1.0, ("GB", "MB"): 1e3}
 
 
+#: Why a reader's live run shows a profiler experiment's recorded counters, for those
+#: registered as recorded checks (registry: replay_reader): plan="full" profiles live.
+REPLAYED = "recorded counters, each segment replayed under Nsight Compute, tens of seconds in all"
+
+
 def ncu_missing() -> str | None:
     """Why the profiler cannot run here (for an experiment's `requires`), or None."""
     return None if shutil.which("ncu") else "Nsight Compute (ncu) is not installed here"

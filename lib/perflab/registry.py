@@ -19,6 +19,11 @@ runs in about a minute, and a subset of the full plan (fewer sizes, strides, rad
 configurations; a shorter timing budget), so that every row a reader measures has a
 recorded counterpart and the recorded rows it selects (`plan_rows`) still give the page
 every figure and number it quotes. `reader={}` says that the full plan is already quick.
+
+A recorded check (compute-sanitizer's verdicts, a profiler's counters) can take minutes
+and says nothing a reader's run needs to re-measure: registered with `replay_reader="why"`
+its reader plan replays its recorded rows, live or not, with that reason under them;
+`plan="full"` (or PERFLAB_PLAN=full, or any parameter given) runs it live.
 """
 from __future__ import annotations
 
@@ -67,6 +72,9 @@ class Experiment:
     # ({} where the full plan is quick already); None only while a chapter's plans are
     # being written (it then runs its full plan live).
     reader: dict | None = None
+    # A recorded check a reader's run replays (its reason, shown under its rows): the
+    # reader plan shows its recorded rows, live or not; the full plan measures it live.
+    replay_reader: str | None = None
 
     @property
     def defaults(self) -> dict:
@@ -104,13 +112,19 @@ RESERVED = frozenset({"plan", "record", "run_info", "progress", "device_slug"})
 def experiment(name: str, *, title: str = "", small: dict | None = None,
                kernels: Callable[[], list[KernelSpec]] | None = None,
                requires: Callable[[], str | None] | None = None, sweep: bool = False,
-               target: str = "gpu", chapter: str | None = None, reader: dict | None = None):
+               target: str = "gpu", chapter: str | None = None, reader: dict | None = None,
+               replay_reader: str | None = None):
     """Register `func` as experiment `name`. Its chapter is the CHAPTER of the chapter
     package that defines it (`chapter` overrides that, for tests), and `name` must start
     with that package's slug. `reader` is the reader plan (module docstring), checked
-    here against the function's parameters so that a misspelt one fails on import."""
+    here against the function's parameters so that a misspelt one fails on import;
+    `replay_reader` (why) makes it a recorded check that a reader's run replays, whose
+    reader plan is then the full plan's rows (reader={})."""
     if target not in ("gpu", "host"):
         raise ValueError(f"experiment {name!r}: target must be 'gpu' or 'host', not {target!r}")
+    if replay_reader is not None and reader not in (None, {}):
+        raise ValueError(f"experiment {name!r}: a reader plan that replays shows the full "
+                         f"plan's rows; give it reader={{}}, not {reader!r}")
 
     def register(func):
         ch = chapter
@@ -122,7 +136,8 @@ def experiment(name: str, *, title: str = "", small: dict | None = None,
                                  f"'{slug}.<something>'")
         exp = Experiment(name, ch, title or name, func, small or {}, kernels or list,
                          requires, sweep, target,
-                         reader=None if reader is None else dict(reader))
+                         reader=None if reader is None else dict(reader),
+                         replay_reader=replay_reader)
         clash = RESERVED & set(exp.defaults)
         if clash:
             raise ValueError(f"experiment {name!r}: parameter {sorted(clash)} is a keyword "

@@ -6,6 +6,10 @@ its summary line and its wall time.
     sanitize.experiment("<slug>.sanitize", drive="perflab.chapters.<slug>.sanitize:drive",
                         kernels=kernels, title="compute-sanitizer memcheck and racecheck")
 
+A recorded check: a notebook's live run (the reader plan) shows the recorded rows;
+`lab.run("<slug>.sanitize", plan="full")`, `python -m perflab record` and `make sanitize`
+run the tools.
+
 The sanitized process imports `drive` (module:function) and calls it: the chapter's own
 function that launches only the lab's kernels, on inputs made on the host, checks each
 output on the host and prints `N passed, M failed` (no library kernels, whose
@@ -24,6 +28,8 @@ import time
 from .correctness import Check
 
 TOOLS = ("memcheck", "racecheck")
+#: Why a reader's run shows the recorded verdicts (registry: replay_reader).
+REPLAYED = "a recorded check, compute-sanitizer on a child process for seconds to minutes"
 
 
 def missing() -> str | None:
@@ -115,7 +121,8 @@ def experiment(name: str, *, drive: str, kernels, title: str, prepare=None,
             r = row_of(t, rc, text, wall, timeout_s)
             ctx.row(variant=t, params={"tool": t}, metrics=r["metrics"], check=r["check"],
                     kernels=kernels(), summary=r["summary"])
-    # reader={}: both tools over the driver's small sizes, seconds each, and only where
-    # compute-sanitizer is installed
+    # A recorded check: a reader's run shows its recorded verdicts (the tools take from
+    # seconds to minutes, in a child process under the tool); plan="full" runs both tools
+    # over the driver's small sizes, where compute-sanitizer is installed.
     return register(name, title=title, small={}, requires=missing, kernels=kernels,
-                    chapter=chapter, reader={})(sanitize)
+                    chapter=chapter, reader={}, replay_reader=REPLAYED)(sanitize)

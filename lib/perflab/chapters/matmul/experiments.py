@@ -11,7 +11,7 @@ import numpy as np
 from ...correctness import TOLERANCE, Check, compare, poison
 from ...kernels import (KernelSpec, blocks_per_sm, capture_launches, checked, get_kernel,
                         launch, warm)
-from ...profile import ncu_missing
+from ...profile import REPLAYED, ncu_missing
 from ...registry import experiment
 from ...timing import as_metrics, interleaved, once_s, ratio
 from . import CHAPTER
@@ -264,9 +264,9 @@ def profile_segments() -> list[dict]:
 
 @experiment("matmul.profile", title="What each kernel moves: DRAM and L2 bytes, counters",
             small={"segments": ()}, requires=ncu_missing,
-            # reader={}: the roofline table is every kernel at both sizes; only where
-            # Nsight Compute is installed
-            reader={})
+            # a recorded check (the roofline table: every kernel at both sizes); a reader's
+            # run shows the recorded counters, plan="full" profiles where Nsight Compute is
+            reader={}, replay_reader=REPLAYED)
 def profile(ctx, segments=None):
     """Each kernel launched once per size under Nsight Compute (clocks untouched)."""
     from ...profile import profiled

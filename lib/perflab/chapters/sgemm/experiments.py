@@ -8,7 +8,7 @@ import os
 from ...correctness import compare, poison
 from ...errors import ConfigError
 from ...kernels import KernelSpec, capture_launches, checked, get_kernel
-from ...profile import ncu_missing
+from ...profile import REPLAYED, ncu_missing
 from ...registry import BUDGET_S, ROUNDS, experiment
 from ...device import current
 from ...timing import as_metrics
@@ -26,6 +26,9 @@ SMALL_SIZES = ((67, 45, 93), (128, 128, 1024), (257, 130, 511), (512, 512, 512))
 NAIVE_MAX_FLOP = 2 * 3072 ** 3
 SWEEP_SIZE = (4096, 4096, 4096)
 SWEEP_VARIANTS = ("06-warptiling", "08-tf32-mma")
+#: Why a reader's run shows the recorded sweep (registry: replay_reader).
+SWEEP_REPLAYED = ("the recorded sweep, about 70 configurations each compiled and timed; "
+                  "the explorer's button measures the one you pick")
 
 
 def _all_specs():
@@ -201,9 +204,10 @@ def ladder(ctx, sizes=SIZES, variant_names=None, budget_s=BUDGET_S, rounds=ROUND
             small={"size": (130, 67, 200)}, sweep=True,
             kernels=lambda: [s for n in SWEEP_VARIANTS for p in configs(get_variant(n))
                              for s in get_variant(n).kernels(p)],
-            # every configuration (the heat map and the explorers show them all), each
-            # timed in three short rounds
-            reader={"budget_s": 0.1, "rounds": 3})
+            # a reader's run shows the recorded sweep (the heat map and the explorers, whose
+            # button measures the configuration a reader picks); plan="full" re-measures
+            # every configuration, each compiled and timed in three short rounds
+            reader={}, replay_reader=SWEEP_REPLAYED)
 def sweep(ctx, size=SWEEP_SIZE, variant_names=SWEEP_VARIANTS, budget_s=0.4, rounds=ROUNDS):
     """Every valid tile configuration of `variant_names` at `size`, checked and timed
     interleaved with cuBLAS; ~100 configurations, so a shorter `budget_s` for each."""
@@ -295,10 +299,12 @@ PROFILE_SEGMENTS = (
                                          "cuBLAS TF32", "11-tf32-split-k")])
 
 
-# reader={}: the page quotes the counters of every segment (the roofline's points, the
-# split-K durations); it runs only where Nsight Compute is installed, about 45 s.
+# A recorded check: the page quotes the counters of every segment (the roofline's points,
+# the split-K durations), about 45 s under Nsight Compute; a reader's run shows the
+# recorded ones, plan="full" profiles every segment where Nsight Compute is installed.
 @experiment("sgemm.profile", title="What limits each rung: profiler counters",
-            small={"segments": ()}, requires=ncu_missing, reader={})
+            small={"segments": ()}, requires=ncu_missing, reader={},
+            replay_reader=REPLAYED)
 def profile(ctx, segments=PROFILE_SEGMENTS):
     """Each rung once under Nsight Compute: DRAM and L2 bytes, shared-memory wavefronts
     and bank conflicts, occupancy, pipe utilisation and the main stall reasons."""

@@ -378,3 +378,15 @@ def test_every_sanitizer_is_a_recorded_check():
     experiment replays its recorded verdicts under the reader plan."""
     sanitizers = [e for n, e in registry.all_experiments().items() if n.endswith(".sanitize")]
     assert sanitizers and all(e.replay_reader for e in sanitizers)
+
+
+def test_every_profiler_is_a_recorded_check():
+    """A reader's live run never starts Nsight Compute: every experiment that profiles
+    (its requirement is the profiler's) replays its recorded counters under the reader
+    plan, with the one reason the core gives."""
+    from perflab.profile import REPLAYED
+    profilers = [e for n, e in registry.all_experiments().items()
+                 if n.rsplit(".", 1)[1].startswith("profile") or n.endswith("_profile")]
+    assert len(profilers) >= 10
+    missing = [e.name for e in profilers if e.replay_reader != REPLAYED and not e.archived]
+    assert not missing, f"profilers a reader's run would start: {missing}"

@@ -5,7 +5,7 @@ the 3D kernels and a few radii, at sizes a quarter (2D) and an eighth (3D) of th
 """
 from __future__ import annotations
 
-from ...profile import ncu_missing
+from ...profile import REPLAYED, ncu_missing
 from ...registry import experiment
 
 #: Counters of perflab.profile.COUNTERS this chapter records besides its METRICS; a pair
@@ -54,7 +54,8 @@ def _specs(seg):
 
 
 @experiment("convolution.profile", title="Counters: branches, bank conflicts, stalls, traffic",
-            small={"segments": ()}, requires=ncu_missing, reader={})   # experiments.py says why
+            small={"segments": ()}, requires=ncu_missing, reader={},   # experiments.py says why
+            replay_reader=REPLAYED)
 def profile(ctx, segments=None):
     """Every segment (all_segments() where None) once under Nsight Compute (clocks
     untouched)."""
@@ -62,7 +63,8 @@ def profile(ctx, segments=None):
 
 
 @experiment("convolution.profile_wide", title="Counters of the four-wide tiles",
-            small={"segments": ()}, requires=ncu_missing, reader={})
+            small={"segments": ()}, requires=ncu_missing, reader={},
+            replay_reader=REPLAYED)
 def profile_wide(ctx, segments=None):
     """The four-wide tiles' segments (segments_wide() where None) once under Nsight
     Compute (clocks untouched)."""

@@ -5,7 +5,7 @@ traffic, achieved occupancy and the stall reasons of every kernel and library ca
 that the profiler's replays stay short."""
 from __future__ import annotations
 
-from ...profile import ncu_missing
+from ...profile import REPLAYED, ncu_missing
 from ...registry import experiment
 from . import ops
 from .experiments import RADIUS
@@ -37,9 +37,9 @@ def _specs(seg: dict) -> list:
 
 @experiment("images.profile", title="Counters: DRAM, sectors per request, L1 and shared memory, occupancy",
             small={"segments": ()}, requires=ncu_missing,
-            # reader={}: the page quotes every kernel's counters; runs only where Nsight
-            # Compute is installed
-            reader={},
+            # a recorded check: a reader's run shows the recorded counters (every kernel's,
+            # which the page quotes); plan="full" profiles where Nsight Compute is installed
+            reader={}, replay_reader=REPLAYED,
             kernels=lambda: [s for seg in all_segments() for s in _specs(seg)])
 def profile(ctx, segments=None):
     """Every kernel and library call once under Nsight Compute (clocks untouched)."""

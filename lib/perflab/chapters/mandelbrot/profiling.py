@@ -4,7 +4,7 @@ threads active per instruction, the branch uniformity, the FP32 instructions by 
 and by pipe, the issue-slot use and the occupancy reached."""
 from __future__ import annotations
 
-from ...profile import ncu_missing
+from ...profile import REPLAYED, ncu_missing
 from ...registry import experiment
 from .views import view
 
@@ -27,9 +27,10 @@ def all_segments(kernels=PROFILE_KERNELS, views=PROFILE_VIEWS) -> list[dict]:
 
 @experiment("mandelbrot.profile", title="Counters: instructions, active threads, branches, FP32 pipes",
             small={"segments": ()}, requires=ncu_missing,
-            # reader={}: the page quotes every segment's counters beside the model's
-            # prediction; only where Nsight Compute is installed (about 17 s)
-            reader={})
+            # a recorded check: a reader's run shows the recorded counters (every segment's,
+            # beside the model's prediction); plan="full" profiles (about 17 s) where Nsight
+            # Compute is installed
+            reader={}, replay_reader=REPLAYED)
 def profile(ctx, segments=None, size=PROFILE_SIZE, max_iter=PROFILE_ITER):
     """Every segment once under Nsight Compute (clocks untouched), next to what the
     count map predicts for it (model.predict)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import race
+from ...profile import REPLAYED
 from ...device import current
 from ...errors import ConfigError
 from ...registry import experiment
@@ -114,8 +115,9 @@ def _profile_or_bulk_missing():
 @experiment("scan.bulk_profile", title="What the bulk-copy scan and encoder move: DRAM counters",
             small={"segments": ()}, requires=_profile_or_bulk_missing,
             kernels=lambda: ops.specs("bulk", "int32", True) + [rle.bulk_spec()],
-            # reader={}: the two segments the pages quote
-            reader={})
+            # a recorded check: a reader's run shows the recorded counters of the two
+            # segments the pages quote; plan="full" profiles where Nsight Compute is installed
+            reader={}, replay_reader=REPLAYED)
 def bulk_profile(ctx, segments=(("bulk", 1 << 28), ("rle bulk", 1 << 25))):
     """16 at 2^28 int32 and 17 at 2^25 (runs of 1-15) once each under Nsight Compute
     (clocks untouched): DRAM bytes read and written against the input's 4n bytes (one read

@@ -15,6 +15,7 @@ from ...correctness import Check, compare, poison
 from ...device import current
 from ...errors import ConfigError
 from ...kernels import capture_launches, checked
+from ...profile import REPLAYED
 from ...registry import experiment
 from ...timing import rotations
 from ...vendors import as_torch, cupy_accelerators, gpu_kernels, release, torch_or_none
@@ -528,8 +529,9 @@ def profile_missing():
 @experiment("scan.profile", title="Where the seed's scan loses: profiler counters",
             small={"segments": ()}, requires=profile_missing,
             kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "int32", True)],
-            # reader={}: the three segments the page quotes
-            reader={})
+            # a recorded check: a reader's run shows the recorded counters of the segments
+            # the page quotes; plan="full" profiles where Nsight Compute is installed
+            reader={}, replay_reader=REPLAYED)
 def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
                            ("single-pass", 1 << 24), ("cupy.cumsum (CUB)", 1 << 24))):
     """Each scan once under Nsight Compute at 2^24 int32: DRAM bytes, occupancy and how

@@ -6,7 +6,7 @@ throttle, barrier, memory)."""
 from __future__ import annotations
 
 from ...errors import PerflabError
-from ...profile import ncu_missing
+from ...profile import REPLAYED, ncu_missing
 from ...registry import experiment
 from .. import machine
 from . import ops
@@ -28,9 +28,9 @@ def all_segments(dtype: str = "float32", rows: int = 8192, cols: int = 8192) -> 
 
 @experiment("transpose.profile", title="Counters: sectors per request, bank conflicts, stalls",
             small={"segments": ()}, requires=ncu_missing,
-            # reader={}: the page quotes every rung's counters; runs only where Nsight
-            # Compute is installed
-            reader={},
+            # a recorded check: a reader's run shows the recorded counters (every rung's,
+            # which the page quotes); plan="full" profiles where Nsight Compute is installed
+            reader={}, replay_reader=REPLAYED,
             kernels=lambda: [ops.spec(v, "float32") for v in ops.VARIANTS])
 def profile(ctx, segments=None):
     """Every segment once under Nsight Compute (clocks untouched). If this GPU's ncu

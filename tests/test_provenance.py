@@ -14,19 +14,15 @@ from __future__ import annotations
 from perflab import store
 
 PENDING = frozenset({
-    "results/intel-xeon/07-mandelbrot/mandelbrot.cpu.json",
     "results/nvidia-h200/01-sgemm/sgemm.chunks.json",
     "results/nvidia-h200/01-sgemm/sgemm.ladder.json",
     "results/nvidia-h200/01-sgemm/sgemm.profile.json",
     "results/nvidia-h200/01-sgemm/sgemm.splitk.json",
     "results/nvidia-h200/01-sgemm/sgemm.sweep.json",
     "results/nvidia-h200/03-scan/scan.chunked.json",
-    "results/nvidia-h200/03-scan/scan.large.json",
-    "results/nvidia-h200/03-scan/scan.rle.json",
     "results/nvidia-h200/03-scan/scan.rle_lean.json",
     "results/nvidia-h200/03-scan/scan.rle_masks.json",
     "results/nvidia-h200/03-scan/scan.staged.json",
-    "results/nvidia-h200/07-mandelbrot/mandelbrot.versus.json",
 })
 
 

@@ -104,3 +104,13 @@ def test_a_variant_without_operand_checks_does_not_run_unchecked():
     with pytest.raises(NotImplementedError, match="operands"):
         v.run([1.0], {})
 
+
+def test_every_chapter_variant_is_the_core_variant():
+    from perflab.chapters import sgemm
+    from perflab.chapters.convolution import variants as conv
+    from perflab.chapters.matmul import variants as matmul
+
+    for v in [*sgemm.variants(), *matmul.VARIANTS, *conv.VARIANTS.values()]:
+        assert isinstance(v, Variant), v.name
+        with pytest.raises(ConfigError, match="unknown parameter"):
+            v.params(NOT_A_PARAMETER=1)

@@ -61,7 +61,8 @@ class GemmVariant(Variant):
 
     def check(self, params: dict, M: int, N: int, K: int, device: dict | None = None) -> None:
         """Raise ConfigError with the reason when `params` cannot run this problem (on
-        `device`, when given: its shared-memory and thread limits)."""
+        `device`, when given: its shared-memory and thread limits). The chapter's callers
+        pass the device by position, after M, N, K; the core takes it by name."""
         super().check(params, M, N, K, device=device)
 
     def operands(self, A, B, C) -> tuple[int, int, int]:

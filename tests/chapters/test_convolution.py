@@ -75,35 +75,36 @@ def test_reference_is_convolve_with_the_flipped_filter():
 
 def test_input_tile_needs_a_tile_wider_than_the_halo():
     v = V.get("2d-tiled")
-    assert v.reason((100, 100), 15, v.params()) is None
-    assert "T > 2R" in v.reason((100, 100), 16, v.params())
-    assert "T > 2R" in V.get("3d-tiled").reason((50, 50, 50), 4, V.get("3d-tiled").params())
+    assert v.reason(v.params(), (100, 100), 15) is None
+    assert "T > 2R" in v.reason(v.params(), (100, 100), 16)
+    assert "T > 2R" in V.get("3d-tiled").reason(V.get("3d-tiled").params(), (50, 50, 50), 4)
 
 
 def test_a_block_over_1024_threads_is_refused():
     v = V.get("2d-regtile")
-    assert "at most 1024" in v.reason((64, 64), 2, v.params(BX=128, BY=16))
-    assert v.reason((64, 64), 2, v.params(BX=64, BY=16)) is None
+    assert "at most 1024" in v.reason(v.params(BX=128, BY=16), (64, 64), 2)
+    assert v.reason(v.params(BX=64, BY=16), (64, 64), 2) is None
 
 
 def test_shared_memory_over_the_device_limit_is_refused():
     v = V.get("3d-regtile")
     dev = {"smem_per_block_optin": 48 * 1024}
     p = v.params(BX=128, BY=16, PZ=16)
-    assert "KiB of shared memory" in v.reason((64, 64, 64), 1, v.params(BX=64, BY=16, PZ=16), dev)
-    assert v.reason((64, 64, 64), 1, v.params(), dev) is None
-    assert "at most 1024" in v.reason((64, 64, 64), 1, p, dev)
+    assert "KiB of shared memory" in v.reason(v.params(BX=64, BY=16, PZ=16), (64, 64, 64), 1,
+                                              device=dev)
+    assert v.reason(v.params(), (64, 64, 64), 1, device=dev) is None
+    assert "at most 1024" in v.reason(p, (64, 64, 64), 1, device=dev)
 
 
 def test_a_filter_too_large_for_constant_memory_is_refused():
     big = V.get("2d-const")
-    assert big.reason((100, 100), 63, big.params()) is None         # 127^2 = 16129 taps fit
-    assert "constant memory" in big.reason((100, 100), 64, big.params())
-    assert "constant memory" in V.get("3d-naive").reason((9, 9, 9), 13, V.get("3d-naive").params())
+    assert big.reason(big.params(), (100, 100), 63) is None         # 127^2 = 16129 taps fit
+    assert "constant memory" in big.reason(big.params(), (100, 100), 64)
+    assert "constant memory" in V.get("3d-naive").reason(V.get("3d-naive").params(), (9, 9, 9), 13)
     dw = V.get("3d-dw-tiled")
-    assert dw.reason((455, 9, 9), 2, dw.params()) is None           # 455 slices x 25 taps
-    assert "constant memory" in dw.reason((656, 9, 9), 2, dw.params())
-    assert V.get("2d-naive").reason((100, 100), 64, V.get("2d-naive").params()) is None
+    assert dw.reason(dw.params(), (455, 9, 9), 2) is None           # 455 slices x 25 taps
+    assert "constant memory" in dw.reason(dw.params(), (656, 9, 9), 2)
+    assert V.get("2d-naive").reason(V.get("2d-naive").params(), (100, 100), 64) is None
 
 
 def test_unknown_parameters_and_variants_are_refused():
@@ -133,6 +134,16 @@ def test_bad_operands_get_the_reason(x, f, out, match):
         V.check_operands(V.get("2d-regtile"), x, f, out)
 
 
+def test_run_checks_before_it_launches():
+    """`run` (the lab's Variant.run) makes prepare's checks before anything is compiled."""
+    v = V.get("2d-regtile")
+    with pytest.raises(ConfigError, match="not a CuPy array"):
+        v.run(X8, F5, X8.copy(), v.params())
+    with pytest.raises(ConfigError, match="even width"):
+        v.run(X8, np.zeros((4, 4), np.float32), X8.copy(), v.params())
+    assert v.kernels(v.params(), 2) == [v.spec(2, v.params())]
+
+
 def test_depthwise_filters_have_one_slice_per_depth():
     v = V.get("3d-dw-cached")
     x = np.zeros((6, 8, 8), np.float32)
@@ -150,7 +161,7 @@ def test_every_variant_is_checked_at_radius_0_and_a_large_radius():
         radii = [r for r, _ in cases]
         assert 0 in radii and ex.RACE_R[v.dims] in radii and max(radii) >= 3, name
         for r, given in cases:
-            assert v.reason((45, 37, 61)[-v.dims:], r, v.params(**given)) is None, (name, r)
+            assert v.reason(v.params(**given), (45, 37, 61)[-v.dims:], r) is None, (name, r)
 
 
 def test_the_halo_outgrows_the_tile_where_the_kernel_allows_it():
@@ -284,6 +295,11 @@ def test_bad_operands_on_the_gpu(monkeypatch):
         V.prepare(v, cp.zeros((64, 128), cp.float32)[:, ::2], F5, x)
     with pytest.raises(ConfigError, match="constant memory"):
         V.prepare(v, x, np.zeros((129, 129), np.float32), cp.empty_like(x))
+    with pytest.raises(ConfigError, match="constant memory"):
+        v.run(x, np.zeros((129, 129), np.float32), cp.empty_like(x), v.params())
+    out = cp.full_like(x, 7)
+    v.run(x, cp.asarray(F5), out, v.params())        # zeros in, zeros out
+    assert float(abs(out).max()) == 0.0
 
 
 

@@ -25,7 +25,7 @@ BULK, HALO_COLS, HALO_ROWS = 1, 2, 3
 def input_tile(r: int = R, T: int | None = None) -> dict:
     """conv2d_tiled: thread (x, y) loads element (x, y) of the T × T window; it computes
     an output when it is at least r from every edge."""
-    T = T or variants.get("2d-tiled").defaults["T"]
+    T = T or variants.get("2d-tiled").default_params["T"]
     computes = np.zeros((T, T), bool)
     computes[r:T - r, r:T - r] = True
     return {"T": T, "r": r, "computes": computes, "outputs": int(computes.sum()),

@@ -355,7 +355,7 @@ def radius_wide(ctx, shape=(8192, 8192), radii=WIDE_RADII):
 
 def _sweep_specs(name: str, r: int, tile_key: str):
     v = get(name)
-    return [v.spec(r, v.params(**{tile_key: t})) for t in v.space[tile_key]]
+    return [v.spec(r, v.params(**{tile_key: t})) for t in v.param_space[tile_key]]
 
 
 def sweep(ctx, name: str, shape: tuple, r: int, space: dict, budget_s: float):
@@ -368,7 +368,8 @@ def sweep(ctx, name: str, shape: tuple, r: int, space: dict, budget_s: float):
     v = get(name)
     keys = list(space)
     combos = [dict(zip(keys, c)) for c in itertools.product(*space.values())]
-    warm([v.spec(r, v.params(**p)) for p in combos if v.reason(shape, r, v.params(**p), dev) is None])
+    warm([v.spec(r, v.params(**p)) for p in combos
+          if v.reason(v.params(**p), shape, r, device=dev) is None])
     x = refm.fresh_device(shape)
     out = cp.empty_like(x)
     f = refm.filter_for(len(shape), r, rng)
@@ -377,7 +378,7 @@ def sweep(ctx, name: str, shape: tuple, r: int, space: dict, budget_s: float):
     for p in combos:
         full = v.params(**p)
         params = {"shape": list(shape), "r": r, **p}
-        why = v.reason(shape, r, full, dev)
+        why = v.reason(full, shape, r, device=dev)
         if why:
             ctx.row(variant=name, params=params, metrics={}, invalid=why)
             continue
@@ -398,14 +399,14 @@ def sweep(ctx, name: str, shape: tuple, r: int, space: dict, budget_s: float):
             small={"shape": (67, 45), "space": {"BX": (16, 32), "BY": (2, 64), "PY": (1, 4)}},
             sweep=True, kernels=lambda: _sweep_specs("2d-regtile", 2, "PY"), reader={})
 def tiles2d(ctx, shape=(8192, 8192), r=2, space=None):
-    sweep(ctx, "2d-regtile", tuple(shape), r, space or get("2d-regtile").space, budget_s=0.03)
+    sweep(ctx, "2d-regtile", tuple(shape), r, space or get("2d-regtile").param_space, budget_s=0.03)
 
 
 @experiment("convolution.tiles3d", title="3D register-tiled kernel: block shape × outputs per thread",
             small={"shape": (13, 11, 19), "space": {"BX": (16,), "BY": (2, 128), "PZ": (2, 4)}},
             sweep=True, kernels=lambda: _sweep_specs("3d-regtile", 1, "PZ"), reader={})
 def tiles3d(ctx, shape=(512, 512, 512), r=1, space=None):
-    sweep(ctx, "3d-regtile", tuple(shape), r, space or get("3d-regtile").space, budget_s=0.03)
+    sweep(ctx, "3d-regtile", tuple(shape), r, space or get("3d-regtile").param_space, budget_s=0.03)
 
 
 __all__ = ["CHECKS", "RACE_R", "RADII", "LIBRARY", "COPIES", "config_label", "flops_per_output",

@@ -17,7 +17,8 @@ def reason_for(name: str, shape: tuple, r: int, device: dict | None):
     v = get(name)
 
     def reason(p):
-        return v.reason(tuple(shape), r, v.params(**{k: int(x) for k, x in p.items()}), device)
+        return v.reason(v.params(**{k: int(x) for k, x in p.items()}), tuple(shape), r,
+                        device=device)
     return reason
 
 
@@ -32,8 +33,8 @@ def tile_explorer(name: str, rows: pd.DataFrame) -> Explorer:
     what = "rows" if tile == "PY" else "planes"
     return Explorer(
         f"convolution-{name}", rows, experiment=exp, match={"variant": name},
-        params={k: list(v.space[k]) for k in ("BX", "BY", tile)},
-        defaults={k: v.defaults[k] for k in ("BX", "BY", tile)},
+        params={k: list(v.param_space[k]) for k in ("BX", "BY", tile)},
+        defaults={k: v.default_params[k] for k in ("BX", "BY", tile)},
         title=f"{name} on {dims}, radius {r}: block BX × BY threads, {tile} output {what} per thread",
         fields=[Field("TB/s", digits=2, suffix=" TB/s"),
                 Field("median_ms", digits=3, suffix=" ms"),

@@ -68,7 +68,7 @@ def bad_inputs() -> pd.DataFrame:
 
 def _reason(v, shape, r, given):
     from ...errors import ConfigError
-    why = v.reason(shape, r, v.params(**(given or {})))
+    why = v.reason(v.params(**(given or {})), shape, r)
     if why:
         raise ConfigError(why)
 

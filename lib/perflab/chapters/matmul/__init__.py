@@ -5,7 +5,7 @@ every rung of chapter 1, category by category; a roofline redone from the bytes 
 profiler counted; and the case study's GPUs compared with this one as fractions of each
 device's own FP32 ceiling.
 
-Modules: variants (the kernels as chapter 1 `Variant`s), audit and bounds (the audit's
+Modules: variants (the kernels as chapter 1 `GemmVariant`s), audit and bounds (the audit's
 categories and the arithmetic it judges by; isolated, its child process), experiments
 (matmul.kernels, matmul.l2, matmul.profile, matmul.audit), profiling (the ncu child),
 report (tables, figures and the numbers the page quotes)."""

@@ -80,12 +80,7 @@ class Subject:
     def validate(self, A, B, C) -> None:
         """The operand and parameter checks `run` makes, without launching."""
         v = self.variant
-        if hasattr(v, "operands"):
-            M, N, K = v.operands(A, B, C)
-        else:
-            from ..sgemm.variant import operands
-            M, N, K = operands(v.name, A, B, C)
-        v.check(self.params, M, N, K)
+        v.check(self.params, *v.operands(A, B, C))
 
     def call(self, A, B, C) -> None:
         self.variant.run(A, B, C, self.params)

@@ -1,7 +1,7 @@
-"""The kernels of chapter 8 as chapter 1 `Variant`s (kernels/08-matmul/): the case study's naive
-and 32x32 tiled SGEMM, the tiled kernel with thread coarsening (2 and 4 outputs per
-thread, along a row or along a column of C), and the tiled kernel reading a column-major B
-(plain, corner-turned, corner-turned into a padded tile).
+"""The kernels of chapter 8 as chapter 1 `GemmVariant`s (kernels/08-matmul/): the case
+study's naive and 32x32 tiled SGEMM, the tiled kernel with thread coarsening (2 and 4
+outputs per thread, along a row or along a column of C), and the tiled kernel reading a
+column-major B (plain, corner-turned, corner-turned into a padded tile).
 
     from perflab.chapters.matmul import variants
     v = variants.get("coarse-m4")
@@ -21,7 +21,7 @@ import numpy as np
 
 from ...errors import ConfigError
 from ...kernels import KernelSpec, get_kernel, launch
-from ..sgemm.variant import Variant, ceil_div, i32, operands, require
+from ..sgemm.variant import GemmVariant, ceil_div, i32, operands, require
 from . import CHAPTER
 
 #: The grid's y (and z) limit.
@@ -71,10 +71,10 @@ def operands_colmajor(name: str, A, B, C) -> tuple[int, int, int]:
     return operands(name, A, _AsRowMajor(B), C)
 
 
-@dataclass(frozen=True)
-class RowMajor(Variant):
-    """A chapter-8 kernel: chapter 1's operand checks, the 4-byte alignment, then the
-    parameters (`validate`), then the launch."""
+@dataclass(frozen=True, kw_only=True)
+class RowMajor(GemmVariant):
+    """A chapter-8 kernel: chapter 1's operand checks and the 4-byte alignment (`run`
+    checks them, then the parameters, `validate`, then launches)."""
 
     b_layout: str = "row"
 
@@ -83,11 +83,6 @@ class RowMajor(Variant):
             operands_colmajor(self.name, A, B, C)
         aligned4(self.name, A=A, B=B, C=C)
         return dims
-
-    def run(self, A, B, C, params: dict) -> None:
-        M, N, K = self.operands(A, B, C)
-        self.check(params, M, N, K)
-        self.enqueue(A, B, C, params)
 
 
 # -------------------------------------------------------------------------- the kernels

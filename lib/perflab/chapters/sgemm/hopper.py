@@ -28,7 +28,7 @@ import numpy as np
 
 from ...errors import ConfigError
 from ...kernels import KernelSpec, Step, check_launch, get_kernel, run_steps
-from .variant import KDIR, Variant, ceil_div, require
+from .variant import KDIR, GemmVariant, ceil_div, require
 
 NAME = "10-wgmma-tma"
 FILE = f"{KDIR}/10_wgmma_tma.cu"
@@ -252,7 +252,7 @@ def cached_plan(plans: OrderedDict, key, build, keep: int = _KEEP):
     return plan
 
 
-VARIANT = Variant(
+VARIANT = GemmVariant(
     name=NAME, label="TF32 wgmma + TMA (Hopper)", precision="tf32",
     idea="Hopper's asynchronous path: the copy engine (TMA) moves whole swizzled tiles of A "
          "and B, as stored and rounded to TF32 on the way, into a 4-stage mbarrier pipeline "

@@ -22,7 +22,7 @@ import numpy as np
 
 from ...kernels import KernelSpec, Step, check_launch, get_kernel, run_steps
 from . import hopper
-from .variant import KDIR, Variant, ceil_div, require
+from .variant import KDIR, GemmVariant, ceil_div, require
 
 NAME = "12-3xtf32-wgmma"
 FILE = f"{KDIR}/12_3xtf32_wgmma.cu"
@@ -124,7 +124,7 @@ def _enqueue(A, B, C, p: dict) -> None:
     run_steps(steps, {"A": A, "B": B, "C": C, **arrays})
 
 
-VARIANT = Variant(
+VARIANT = GemmVariant(
     name=NAME, label="3xTF32 on wgmma (Hopper)", precision="3xtf32",
     idea="Rung 09's three products per step on rung 10's wgmma + TMA pipeline, with each "
          "chunk of k summed into a fresh partial and added in fp32, so that the tensor "

@@ -1,16 +1,16 @@
 """Rungs 01-05 of the SGEMM ladder: one thread per element (01, 02), shared-memory tiles
-(03), register microtiles (04, 05). Each is a `Variant`: the kernels it launches for a set
-of tile parameters, how it launches them, and which combinations cannot work (`validate`
+(03), register microtiles (04, 05). Each is a `GemmVariant`: the kernels it launches for
+a set of tile parameters, how it launches them, and which combinations cannot work (`validate`
 raises ConfigError with the reason, before anything is compiled)."""
 from __future__ import annotations
 
 from ...kernels import get_kernel, launch
-from .variant import Variant, ceil_div, i32, require, spec
+from .variant import GemmVariant, ceil_div, i32, require, spec
 
 
 # ----------------------------------------------------------------------- 01, 02 naive
 
-def _simple(name, label, idea, file, fn, coalesced) -> Variant:
+def _simple(name, label, idea, file, fn, coalesced) -> GemmVariant:
     """Rung 01 or 02: a 32x32 block, one thread per element of C; `coalesced`: x walks
     columns of C."""
     kspec = spec(file, fn)
@@ -25,7 +25,7 @@ def _simple(name, label, idea, file, fn, coalesced) -> Variant:
         rows = ceil_div(N, 32) if not coalesced else ceil_div(M, 32)
         require(rows <= 65535, fn, f"grid.y = {rows} exceeds 65535")
 
-    return Variant(name=name, label=label, precision="fp32", idea=idea,
+    return GemmVariant(name=name, label=label, precision="fp32", idea=idea,
                    kernels=lambda p: [kspec], enqueue=enqueue, validate=validate)
 
 
@@ -77,7 +77,7 @@ def _blocktile_threads(name, p, max_threads):
 
 
 def _tile_variant(name, label, idea, file, fn, max_threads, default_params,
-                  param_space) -> Variant:
+                  param_space) -> GemmVariant:
     """Rung 04 or 05: a BM x BN block tile, a TM x TN microtile per thread, at most
     `max_threads` threads."""
     def kspec(p):
@@ -93,12 +93,12 @@ def _tile_variant(name, label, idea, file, fn, max_threads, default_params,
         grid = (ceil_div(N, int(p["BN"])), ceil_div(M, int(p["BM"])))
         launch(get_kernel(kspec(p)), grid, (threads,), (A, B, C) + i32(M, N, K))
 
-    return Variant(name=name, label=label, precision="fp32", idea=idea,
+    return GemmVariant(name=name, label=label, precision="fp32", idea=idea,
                    kernels=lambda p: [kspec(p)], enqueue=enqueue,
                    default_params=default_params, param_space=param_space, validate=validate)
 
 
-VARIANTS: list[Variant] = [
+VARIANTS: list[GemmVariant] = [
     _simple("01-naive", "naive, one thread per element",
             "One thread per element of C; threadIdx.x walks rows, so a warp's loads of A "
             "and stores of C touch 32 different rows (uncoalesced).",
@@ -107,7 +107,7 @@ VARIANTS: list[Variant] = [
             "threadIdx.x walks columns: a warp's loads of B and stores of C are 128 "
             "contiguous bytes, and A is a broadcast.",
             "02_coalesced.cu", "sgemm_coalesced", coalesced=True),
-    Variant(
+    GemmVariant(
         name="03-smem-tiling",
         label="shared-memory tiles 32×32",
         precision="fp32",

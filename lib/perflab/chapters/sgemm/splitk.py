@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...kernels import Plans, Step, blocks_per_sm, check_launch, get_kernel, run_steps
 from . import warptile as wt
-from .variant import Variant, aligned, ceil_div, i32, require, spec
+from .variant import GemmVariant, aligned, ceil_div, i32, require, spec
 
 KEYS = wt.KEYS + ("slices",)
 #: Slices summed in parallel per output element by splitk_reduce, then added in order.
@@ -162,7 +162,7 @@ def _enqueue(A, B, C, p):
     run_steps(steps, {"A": A, "B": B, "C": C, "W": W})
 
 
-VARIANT = Variant(
+VARIANT = GemmVariant(
     name="07-split-k",
     label="split-K + deterministic reduction",
     precision="fp32",

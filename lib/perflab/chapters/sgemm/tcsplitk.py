@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ...kernels import Plans, Step, blocks_per_sm, check_launch, get_kernel, run_steps
 from .tensor import check_tiles, smem_bytes, threads
-from .variant import Variant, aligned, ceil_div, i32, require, spec
+from .variant import GemmVariant, aligned, ceil_div, i32, require, spec
 
 FILE = "11_tf32_splitk.cu"
 NAME = "11-tf32-split-k"
@@ -99,7 +99,7 @@ def enqueue(A, B, C, p: dict) -> None:
     run_steps(steps, {"A": A, "B": B, "C": C, "W": work})
 
 
-VARIANT = Variant(
+VARIANT = GemmVariant(
     name=NAME, label="TF32 split-K, operands as stored", precision="tf32",
     idea="For problems with few output tiles: many K slices on the tensor cores, A and B "
          "read as they are stored and rounded to TF32 in the loop (no pre-pass), the "

@@ -30,7 +30,7 @@ import numbers
 
 from ...errors import ConfigError
 from ...kernels import get_kernel, launch
-from .variant import Variant, aligned, ceil_div, require, smem_fits, spec
+from .variant import GemmVariant, aligned, ceil_div, require, smem_fits, spec
 
 FILES = {"tf32": "08_tf32_mma.cu", "3xtf32": "09_3xtf32.cu"}
 KERNELS = {"tf32": "sgemm_tf32_mma", "3xtf32": "sgemm_3xtf32"}
@@ -238,8 +238,8 @@ def _enqueue(precision: str, A, B, C, p: dict) -> None:
                 flag if flag is not None else cp.uint64(0)))
 
 
-def _variant(precision: str, label: str, idea: str) -> Variant:
-    return Variant(
+def _variant(precision: str, label: str, idea: str) -> GemmVariant:
+    return GemmVariant(
         name=NAMES[precision], label=label, precision=precision, idea=idea,
         kernels=functools.partial(_specs, precision),
         enqueue=functools.partial(_enqueue, precision),
@@ -248,7 +248,7 @@ def _variant(precision: str, label: str, idea: str) -> Variant:
     )
 
 
-VARIANTS: list[Variant] = [
+VARIANTS: list[GemmVariant] = [
     _variant("tf32", "TF32 tensor cores (mma.sync m16n8k8)",
              "Multiply on the tensor cores: operands rounded to TF32 (10-bit mantissa) and B "
              "transposed by a pre-pass, both fragments loaded with ldmatrix from a "

@@ -1,4 +1,5 @@
-"""What one rung of the SGEMM ladder is, to the experiments that check and time it.
+"""What one rung of the SGEMM ladder is, to the experiments that check and time it: the
+lab's `Variant` (perflab.variant) with a precision and the operand checks of C = A @ B.
 
 Every variant computes C = A @ B for row-major float32 matrices, A (M, K), B (K, N),
 C (M, N), any positive M, N, K (not only multiples of the tile).
@@ -12,49 +13,32 @@ the current stream (what the timer calls, after one checked `run`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from ...errors import ConfigError
 from ...kernels import KernelSpec
+from ...variant import Variant
 
 #: The kernels of this chapter, relative to kernels/.
 KDIR = "01-sgemm"
 
 
-@dataclass(frozen=True)
-class Variant:
-    name: str                        # "03-smem-tiling": file order, used in tables and plots
-    label: str                       # "shared-memory tiles 32×32"
+@dataclass(frozen=True, kw_only=True)
+class GemmVariant(Variant):
+    """A rung of the ladder: the lab's Variant (perflab.variant) with its precision, the
+    operand checks of C = A @ B, and the tile parameters auto_shape chooses."""
+
     precision: str                   # "fp32" | "tf32" | "3xtf32"
-    idea: str                        # one sentence: what this rung changes
-    kernels: Callable[[dict], list[KernelSpec]]          # every spec `enqueue` launches
-    enqueue: Callable[..., None]     # enqueue(A, B, C, params): launches, no checks
-    default_params: dict = field(default_factory=dict)
-    param_space: dict = field(default_factory=dict)      # name -> allowed values (explorer/sweep)
-    # validate(params, M, N, K, device) raises ConfigError(reason); `device` is a device
-    # dict (DeviceInfo.as_dict() or a recorded row's) or None when no device is known.
-    validate: Callable[..., None] | None = None
     # Parameters that auto_shape=True chooses per problem: given with auto_shape on, they
     # would be ignored, so `params` and `run` refuse them instead.
     auto_keys: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:
-        # The rung's own copies (a module's DEFAULTS and PARAM_SPACE stay as they are),
-        # every allowed value a list.
-        object.__setattr__(self, "default_params", dict(self.default_params))
-        object.__setattr__(self, "param_space", {k: list(v) for k, v in self.param_space.items()})
-
     def params(self, **overrides) -> dict:
         """The default parameters with `overrides`; unknown names and tile parameters that
         auto_shape would replace are refused with the reason."""
-        unknown = set(overrides) - set(self.default_params)
-        if unknown:
-            raise ConfigError(f"{self.name}: unknown parameter(s) {sorted(unknown)}; "
-                              f"it takes {sorted(self.default_params)}")
-        p = {**self.default_params, **overrides}
+        p = super().params(**overrides)
         self._refuse_ignored(p)
         return p
 
@@ -69,25 +53,20 @@ class Variant:
                 f"is chosen per problem, so {shown} would be ignored; pass "
                 "auto_shape=False to use the tile you give")
 
-    def check(self, params: dict, M: int, N: int, K: int, device: dict | None = None) -> None:
-        """Raise ConfigError with the reason when `params` cannot run this problem (on
-        `device`, when given: its shared-memory and thread limits)."""
-        missing = set(self.default_params) - set(params)
-        if missing:
-            raise ConfigError(f"{self.name}: parameter(s) {sorted(missing)} missing; "
-                              f"use {self.name}.params(...) to start from the defaults")
+    def check_common(self, params: dict, M: int, N: int, K: int,
+                     device: dict | None = None) -> None:
         if min(M, N, K) < 1:
             raise ConfigError(f"{self.name}: M, N, K must be positive, got {M}, {N}, {K}")
         self._refuse_ignored(params)
-        if self.validate is not None:
-            self.validate(params, M, N, K, device)
 
-    def run(self, A, B, C, params: dict) -> None:
-        """Check the operands and the parameters, then enqueue the kernels (a launch the
-        GPU cannot run is refused by perflab.kernels.launch, naming the limit)."""
-        M, N, K = operands(self.name, A, B, C)
-        self.check(params, M, N, K)
-        self.enqueue(A, B, C, params)
+    def check(self, params: dict, M: int, N: int, K: int, device: dict | None = None) -> None:
+        """Raise ConfigError with the reason when `params` cannot run this problem (on
+        `device`, when given: its shared-memory and thread limits). The chapter's callers
+        pass the device by position, after M, N, K; the core takes it by name."""
+        super().check(params, M, N, K, device=device)
+
+    def operands(self, A, B, C) -> tuple[int, int, int]:
+        return operands(self.name, A, B, C)
 
 
 def operands(name: str, A, B, C) -> tuple[int, int, int]:

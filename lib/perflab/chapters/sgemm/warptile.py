@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 from ...kernels import Plans, Step, check_launch, get_kernel, run_steps
-from .variant import Variant, aligned, ceil_div, i32, require, smem_fits, spec
+from .variant import GemmVariant, aligned, ceil_div, i32, require, smem_fits, spec
 
 KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "stages")
 
@@ -147,7 +147,7 @@ def _enqueue(A, B, C, p):
     run_steps(PLANS.get(key, lambda: _plan(A, B, C, p)), {"A": A, "B": B, "C": C})
 
 
-VARIANT = Variant(
+VARIANT = GemmVariant(
     name="06-warptiling",
     label="warp tiles + cp.async pipeline",
     precision="fp32",

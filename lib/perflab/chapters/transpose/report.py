@@ -22,10 +22,9 @@ LABELS = {"naive-rows": "naive, rows read", "naive-cols": "naive, columns read",
           "coarsened 64x4": "padded, 64² tile, 64×4 threads",
           "wide": "wide, 64² tile, 16×16 threads", "cudaMemcpy": "cudaMemcpy",
           "copy kernel": "copy kernel (the machine chapter)", "cupy strided copy": "cupy.copyto(b, a.T)"}
-FILES = {"naive-rows": "01_naive.cu", "naive-cols": "01_naive.cu", "tiled": "02_tiled.cu",
-         "padded": "03_padded.cu", "swizzled": "04_swizzled.cu",
-         "coarsened": "05_coarsened.cu", "coarsened 64x4": "05_coarsened.cu",
-         "wide": "06_wide.cu"}
+#: The kernel file of each rung entry, from the rungs themselves (ops.RUNGS).
+FILES = {**{v: rung.file for v, rung in ops.RUNGS.items()},
+         "coarsened 64x4": ops.RUNGS["coarsened"].file}
 ORDER = ("naive-rows", "naive-cols", "tiled", "padded", "swizzled", "coarsened",
          "coarsened 64x4", "wide", "cupy strided copy", "copy kernel", "cudaMemcpy")
 RUNG_ENTRIES = ORDER[:8]

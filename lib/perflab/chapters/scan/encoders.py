@@ -15,19 +15,17 @@ torch.unique_consecutive, the copy of its input and the read ceiling.
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from ...correctness import Check
 from ...kernels import KernelSpec, checked, get_kernel, launch
 from ...registry import experiment
 from ...timing import interleaved, ratio
+from ...vendors import as_torch, release, torch_or_none
 from .. import machine
 from . import ops, rle
 from .bulk import bulk_reason, shape_name, shape_params
-from ...vendors import as_torch, release, torch_or_none
-from .experiments import RLE_KINDS, check_rle, encode_once, race_encoders, seed
+from .experiments import (RLE_KINDS, back_to_back, check_rle, encode_once, race_encoders, seed,
+                          torch_runs)
 
 #: the sizes an encoder is checked at on every kind of runs, and past 2^30 / 2^31
 CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 25) + 5)
@@ -72,21 +70,13 @@ def stress(ctx, variant: str, calls: int, sizes) -> None:
         xs = [rle.make_runs(n, ("short", "long", "mixed", "distinct")[k], rng) for k in range(4)]
         want = [int((x[1:] != x[:-1]).sum()) + 1 for x in xs]
         encs = [rle.Encoder(n) for _ in xs]
-        counts = cp.empty(calls, dtype=cp.int32)
-        t0 = time.perf_counter()
-        for k in range(calls):
-            encs[k % 4].encode(xs[k % 4], variant, check=False)
-            counts[k:k + 1] = encs[k % 4].count
-        checked(lambda: None, f"rle {variant} stress")
-        wall = time.perf_counter() - t0
-        got = cp.asnumpy(counts)
-        wrong = int(sum(got[k] != want[k % 4] for k in range(calls)))
-        wrong += sum(not check_rle(x, e.values, e.lengths, e.count)[0].correct
-                     for x, e in zip(xs, encs))
-        ctx.row(variant=f"rle {variant}", params={"n": n, "calls": calls, "part": "stress"},
-                metrics={"wall_s": (wall, "s"), "wrong_calls": (wrong, "1")},
-                check=Check(wrong == 0, float(wrong), 0.0, 0), kernels=[spec], seed=s)
-        del xs, encs, counts
+        back_to_back(ctx, f"rle {variant}", calls,
+                     lambda k: encs[k % 4].encode(xs[k % 4], variant, check=False)[2],
+                     lambda k: want[k % 4],
+                     lambda: sum(not check_rle(x, e.values, e.lengths, e.count)[0].correct
+                                 for x, e in zip(xs, encs)),
+                     params={"n": n, "calls": calls, "part": "stress"}, kernels=[spec], seed=s)
+        del xs, encs
         cp.get_default_memory_pool().free_all_blocks()
 
 
@@ -116,9 +106,7 @@ def check_replay(ctx, sizes, kinds) -> None:
             x = rle.make_runs(m, kind, np.random.default_rng(s))
             enc = rle.Encoder(m)
             checked(lambda: enc.encode(x, "room"), f"{ROOM_NAME} (first call)")
-            enc.values.fill(np.iinfo(np.int32).min)
-            enc.lengths.fill(-1)
-            enc.count.fill(-1)
+            enc.poison()
             checked(lambda: enc.encode(x, "room"), f"{ROOM_NAME} (replayed)")
             chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
             call = enc.graph_call()
@@ -149,23 +137,15 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
     calls, checks, runs = {}, {}, 0
     for name, (enc, opts) in encs.items():
         for _ in range(2):                  # (a graph: the second call replays it)
-            enc.values.fill(np.iinfo(np.int32).min)
-            enc.lengths.fill(-1)
-            enc.count.fill(-1)
+            enc.poison()
             checked(lambda: enc.encode(x, check=False, **opts), name)
         checks[name], runs = check_rle(x, enc.values, enc.lengths, enc.count)
         if checks[name].correct:
             calls[name] = lambda enc=enc, opts=opts: enc.encode(x, check=False, **opts)
     if torch is not None and checks[last].correct:
         tx = as_torch(x)
-        vals, counts = torch.unique_consecutive(tx, return_counts=True)
-        enc = encs[last][0]
-        ok = (vals.numel() == runs
-              and bool((torch.from_dlpack(enc.values[:runs]) == vals).all())
-              and bool((torch.from_dlpack(enc.lengths[:runs]).long() == counts).all()))
-        del vals, counts
-        checks["torch.unique_consecutive"] = Check(ok, 0.0 if ok else 1.0, 0.0, 0)
-        if ok:
+        checks["torch.unique_consecutive"] = torch_runs(torch, tx, encs[last][0], runs)
+        if checks["torch.unique_consecutive"].correct:
             calls["torch.unique_consecutive"] = lambda: torch.unique_consecutive(
                 tx, return_counts=True)
     res = {}

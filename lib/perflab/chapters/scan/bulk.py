@@ -1,14 +1,6 @@
-"""The bulk-copy single pass (16) with the sequencer (kernels/03-scan/sequencer.cuh);
-compute capability 9.0 and later.
-
-  scan.bulk          16 by shape at 2^28 and 2^25 int32, and its diagnostic (no sequencer:
-                     each tile scanned alone), in the same rounds as the copy,
-                     torch.cumsum and 03; then 16 on int64 and float32
-  scan.bulk_profile  16 and its encoder (17) once each under Nsight Compute (DRAM bytes
-                     against the input's)
-
-16 is also in scan.stress (experiments.py); 17's own experiment is in encoders.py.
-"""
+"""The bulk-copy single pass (16) with the sequencer (kernels/03-scan/sequencer.cuh;
+compute capability 9.0 and later): scan.bulk, its shapes raced, and scan.bulk_profile, 16
+and 17 under Nsight Compute. 16 is also in scan.stress, 17's own race in encoders.py."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,18 +1,7 @@
-"""The one-pass encoders' experiments: 17 (the bulk-copy encoder on the sequencer) and 25
-(the roomy encoder, with 24 at its shapes), each checked before it is timed next to
-torch.unique_consecutive, the copy of its input and the read ceiling.
-
-  scan.rle_bulk   17 by shape at 2^25 on every kind of runs, in the same rounds as the
-                  baselines (17 with its parts taken away one at a time is the archived
-                  scan.rle_bulk_parts)
-  scan.rle_room   25 checked at the edge sizes on every kind of runs (its first call and
-                  its graph replayed), past 2^30 and past 2^31 (refused), 1000 calls back
-                  to back; then 25 and 24 at shapes that leave the SM's L1 more or less
-                  room for the loads in flight (L1_PLAN), on every kind of runs at 2^25 in
-                  the same rounds as the baselines; then 25, 24 and the torch call at 2^25
-                  on runs of 1-15 timed three ways (the call, its host part, its GPU work
-                  alone behind a spinning kernel)
-"""
+"""The one-pass encoders' experiments, each encoder checked before it is timed next to
+torch.unique_consecutive, the copy of its input and the read ceiling: scan.rle_bulk (17,
+the bulk-copy encoder on the sequencer, by shape) and scan.rle_room (25, the roomy
+encoder, with 24 at its shapes: room in L1 for the loads in flight)."""
 from __future__ import annotations
 
 import numpy as np
@@ -156,9 +145,7 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
                                           f"{ctx.exp.chapter}/{ctx.exp.name}", rounds=rounds,
                                           n_repeat=n_repeat, ahead=ahead()), "call time")
     specs = {name: make() for name, (_, make) in CALL_ENCODERS.items()}
-    for v in list(CALL_ENCODERS) + ["torch.unique_consecutive"]:
-        if v not in checks:
-            continue
+    for v in checks:                        # the encoders', then the torch call's
         metrics = {"runs": (runs, "1")}
         extra = {}
         if v in res:
@@ -170,9 +157,7 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
                 for key, name in (("round_ms", "x_torch"), ("round_queued_ms", "x_torch_queued"),
                                   ("round_host_ms", "x_torch_host")):
                     r = ratio(res, "torch.unique_consecutive", v, key)
-                    metrics[name] = (r["ratio"], "1")
-                    metrics[name + "_min"] = (r["ratio_min"], "1")
-                    metrics[name + "_max"] = (r["ratio_max"], "1")
+                    metrics |= {name + x: (r["ratio" + x], "1") for x in ("", "_min", "_max")}
             extra["rounds"] = {k: t[k] for k in ("round_ms", "round_host_ms", "round_queued_ms")}
         ctx.row(variant=v, params={"n": n, "kind": "short", "part": "call time",
                                    "ahead_ns": AHEAD_NS},

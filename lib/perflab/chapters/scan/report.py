@@ -175,15 +175,12 @@ def sizes_figure(fig, sizes, bulk=None) -> list:
     frames = sidebyside.beside(sizes)
     for v in ("serial", "three-kernel", "single-pass", "cupy.cumsum (CUB)", "torch.cumsum", "copy"):
         d = sizes[(sizes["variant"] == v) & sizes["median_ms"].notna()].sort_values("n")
-        if not len(d):
-            continue
-        ls = "--" if v == "copy" else "-"
-        ax1.plot(d["n"], d["median_ms"] * 1e3, ls, marker="o", ms=3, color=COLORS[v],
-                 label=LABELS[v])
-        ax1.fill_between(d["n"], d["p20_ms"] * 1e3, d["p80_ms"] * 1e3, color=COLORS[v], alpha=0.2)
-        if v != "copy":
-            ax2.plot(d["n"], d["of_copy"], ls, marker="o", ms=3, color=COLORS[v], label=LABELS[v])
-            ax2.fill_between(d["n"], d["of_copy_min"], d["of_copy_max"], color=COLORS[v], alpha=0.2)
+        panels = ((ax1, d["median_ms"] * 1e3, d["p20_ms"] * 1e3, d["p80_ms"] * 1e3),) + (
+            () if v == "copy" else ((ax2, d["of_copy"], d["of_copy_min"], d["of_copy_max"]),))
+        for ax, y, lo, hi in panels if len(d) else ():
+            ax.plot(d["n"], y, "--" if v == "copy" else "-", marker="o", ms=3, color=COLORS[v],
+                    label=LABELS[v])
+            ax.fill_between(d["n"], lo, hi, color=COLORS[v], alpha=0.2)
     for ref in frames[1:]:
         for v in ("three-kernel", "single-pass", "torch.cumsum"):
             d = ref[(ref["variant"] == v) & ref["of_copy"].notna()].sort_values("n")
@@ -206,10 +203,9 @@ def sizes_figure(fig, sizes, bulk=None) -> list:
     ax2.axhline(2 / 3, color="C2", lw=0.8, ls=":")
     ax2.text(2 ** 10, 2 / 3 + 0.02, "2/3: the three kernels' bound", color="C2", fontsize=9)
     handles, labels = ax1.get_legend_handles_labels()
-    extra = [(h, lab_) for h, lab_ in zip(*ax2.get_legend_handles_labels())
-             if lab_.endswith(", recorded")]
-    handles += [h for h, _ in extra]
-    labels += [lab_ for _, lab_ in extra]
+    for h, lab_ in zip(*ax2.get_legend_handles_labels()):
+        if lab_.endswith(", recorded"):
+            handles, labels = handles + [h], labels + [lab_]
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.01), ncol=3,
                fontsize=9, frameon=False)
     fig.tight_layout(rect=(0, 0.22, 1, 1))

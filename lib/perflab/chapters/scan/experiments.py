@@ -398,6 +398,7 @@ def rle_exp(ctx, sizes=(1 << 20, 1 << 25, 1 << 28), kinds=RLE_KINDS):
             "kernels": RLE_SPECS[v](), "bytes": lambda runs, v=v: rle.traffic_bytes(v, n, runs)}
             for v in ("fused", "unfused")}, (), budget_s=0.8, copy_row=False, numpy=True)
         del enc
+        release()
 
 
 RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],

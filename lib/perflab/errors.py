@@ -70,3 +70,13 @@ def messages(cases) -> list[tuple[str, str]]:
             msg = str(exc)
         out.append((what, msg))
     return out
+
+
+def refusal(check, *args) -> str | None:
+    """Why a configuration cannot run: the text of the ConfigError `check(*args)` raises,
+    or None where it raises none (for an invalid row, or an explorer's reason)."""
+    try:
+        check(*args)
+    except ConfigError as exc:
+        return str(exc)
+    return None

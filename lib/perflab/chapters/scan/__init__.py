@@ -8,14 +8,9 @@ of the same bytes, in the same run.
     y = ops.scan(x, inclusive=True)                 # x: 1-D int32, int64 or float32
     values, lengths, count = rle.Encoder(x.size).encode(x)
 
-Modules: ops (the scans and their checks), rle (the encoders, the decoder, inputs with
-runs), experiments (check, float_order, sizes, dtypes, lookback, tune, rle, large, profile,
-stress, and what the later modules share), bulk (the bulk-copy scan: bulk, bulk_profile),
-encoders (the one-pass encoders: rle_bulk, rle_room), archive (the retired tries the pages
-cite, replayed from their recorded rows), report (the pages' facts, tables and figures),
-diagrams, explorer (block size × ITEMS_PER_THREAD), profiling (the profiler's child),
-sanitize (every kernel once under the sanitizers, scan.sanitize). Kernels: kernels/03-scan/; tests:
-tests/chapters/test_scan*.py.
+Modules: ops (the scans), rle (the encoders, the decoder, inputs with runs), experiments
+(the scans' experiments, and what bulk and encoders share) and PARTS below; kernels:
+kernels/03-scan/; tests: tests/chapters/test_scan*.py.
 """
 from __future__ import annotations
 

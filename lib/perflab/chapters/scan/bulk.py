@@ -1,28 +1,18 @@
-"""The bulk-copy single pass (16) with the sequencer (kernels/03-scan/sequencer.cuh);
-compute capability 9.0 and later.
-
-  scan.bulk          16 by shape at 2^28 and 2^25 int32, and its diagnostic (no sequencer:
-                     each tile scanned alone), in the same rounds as the copy,
-                     torch.cumsum and 03; then 16 on int64 and float32
-  scan.bulk_profile  16 and its encoder (17) once each under Nsight Compute (DRAM bytes
-                     against the input's)
-
-16 is also in scan.stress (experiments.py); 17's own experiment is in encoders.py.
-"""
+"""The bulk-copy single pass (16) with the sequencer (kernels/03-scan/sequencer.cuh;
+compute capability 9.0 and later): scan.bulk, its shapes raced, and scan.bulk_profile, 16
+and 17 under Nsight Compute. 16 is also in scan.stress, 17's own race in encoders.py."""
 from __future__ import annotations
 
 import numpy as np
 
 from ... import race
+from ...errors import refusal
 from ...profile import REPLAYED
-from ...device import current
-from ...errors import ConfigError
 from ...registry import experiment
-from ...timing import rotations
-from . import ops, rle
 from ...vendors import release
-from .experiments import (Tagged, check_tile_scans, fresh, ours,
-                          profile_missing, rotated, scan_entry, seed, time_set, vendor_entries)
+from . import ops, rle
+from .experiments import (check_tile_scans, ours, profile_missing, profile_rows, scan_entry,
+                          time_set, timed_input, vendor_entries)
 
 #: the sizes scan.bulk times (2^25: the encoder's size, where the ring's fill and drain weigh)
 BULK_SIZES = (1 << 28, 1 << 25)
@@ -46,14 +36,8 @@ def shape_name(shape) -> str:
 
 
 def bulk_reason(dtype: str, shape, encoder: bool = False) -> str | None:
-    try:
-        if encoder:
-            rle.check_bulk_shape(shape)
-        else:
-            ops.check_bulk(dtype, shape)
-    except ConfigError as exc:
-        return str(exc)
-    return None
+    return (refusal(rle.check_bulk_shape, shape) if encoder
+            else refusal(ops.check_bulk, dtype, shape))
 
 
 def _bulk_specs():
@@ -78,9 +62,7 @@ def bulk(ctx, sizes=BULK_SIZES, sweep=ops.BULK_SWEEP, diagnostic=ops.BULK_DIAGNO
     and float32 (`wide_bytes` of input), against torch.cumsum and the copy: int64 is the
     status that needs two words."""
     for n in sizes:
-        s = seed()
-        x = fresh(n, "int32", s)
-        sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
+        s, x, sets = timed_input(ctx, n)
         entries = []
         plan = [(sh, True) for sh in sweep] + [(sh, False) for sh in diagnostic]
         for sh, lb in plan:
@@ -104,8 +86,7 @@ def bulk(ctx, sizes=BULK_SIZES, sweep=ops.BULK_SWEEP, diagnostic=ops.BULK_DIAGNO
     if wide_bytes:
         for dt in ("int64", "float32"):
             n = wide_bytes // np.dtype(dt).itemsize
-            time_set(Tagged(ctx, {"part": "dtype"}), n, dt, (True,), ("bulk",),
-                     budget_s=2.0)
+            time_set(ctx, n, dt, (True,), ("bulk",), budget_s=2.0, part="dtype")
 
 
 def _profile_or_bulk_missing():
@@ -122,18 +103,8 @@ def bulk_profile(ctx, segments=(("bulk", 1 << 28), ("rle bulk", 1 << 25))):
     """16 at 2^28 int32 and 17 at 2^25 (runs of 1-15) once each under Nsight Compute
     (clocks untouched): DRAM bytes read and written against the input's 4n bytes (one read
     of the input each; 16 writes 4n, 17 about 8 bytes a run), and the L2 hit rate."""
-    from ...profile import profile as run_ncu
-
-    if not ctx.timing or not segments:
-        return
-    plan = [{"variant": v, "n": n} for v, n in segments]
-    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling"):
-        n = seg["n"]
-        metrics = dict(seg["metrics"])
-        for k in ("read", "write"):
-            if f"dram_{k}_MB" in metrics:
-                metrics[f"dram_{k}_over_input"] = (metrics[f"dram_{k}_MB"][0] * 1e6 / (4 * n), "x")
-        kernels = (ops.specs("bulk", "int32", True) if seg["variant"] == "bulk"
-                   else [rle.bulk_spec()])
-        ctx.row(variant=seg["variant"], params={"n": n, "dtype": "int32"}, metrics=metrics,
-                kernels=kernels, profiled_kernels=", ".join(seg["kernels"]))
+    def derive(n, m):
+        return {f"dram_{k}_over_input": (m[f"dram_{k}_MB"][0] * 1e6 / (4 * n), "x")
+                for k in ("read", "write") if f"dram_{k}_MB" in m}
+    profile_rows(ctx, segments, lambda v: ops.specs("bulk", "int32", True) if v == "bulk"
+                 else [rle.bulk_spec()], derive=derive)

@@ -1,33 +1,20 @@
-"""The one-pass encoders' experiments: 17 (the bulk-copy encoder on the sequencer) and 25
-(the roomy encoder, with 24 at its shapes), each checked before it is timed next to
-torch.unique_consecutive, the copy of its input and the read ceiling.
-
-  scan.rle_bulk   17 by shape at 2^25 on every kind of runs, in the same rounds as the
-                  baselines (17 with its parts taken away one at a time is the archived
-                  scan.rle_bulk_parts)
-  scan.rle_room   25 checked at the edge sizes on every kind of runs (its first call and
-                  its graph replayed), past 2^30 and past 2^31 (refused), 1000 calls back
-                  to back; then 25 and 24 at shapes that leave the SM's L1 more or less
-                  room for the loads in flight (L1_PLAN), on every kind of runs at 2^25 in
-                  the same rounds as the baselines; then 25, 24 and the torch call at 2^25
-                  on runs of 1-15 timed three ways (the call, its host part, its GPU work
-                  alone behind a spinning kernel)
-"""
+"""The one-pass encoders' experiments, each encoder checked before it is timed next to
+torch.unique_consecutive, the copy of its input and the read ceiling: scan.rle_bulk (17,
+the bulk-copy encoder on the sequencer, by shape) and scan.rle_room (25, the roomy
+encoder, with 24 at its shapes: room in L1 for the loads in flight)."""
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
-from ...correctness import Check
 from ...kernels import KernelSpec, checked, get_kernel, launch
 from ...registry import experiment
 from ...timing import interleaved, ratio
+from ...vendors import as_torch, release, torch_or_none
 from .. import machine
 from . import ops, rle
 from .bulk import bulk_reason, shape_name, shape_params
-from ...vendors import as_torch, release, torch_or_none
-from .experiments import RLE_KINDS, check_rle, encode_once, race_encoders, seed
+from .experiments import (RLE_KINDS, back_to_back, check_rle, encode_once, race_encoders, seed,
+                          torch_runs)
 
 #: the sizes an encoder is checked at on every kind of runs, and past 2^30 / 2^31
 CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 25) + 5)
@@ -72,21 +59,13 @@ def stress(ctx, variant: str, calls: int, sizes) -> None:
         xs = [rle.make_runs(n, ("short", "long", "mixed", "distinct")[k], rng) for k in range(4)]
         want = [int((x[1:] != x[:-1]).sum()) + 1 for x in xs]
         encs = [rle.Encoder(n) for _ in xs]
-        counts = cp.empty(calls, dtype=cp.int32)
-        t0 = time.perf_counter()
-        for k in range(calls):
-            encs[k % 4].encode(xs[k % 4], variant, check=False)
-            counts[k:k + 1] = encs[k % 4].count
-        checked(lambda: None, f"rle {variant} stress")
-        wall = time.perf_counter() - t0
-        got = cp.asnumpy(counts)
-        wrong = int(sum(got[k] != want[k % 4] for k in range(calls)))
-        wrong += sum(not check_rle(x, e.values, e.lengths, e.count)[0].correct
-                     for x, e in zip(xs, encs))
-        ctx.row(variant=f"rle {variant}", params={"n": n, "calls": calls, "part": "stress"},
-                metrics={"wall_s": (wall, "s"), "wrong_calls": (wrong, "1")},
-                check=Check(wrong == 0, float(wrong), 0.0, 0), kernels=[spec], seed=s)
-        del xs, encs, counts
+        back_to_back(ctx, f"rle {variant}", calls,
+                     lambda k: encs[k % 4].encode(xs[k % 4], variant, check=False)[2],
+                     lambda k: want[k % 4],
+                     lambda: sum(not check_rle(x, e.values, e.lengths, e.count)[0].correct
+                                 for x, e in zip(xs, encs)),
+                     params={"n": n, "calls": calls, "part": "stress"}, kernels=[spec], seed=s)
+        del xs, encs
         cp.get_default_memory_pool().free_all_blocks()
 
 
@@ -116,9 +95,7 @@ def check_replay(ctx, sizes, kinds) -> None:
             x = rle.make_runs(m, kind, np.random.default_rng(s))
             enc = rle.Encoder(m)
             checked(lambda: enc.encode(x, "room"), f"{ROOM_NAME} (first call)")
-            enc.values.fill(np.iinfo(np.int32).min)
-            enc.lengths.fill(-1)
-            enc.count.fill(-1)
+            enc.poison()
             checked(lambda: enc.encode(x, "room"), f"{ROOM_NAME} (replayed)")
             chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
             call = enc.graph_call()
@@ -149,23 +126,15 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
     calls, checks, runs = {}, {}, 0
     for name, (enc, opts) in encs.items():
         for _ in range(2):                  # (a graph: the second call replays it)
-            enc.values.fill(np.iinfo(np.int32).min)
-            enc.lengths.fill(-1)
-            enc.count.fill(-1)
+            enc.poison()
             checked(lambda: enc.encode(x, check=False, **opts), name)
         checks[name], runs = check_rle(x, enc.values, enc.lengths, enc.count)
         if checks[name].correct:
             calls[name] = lambda enc=enc, opts=opts: enc.encode(x, check=False, **opts)
     if torch is not None and checks[last].correct:
         tx = as_torch(x)
-        vals, counts = torch.unique_consecutive(tx, return_counts=True)
-        enc = encs[last][0]
-        ok = (vals.numel() == runs
-              and bool((torch.from_dlpack(enc.values[:runs]) == vals).all())
-              and bool((torch.from_dlpack(enc.lengths[:runs]).long() == counts).all()))
-        del vals, counts
-        checks["torch.unique_consecutive"] = Check(ok, 0.0 if ok else 1.0, 0.0, 0)
-        if ok:
+        checks["torch.unique_consecutive"] = torch_runs(torch, tx, encs[last][0], runs)
+        if checks["torch.unique_consecutive"].correct:
             calls["torch.unique_consecutive"] = lambda: torch.unique_consecutive(
                 tx, return_counts=True)
     res = {}
@@ -176,9 +145,7 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
                                           f"{ctx.exp.chapter}/{ctx.exp.name}", rounds=rounds,
                                           n_repeat=n_repeat, ahead=ahead()), "call time")
     specs = {name: make() for name, (_, make) in CALL_ENCODERS.items()}
-    for v in list(CALL_ENCODERS) + ["torch.unique_consecutive"]:
-        if v not in checks:
-            continue
+    for v in checks:                        # the encoders', then the torch call's
         metrics = {"runs": (runs, "1")}
         extra = {}
         if v in res:
@@ -190,9 +157,7 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
                 for key, name in (("round_ms", "x_torch"), ("round_queued_ms", "x_torch_queued"),
                                   ("round_host_ms", "x_torch_host")):
                     r = ratio(res, "torch.unique_consecutive", v, key)
-                    metrics[name] = (r["ratio"], "1")
-                    metrics[name + "_min"] = (r["ratio_min"], "1")
-                    metrics[name + "_max"] = (r["ratio_max"], "1")
+                    metrics |= {name + x: (r["ratio" + x], "1") for x in ("", "_min", "_max")}
             extra["rounds"] = {k: t[k] for k in ("round_ms", "round_host_ms", "round_queued_ms")}
         ctx.row(variant=v, params={"n": n, "kind": "short", "part": "call time",
                                    "ahead_ns": AHEAD_NS},

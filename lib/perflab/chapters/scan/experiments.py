@@ -13,7 +13,7 @@ import numpy as np
 from ... import race
 from ...correctness import Check, compare, poison
 from ...device import current
-from ...errors import ConfigError
+from ...errors import ConfigError, refusal
 from ...kernels import capture_launches, checked
 from ...profile import REPLAYED
 from ...registry import experiment
@@ -143,6 +143,26 @@ def rotated(x, n_sets: int):
     return [(x, cp.empty_like(x))] + [(x.copy(), cp.empty_like(x)) for _ in range(n_sets - 1)]
 
 
+def timed_input(ctx, n: int, dtype: str = "int32"):
+    """(seed, x, sets): a fresh input and the (input, output) pairs a scan of it is timed
+    over, enough copies that they do not all fit in L2 (one in the correctness pass)."""
+    s = seed()
+    x = fresh(n, dtype, s)
+    return s, x, rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
+
+
+def all_scans(x, out, inclusive: bool) -> dict:
+    """name -> fn(x, out): the three scans of RACED and the vendors' (not the copy)."""
+    calls = {v: ours(v, inclusive) for v in ops.RACED}
+    calls.update({k: v for k, v in baselines(x, out, inclusive).items() if k != "copy"})
+    return calls
+
+
+def raced_specs(name: str, dtype: str, inclusive: bool = True) -> list:
+    """The kernels of `name` where it is one of ours (RACED), none for a vendor's."""
+    return ops.specs(name, dtype, inclusive) if name in ops.RACED else []
+
+
 #: the vendor scans, and the keys of their ratios in a race
 VENDORS = {"cupy.cumsum (CUB)": "x_cub", "torch.cumsum": "x_torch"}
 
@@ -178,22 +198,12 @@ def vendor_entries(x, sets, names=tuple(VENDORS), row=True) -> list[race.Entry]:
     return entries
 
 
-def scan_specs_all():
-    out = []
-    for dt in DTYPES:
-        for inc in (True, False):
-            out += ops.specs("single-pass", dt, inc) + ops.specs("three-kernel", dt, inc)
-            out += ops.specs("serial", dt, inc)
-    return out
-
-
-def _names(variant, inclusive):
-    return f"{variant} {'inclusive' if inclusive else 'exclusive'}"
-
-
 # -- experiments -------------------------------------------------------------------------
 @experiment("scan.check", title="Every scan, checked: sizes, dtypes, inclusive and exclusive",
-            small={"sizes": (0, 1, 31, 1000003)}, kernels=scan_specs_all,
+            small={"sizes": (0, 1, 31, 1000003)},
+            kernels=lambda: [s for dt in DTYPES for inc in (True, False)
+                             for v in ("single-pass", "three-kernel", "serial")
+                             for s in ops.specs(v, dt, inc)],
             # reader={}: every check is seconds; the page counts them all
             reader={})
 def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
@@ -208,16 +218,13 @@ def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
                 x = fresh(n, dt, s, dist)
                 out = cp.empty_like(x)
                 for inc in (True, False):
-                    calls = {v: ours(v, inc) for v in ops.RACED}
-                    calls.update({k: v for k, v in baselines(x, out, inc).items() if k != "copy"})
-                    for name, fn in calls.items():
+                    for name, fn in all_scans(x, out, inc).items():
                         if name == "serial" and n > 1 << 22:
                             continue
                         chk, launches = run_checked(fn, x, out, inc)
                         ctx.row(variant=name, params={"n": n, "dtype": dt, "inclusive": inc,
                                                       "input": dist},
-                                metrics={}, check=chk,
-                                kernels=ops.specs(name, dt, inc) if name in ops.RACED else [],
+                                metrics={}, check=chk, kernels=raced_specs(name, dt, inc),
                                 launch=launches, seed=s)
                 del x, out
                 release()
@@ -237,9 +244,7 @@ def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
         x = fresh(n, "float32", s)
         ref = cp.cumsum(x, dtype=cp.float64)
         out = cp.empty_like(x)
-        calls = {v: ours(v, True) for v in ops.RACED}
-        calls.update({k: v for k, v in baselines(x, out, True).items() if k != "copy"})
-        calls["NumPy float32 (CPU, left to right)"] = None
+        calls = {**all_scans(x, out, True), "NumPy float32 (CPU, left to right)": None}
         for name, fn in calls.items():
             if fn is None:
                 res = cp.asarray(np.cumsum(cp.asnumpy(x), dtype=np.float32))
@@ -253,32 +258,31 @@ def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
             ctx.row(variant=name, params={"n": n, "dtype": "float32", "inclusive": True},
                     metrics={"rel_err_last": (last, "1"), "tolerance": (tol, "1")},
                     check=Check(c.rel_err <= tol and c.unwritten == 0, c.rel_err, tol,
-                                c.unwritten),
-                    kernels=ops.specs(name, "float32", True) if name in ops.RACED else [],
-                    seed=s)
+                                c.unwritten), kernels=raced_specs(name, "float32"), seed=s)
         del x, ref, out
         release()
 
 
-def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True, seed_=None):
+def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
+             **part):
     """Check, then time round by round: our variants (for each of `inclusive_set`), the
-    vendor scans (inclusive only) and the copy of the input's bytes. Returns rows."""
-    s = seed() if seed_ is None else seed_
-    x = fresh(n, dtype, s)
+    vendor scans (inclusive only) and the copy of the input's bytes. Returns rows. `part`:
+    params every row carries (which part of an experiment made it)."""
+    s, x, sets = timed_input(ctx, n, dtype)
     useful = 2 * x.nbytes
-    sets = rotated(x, rotations(useful, current().l2_bytes) if ctx.timing else 1)
     entries = []
     for inc in inclusive_set:
         for v in variants:
             if v == "serial" and n > SERIAL_MAX:
                 continue
             moved = ops.traffic_bytes(v, n, x.itemsize) if v in ops.RACED else useful
-            entries.append(scan_entry(v if len(inclusive_set) == 1 else _names(v, inc),
-                                      ours(v, inc), x, sets, inc, ops.specs(v, dtype, inc),
-                                      params={"inclusive": inc},
+            name = v if len(inclusive_set) == 1 else \
+                f"{v} {'inclusive' if inc else 'exclusive'}"
+            entries.append(scan_entry(name, ours(v, inc), x, sets, inc, ops.specs(v, dtype, inc),
+                                      params={"inclusive": inc, **part},
                                       metrics={"bytes_moved": (moved, "B")}))
     for e in vendor_entries(x, sets, tuple(VENDORS) if with_vendor else ()):
-        e.params, e.metrics = {"inclusive": True}, {"bytes_moved": (useful, "B")}
+        e.params, e.metrics = {"inclusive": True, **part}, {"bytes_moved": (useful, "B")}
         entries.append(e)
     rows = list(race.run(ctx, entries, params={"n": n, "dtype": dtype}, budget_s=budget_s,
                          seed=s).values())
@@ -324,9 +328,7 @@ def lookback(ctx, n=1 << 28):
     """The single pass four ways at 2^28 int32: a warp or the whole block looking back,
     one block per tile or resident blocks that take their next ticket early; with the
     copy and torch.cumsum in the same rounds."""
-    s = seed()
-    x = fresh(n, "int32", s)
-    sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
+    s, x, sets = timed_input(ctx, n)
     entries = [scan_entry(f"{lb} look-back, {g}",
                           lambda a, b, lb=lb, g=g: ops.enqueue(a, b, True, "single-pass",
                                                                lookback=lb, grid=g),
@@ -341,11 +343,7 @@ def lookback(ctx, n=1 << 28):
 
 
 def tune_reason(dtype: str, block: int, items: int) -> str | None:
-    try:
-        ops.check_tile(dtype, block, items)
-    except ConfigError as exc:
-        return str(exc)
-    return None
+    return refusal(ops.check_tile, dtype, block, items)
 
 
 def tune_specs():
@@ -377,8 +375,7 @@ def tune_one(ctx, x, sets, block: int, items: int) -> dict:
             reader={"blocks": (128, 256), "items": (4, 16, 32)})
 def tune(ctx, n=1 << 28, blocks=TUNE_BLOCKS, items=TUNE_ITEMS):
     import cupy as cp
-    x = fresh(n, "int32", seed())
-    sets = rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
+    _, x, sets = timed_input(ctx, n)
     for b in blocks:
         for i in items:
             tune_one(ctx, x, sets, b, i)
@@ -394,7 +391,14 @@ def rle_exp(ctx, sizes=(1 << 20, 1 << 25, 1 << 28), kinds=RLE_KINDS):
     """Each encoder on fresh inputs of each kind of runs, checked against the reference
     runs and by a round trip, then timed round by round with
     torch.unique_consecutive(return_counts=True); NumPy on the CPU up to 2^25."""
-    _rle_rows(ctx, sizes, kinds, ("fused", "unfused"))
+    for n in sizes:
+        enc = rle.Encoder(n)
+        race_encoders(ctx, n, kinds, {v: {
+            "encoder": enc, "run": lambda e, a, v=v: e.encode(a, v, check=False),
+            "kernels": RLE_SPECS[v](), "bytes": lambda runs, v=v: rle.traffic_bytes(v, n, runs)}
+            for v in ("fused", "unfused")}, (), budget_s=0.8, copy_row=False, numpy=True)
+        del enc
+        release()
 
 
 RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
@@ -410,9 +414,7 @@ def encoder_entry(name, enc, run, x, kernels, moved, state: dict, **kw) -> race.
     runs and a round trip), its runs left in `state` for the entries after it; its useful
     bytes the input's read; `moved(runs)`: the bytes it moves by design (a row metric)."""
     def judge():
-        enc.count.fill(-1)
-        enc.values.fill(np.iinfo(np.int32).min)
-        enc.lengths.fill(-1)
+        enc.poison()
         run(enc, x)
         chk, state["runs"] = check_rle(x, enc.values, enc.lengths, enc.count)
         state["last"] = enc
@@ -423,6 +425,15 @@ def encoder_entry(name, enc, run, x, kernels, moved, state: dict, **kw) -> race.
                       metrics=metrics, bytes=4 * x.size, **kw)
 
 
+def torch_runs(torch, tx, enc, runs: int) -> Check:
+    """torch.unique_consecutive(return_counts=True) of `tx` against the `runs` runs the
+    encoder `enc` wrote."""
+    vals, counts = torch.unique_consecutive(tx, return_counts=True)
+    ok = (vals.numel() == runs and bool((torch.from_dlpack(enc.values[:runs]) == vals).all())
+          and bool((torch.from_dlpack(enc.lengths[:runs]).long() == counts).all()))
+    return Check(ok, 0.0 if ok else 1.0, 0.0, 0)
+
+
 def torch_rle_entry(x, state: dict) -> race.Entry | None:
     """torch.unique_consecutive(return_counts=True) as the baseline x_torch of an encoder
     race, checked against the runs of the encoder checked last before it (`state`); None
@@ -431,59 +442,15 @@ def torch_rle_entry(x, state: dict) -> race.Entry | None:
     if torch is None:
         return None
     tx = as_torch(x)
-
-    def judge():
-        vals, counts = torch.unique_consecutive(tx, return_counts=True)
-        runs, enc = state["runs"], state["last"]
-        ok = (vals.numel() == runs and bool((torch.from_dlpack(enc.values[:runs]) == vals).all())
-              and bool((torch.from_dlpack(enc.lengths[:runs]).long() == counts).all()))
-        return Check(ok, 0.0 if ok else 1.0, 0.0, 0)
     return race.Entry("torch.unique_consecutive",
                       lambda a: torch.unique_consecutive(as_torch(a), return_counts=True),
-                      [(x,)], check=judge, bytes=4 * x.size, baseline="x_torch",
+                      [(x,)], check=lambda: torch_runs(torch, tx, state["last"], state["runs"]),
+                      bytes=4 * x.size, baseline="x_torch",
                       metrics=lambda: {"runs": (state.get("runs", 0), "1"),
                                        "bytes_moved": (4 * x.size + 12 * state.get("runs", 0),
                                                        "B")},
                       extra={"gpu_kernels": gpu_kernels(
                           lambda: torch.unique_consecutive(tx, return_counts=True))})
-
-
-def _rle_rows(ctx, sizes, kinds, encoders, numpy=True, budget_s=0.8):
-    """Each of `encoders` on fresh inputs of each kind: checked (reference runs and a
-    round trip), then timed round by round with torch.unique_consecutive and the copy."""
-    import cupy as cp
-    rng = np.random.default_rng(seed())
-    for n in sizes:
-        enc = rle.Encoder(n)
-        for kind in kinds:
-            s = int(rng.integers(0, 2**31))
-            x = rle.make_runs(n, kind, np.random.default_rng(s))
-            state = {}
-            entries = [encoder_entry(
-                v, enc, lambda e, a, v=v: e.encode(a, v, check=False), x, RLE_SPECS[v](),
-                lambda runs, v=v: rle.traffic_bytes(v, n, runs), state) for v in encoders]
-            entries += [e for e in (torch_rle_entry(x, state),) if e is not None]
-            entries.append(race.copy_of([(x, cp.empty_like(x))], row=False))
-            rows = race.run(ctx, entries, params={"n": n, "kind": kind}, budget_s=budget_s,
-                            seed=s)
-            if numpy and ctx.timing and n <= NUMPY_MAX and kind in ("short", "long", "mixed"):
-                hx = cp.asnumpy(x)
-                hv, hl = rle.numpy_encode(hx)
-                ok = hv.size == state.get("runs")
-                t = ctx.time_host(lambda: rle.numpy_encode(hx), budget_s=1.0)
-                med = t["median_ms"]
-                metrics = {"runs": (hv.size, "1"), "median_ms": (med, "ms"),
-                           "GB/s": (4 * n / (med * 1e-3) / 1e9, "GB/s")}
-                torch_ms = (rows.get("torch.unique_consecutive", {}).get("metrics", {})
-                            .get("median_ms", {}).get("value"))
-                if torch_ms:
-                    metrics["torch_ms_over_numpy"] = (torch_ms / med, "1")
-                ctx.row(variant="NumPy (CPU)", params={"n": n, "kind": kind}, metrics=metrics,
-                        check=Check(ok, 0.0 if ok else 1.0, 0.0, 0), kernels=[], seed=s)
-            del x, entries
-            release()
-        del enc
-        cp.get_default_memory_pool().free_all_blocks()
 
 
 @experiment("scan.large", title="Past 2^31: byte offsets and element counts",
@@ -526,6 +493,23 @@ def profile_missing():
     return ncu_missing()
 
 
+def profile_rows(ctx, segments, kernels_of, extra=(), derive=None) -> None:
+    """Each segment (variant, n) once under Nsight Compute (perflab.profile, this
+    chapter's `profiling` child) and one row each: its counters (and `derive(n, metrics)`'s),
+    the kernels `kernels_of(variant)` and the kernels the profiler saw."""
+    from ...profile import profile as run_ncu
+
+    if not ctx.timing or not segments:
+        return
+    plan = [{"variant": v, "n": n} for v, n in segments]
+    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling", extra=extra):
+        metrics = dict(seg["metrics"])
+        metrics.update(derive(seg["n"], metrics) if derive else {})
+        ctx.row(variant=seg["variant"], params={"n": seg["n"], "dtype": "int32"},
+                metrics=metrics, kernels=kernels_of(seg["variant"]),
+                profiled_kernels=", ".join(seg["kernels"]))
+
+
 @experiment("scan.profile", title="Where the seed's scan loses: profiler counters",
             small={"segments": ()}, requires=profile_missing,
             kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "int32", True)],
@@ -536,17 +520,8 @@ def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
                            ("single-pass", 1 << 24), ("cupy.cumsum (CUB)", 1 << 24))):
     """Each scan once under Nsight Compute at 2^24 int32: DRAM bytes, occupancy and how
     many threads of a warp are active per instruction."""
-    from ...profile import profile as run_ncu
-
-    if not ctx.timing or not segments:
-        return
-    plan = [{"variant": v, "n": n} for v, n in segments]
-    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling",
-                       extra=("threads_per_inst", "dram_throughput_pct")):
-        specs = ops.specs(seg["variant"], "int32", True) if seg["variant"] in ops.RACED else []
-        ctx.row(variant=seg["variant"], params={"n": seg["n"], "dtype": "int32"},
-                metrics=seg["metrics"], kernels=specs,
-                profiled_kernels=", ".join(seg["kernels"]))
+    profile_rows(ctx, segments, lambda v: raced_specs(v, "int32"),
+                 extra=("threads_per_inst", "dram_throughput_pct"))
 
 
 @experiment("scan.stress", title="1000 back-to-back single-pass scans",
@@ -565,24 +540,17 @@ def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "
         for n in sizes:
             s = seed()
             xs = [fresh(n, "int32", s + k, "wrap") for k in range(4)]
-            sums = [int(x.astype(cp.int64).sum()) for x in xs]
+            sums = [((int(x.astype(cp.int64).sum()) + 2**31) % 2**32) - 2**31 for x in xs]
             outs = [cp.empty_like(x) for x in xs]
-            last = cp.empty(calls, dtype=cp.int32)
-            t0 = time.perf_counter()
-            for k in range(calls):
+
+            def call(k, v=v):
                 ops.enqueue(xs[k % 4], outs[k % 4], True, v)
-                last[k:k + 1] = outs[k % 4][-1:]
-            checked(lambda: None, "scan.stress")
-            wall = time.perf_counter() - t0
-            want = np.array([((sums[k % 4] + 2**31) % 2**32) - 2**31 for k in range(calls)],
-                            dtype=np.int64)
-            wrong = int((cp.asnumpy(last).astype(np.int64) != want).sum())
-            wrong += sum(_int_scan_wrong(o, x, True) for o, x in zip(outs, xs))
-            ctx.row(variant=v, params={"n": n, "calls": calls},
-                    metrics={"wall_s": (wall, "s"), "wrong_calls": (wrong, "1")},
-                    check=Check(wrong == 0, float(wrong), 0.0, 0),
-                    kernels=ops.specs(v, "int32", True), seed=s)
-            del xs, outs, last
+                return outs[k % 4][-1:]
+            back_to_back(ctx, v, calls, call, lambda k: sums[k % 4],
+                         lambda: sum(_int_scan_wrong(o, x, True) for o, x in zip(outs, xs)),
+                         params={"n": n, "calls": calls}, kernels=ops.specs(v, "int32", True),
+                         seed=s)
+            del xs, outs
             cp.get_default_memory_pool().free_all_blocks()
 
 
@@ -592,6 +560,24 @@ def available(variants) -> tuple:
     them."""
     return tuple(v for v in variants if v not in rle.SM90
                  or ops.bulk_missing() is None)
+
+
+def back_to_back(ctx, name: str, calls: int, call, want, wrong_after, **row) -> None:
+    """`calls` calls `call(k)` back to back without a host wait, each one's one-element
+    result kept on the GPU and compared with `want(k)` at the end, plus `wrong_after()`
+    (the last outputs checked whole): one row (`row`: its params, kernels, seed)."""
+    import cupy as cp
+    got = cp.empty(calls, dtype=cp.int32)
+    t0 = time.perf_counter()
+    for k in range(calls):
+        got[k:k + 1] = call(k)
+    checked(lambda: None, f"{name} back to back")
+    wall = time.perf_counter() - t0
+    wrong = int((cp.asnumpy(got).astype(np.int64)
+                 != np.array([want(k) for k in range(calls)], dtype=np.int64)).sum())
+    wrong += wrong_after()
+    ctx.row(variant=name, metrics={"wall_s": (wall, "s"), "wrong_calls": (wrong, "1")},
+            check=Check(wrong == 0, float(wrong), 0.0, 0), **row)
 
 
 def check_tile_scans(out, x, tile: int) -> Check:
@@ -621,9 +607,7 @@ def encode_once(ctx, n: int, s: int, mode: str, params: dict, kind: str = "short
         ctx.row(variant=variant, params=params, metrics={}, invalid=str(exc))
         return
     x = rle.make_runs(n, kind, np.random.default_rng(s)) if n else cp.empty(0, cp.int32)
-    enc.values.fill(np.iinfo(np.int32).min)
-    enc.lengths.fill(-1)
-    enc.count.fill(-1)
+    enc.poison()
     with capture_launches() as launches:
         checked(lambda: enc.encode(x, mode), variant)
     chk, runs = check_rle(x, enc.values, enc.lengths, enc.count)
@@ -631,24 +615,6 @@ def encode_once(ctx, n: int, s: int, mode: str, params: dict, kind: str = "short
             kernels=RLE_SPECS[mode](), launch=launches, seed=s)
     del x, enc
     cp.get_default_memory_pool().free_all_blocks()
-
-
-class Tagged:
-    """A context whose rows carry extra params (which part of an experiment made them)."""
-
-    def __init__(self, ctx, extra: dict, timing: bool | None = None):
-        self._ctx, self._extra = ctx, extra
-        self.timing = ctx.timing if timing is None else timing
-
-    def row(self, *, params, **kw):
-        return self._ctx.row(params={**params, **self._extra}, **kw)
-
-    def __getattr__(self, name):
-        return getattr(self._ctx, name)
-
-
-#: the floor's row: one pass that reads an encoder's input once and writes its runs' bytes
-FLOOR_NAME = "floor"
 
 
 def floor_entry(x, state: dict) -> race.Entry:
@@ -661,7 +627,7 @@ def floor_entry(x, state: dict) -> race.Entry:
     def check():
         held["call"], judge = machine.read_write(x, 8 * state.get("runs", 0))
         return judge()
-    return race.Entry(FLOOR_NAME, lambda a: held["call"](), [(x,)], check=check,
+    return race.Entry("floor", lambda a: held["call"](), [(x,)], check=check,
                       kernels=[machine.read_write_spec()], bytes=4 * x.size,
                       baseline="of_floor",
                       metrics=lambda: {"runs": (state.get("runs", 0), "1"),
@@ -672,7 +638,8 @@ def floor_entry(x, state: dict) -> race.Entry:
 
 
 def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float = 1.2,
-                  ceilings: dict | None = None, floor: bool = False) -> None:
+                  ceilings: dict | None = None, floor: bool = False, copy_row: bool = True,
+                  numpy: bool = False) -> None:
     """The encoders of a sweep against each other on each kind of runs at n int32:
     `entries` maps a row name to {"encoder": an rle.Encoder, "run": fn(encoder, x), "params":
     extra row params, "kernels": specs, "bytes": its bytes moved by design}; `baselines` are variants
@@ -681,10 +648,11 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
     are timed round by round with the copy of the input, one row each. `ceilings` maps a
     row name to (make(x): a call on the input, its kernel specs): passes that are no
     encoders (the read ceiling), timed in the same rounds; `floor`: the encoders' floor
-    (floor_entry) too, each encoder's row with its ratio "of_floor"."""
+    (floor_entry) too, each encoder's row with its ratio "of_floor". `copy_row`: the copy
+    writes a row; `numpy`: NumPy's encoder on the CPU after the race (up to NUMPY_MAX)."""
     import cupy as cp
     rng = np.random.default_rng(seed())
-    base = rle.Encoder(n)
+    base = rle.Encoder(n) if baselines else None
     for kind in kinds:
         s = int(rng.integers(0, 2**31))
         x = rle.make_runs(n, kind, np.random.default_rng(s))
@@ -698,7 +666,7 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
         for e in race_entries[len(entries):]:
             e.metrics = lambda: {"runs": (state.get("runs", 0), "1")}
         race_entries += [e for e in (torch_rle_entry(x, state),) if e is not None]
-        race_entries.append(race.copy_of([(x, cp.empty_like(x))]))
+        race_entries.append(race.copy_of([(x, cp.empty_like(x))], row=copy_row))
         for name, (make, specs) in (ceilings or {}).items():
             race_entries.append(race.Entry(
                 name, lambda a, f=make(x): f(), [(x,)], kernels=specs, bytes=4 * n,
@@ -706,7 +674,21 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
                 extra={"note": "a ceiling, not an encoder: it reads the input once"}))
         if floor:
             race_entries.append(floor_entry(x, state))
-        race.run(ctx, race_entries, params={"n": n, "kind": kind}, budget_s=budget_s, seed=s)
+        rows = race.run(ctx, race_entries, params={"n": n, "kind": kind}, budget_s=budget_s,
+                        seed=s)
+        if numpy and ctx.timing and n <= NUMPY_MAX and kind in ("short", "long", "mixed"):
+            hx = cp.asnumpy(x)                  # NumPy's encoder, timed alone after it
+            hv, _ = rle.numpy_encode(hx)
+            ok = hv.size == state.get("runs")
+            med = ctx.time_host(lambda: rle.numpy_encode(hx), budget_s=1.0)["median_ms"]
+            metrics = {"runs": (hv.size, "1"), "median_ms": (med, "ms"),
+                       "GB/s": (4 * n / (med * 1e-3) / 1e9, "GB/s")}
+            torch_ms = (rows.get("torch.unique_consecutive", {}).get("metrics", {})
+                        .get("median_ms", {}).get("value"))
+            if torch_ms:
+                metrics["torch_ms_over_numpy"] = (torch_ms / med, "1")
+            ctx.row(variant="NumPy (CPU)", params={"n": n, "kind": kind}, metrics=metrics,
+                    check=Check(ok, 0.0 if ok else 1.0, 0.0, 0), kernels=[], seed=s)
         del x, race_entries
         release()
     del base

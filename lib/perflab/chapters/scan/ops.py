@@ -58,11 +58,21 @@ def vec(dtype) -> int:
     return 16 // np.dtype(dtype).itemsize
 
 
-def check_tile(dtype: str, block: int, items: int) -> None:
-    """ConfigError, naming the rule, for a tile shape the kernels cannot be built with."""
+def check_dtype(dtype: str) -> None:
     if dtype not in CTYPES:
         raise ConfigError(f"scan: dtype {dtype} is not supported; use one of "
                           f"{', '.join(CTYPES)}")
+
+
+def check_variant(variant: str) -> None:
+    """ConfigError unless `variant` is one of VARIANTS."""
+    if variant not in VARIANTS:
+        raise ConfigError(f"unknown scan variant {variant!r}; known: {', '.join(VARIANTS)}")
+
+
+def check_tile(dtype: str, block: int, items: int) -> None:
+    """ConfigError, naming the rule, for a tile shape the kernels cannot be built with."""
+    check_dtype(dtype)
     if block % 32 or not 32 <= block <= 1024:
         raise ConfigError(f"block={block}: a block is whole warps, 32 to 1024 threads")
     v = vec(dtype)
@@ -106,9 +116,7 @@ BULK_SMEM_LIMIT = 227 * 1024 - 1024
 def check_bulk(dtype: str, shape, halo: int = 0, extra: int = 0) -> None:
     """ConfigError, naming the rule, for a bulk-copy shape that cannot be built or run
     (`halo`: bytes before each stage's tile; `extra`: shared memory past the ring)."""
-    if dtype not in CTYPES:
-        raise ConfigError(f"scan: dtype {dtype} is not supported; use one of "
-                          f"{', '.join(CTYPES)}")
+    check_dtype(dtype)
     scanners, reducers, kib, stages, width, delay = shape
     if not 1 <= scanners <= 16 or not 1 <= reducers <= scanners or scanners % reducers:
         raise ConfigError(f"{scanners} scanners, {reducers} reducers: 1 to 16 scanner warps, "
@@ -181,15 +189,14 @@ def serial_specs(dtype="int32", inclusive=True) -> list[KernelSpec]:
 
 def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
           items=None) -> list[KernelSpec]:
+    check_variant(variant)
     if variant == "single-pass":
         return [single_pass_spec(dtype, block, items, inclusive)]
     if variant == "bulk":
         return [bulk_spec(dtype, inclusive=inclusive)]
     if variant == "three-kernel":
         return three_kernel_specs(dtype, block, items, inclusive)
-    if variant == "serial":
-        return serial_specs(dtype, inclusive)
-    raise ConfigError(f"unknown scan variant {variant!r}; known: {', '.join(VARIANTS)}")
+    return serial_specs(dtype, inclusive)
 
 
 class LookbackState:
@@ -278,55 +285,51 @@ def _overlap(a, b) -> bool:
 _PLANS = Plans()
 
 
+def _tiles(n: int, tile: int, limit: int, what: str) -> int:
+    """The tiles of n elements, or ConfigError when they pass `limit` (`what`: the rule)."""
+    tiles = -(-n // tile)
+    if tiles > limit:
+        raise ConfigError(f"n={n}: {tiles} {what}")
+    return tiles
+
+
 def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
           grid=DEFAULT_GRID, stages=None):
     """(kernels, launch geometry) of one call shape, built once (kernels.Plans)."""
     items = items or default_items(dtype, variant)
 
     def build():
+        from ...device import current
+        from ...kernels import blocks_per_sm
+        ticket = MAX_TILES - (1 << 20)
         if variant in ("bulk", "bulk-nolookback"):
             check_bulk(dtype, stages)
             require_bulk_copy()
-            tile = stages[2] * 1024 // np.dtype(dtype).itemsize
-            tiles = -(-n // tile)
-            if tiles > MAX_TILES - (1 << 20):
-                raise ConfigError(f"n={n}: {tiles} tiles exceed the 32-bit ticket; use a "
-                                  "larger tile")
+            tiles = _tiles(n, stages[2] * 1024 // np.dtype(dtype).itemsize, ticket,
+                           "tiles exceed the 32-bit ticket; use a larger tile")
             k = get_kernel(bulk_spec(dtype, stages, inclusive, variant == "bulk"))
             smem = stages[3] * stages[2] * 1024
-            from ...device import current
-            from ...kernels import blocks_per_sm
             if blocks_per_sm(k, bulk_threads(stages), smem) < 1:
                 raise ConfigError(f"bulk {stages}: no block fits on an SM ({smem} B shared "
                                   f"memory, {k.num_regs} registers)")
             return [k], (tiles, min(tiles, current().sms), smem)
-        if variant == "single-pass":
-            check_tile(dtype, block, items)
-            tiles = -(-n // (block * items))
-            if tiles > MAX_TILES - (1 << 20):
-                raise ConfigError(f"n={n}: {tiles} tiles exceed the 32-bit tile ticket; "
-                                  "use a larger tile (block × items)")
-            k = get_kernel(single_pass_spec(dtype, block, items, inclusive, lookback, grid))
-            blocks = tiles
-            if grid == "persistent":
-                from ...device import current
-                from ...kernels import blocks_per_sm
-                blocks = min(tiles, current().sms * max(1, blocks_per_sm(k, block)))
-            return [k], (tiles, blocks)
-        if variant == "three-kernel":
-            check_tile(dtype, block, items)
-            tiles = -(-n // (block * items))
-            if tiles > (1 << 31) - 1:
-                raise ConfigError(f"n={n}: {tiles} tiles exceed the grid's 2^31 - 1 blocks")
-            return [get_kernel(s) for s in three_kernel_specs(dtype, block, items, inclusive)], tiles
+        check_variant(variant)
         if variant == "serial":
-            if dtype not in CTYPES:
-                check_tile(dtype, SEED_BLOCK, 16)
-            tiles = -(-n // SEED_BLOCK)
-            if tiles > (1 << 31) - 1:
-                raise ConfigError(f"n={n}: {tiles} blocks exceed the grid's 2^31 - 1 blocks")
+            check_dtype(dtype)
+            tiles = _tiles(n, SEED_BLOCK, (1 << 31) - 1, "blocks exceed the grid's 2^31 - 1 blocks")
             return [get_kernel(s) for s in serial_specs(dtype, inclusive)], tiles
-        raise ConfigError(f"unknown scan variant {variant!r}; known: {', '.join(VARIANTS)}")
+        check_tile(dtype, block, items)
+        if variant == "three-kernel":
+            tiles = _tiles(n, block * items, (1 << 31) - 1,
+                           "tiles exceed the grid's 2^31 - 1 blocks")
+            return [get_kernel(s) for s in three_kernel_specs(dtype, block, items, inclusive)], tiles
+        tiles = _tiles(n, block * items, ticket, "tiles exceed the 32-bit tile ticket; use a "
+                       "larger tile (block × items)")
+        k = get_kernel(single_pass_spec(dtype, block, items, inclusive, lookback, grid))
+        blocks = tiles
+        if grid == "persistent":
+            blocks = min(tiles, current().sms * max(1, blocks_per_sm(k, block)))
+        return [k], (tiles, blocks)
     return _PLANS.get((variant, dtype, n, bool(inclusive), block, items, lookback, grid,
                        stages), build)
 
@@ -355,12 +358,6 @@ def default_variant() -> str:
       fell well below it on int64; the scan page's tries table has them.)
     """
     return "bulk" if bulk_missing() is None else "single-pass"
-
-
-def check_variant(variant: str) -> None:
-    """ConfigError unless `variant` is one of VARIANTS."""
-    if variant not in VARIANTS:
-        raise ConfigError(f"unknown scan variant {variant!r}; known: {', '.join(VARIANTS)}")
 
 
 def scan(x, out=None, *, inclusive: bool = True, variant: str | None = None,
@@ -394,15 +391,6 @@ def scan(x, out=None, *, inclusive: bool = True, variant: str | None = None,
     return out
 
 
-def _launch_tiles(kernel, tiles, blocks, threads, x, out, smem=0) -> None:
-    """Launch a single pass over `tiles` tiles with this stream's tile status (a new
-    epoch): the arguments every look-back kernel of this chapter takes."""
-    counter, words, flags, agg, pre, epoch = state().args(tiles, vec(str(x.dtype)) == 2)
-    launch(kernel, blocks, threads,
-           (x, out, np.int64(x.size), counter, np.uint32(tiles), words, flags, agg, pre,
-            epoch), shared_mem=smem)
-
-
 def enqueue_bulk(x, out, inclusive=True, shape=None, lookback=True) -> None:
     """Launch the bulk-copy single pass (16): one block an SM of scanner and reducer warps,
     a producer and the sequencer. lookback=False: the probe that scans every tile
@@ -431,26 +419,24 @@ def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
     items = items or default_items(dtype, variant)
     kernels, tiles = _plan(variant, dtype, n, inclusive, block, items, lookback, grid)
     nn = np.int64(n)
-    if variant == "single-pass":
+    if variant == "single-pass":        # this stream's tile status, a new epoch
         tiles, blocks = tiles
-        _launch_tiles(kernels[0], tiles, blocks, block, x, out)
-    elif variant == "three-kernel":
-        totals = _totals(dtype, tiles)
-        launch(kernels[0], tiles, block, (x, totals, nn))
-        launch(kernels[1], 1, block, (totals, np.int64(tiles)))
-        launch(kernels[2], tiles, block, (x, totals, out, nn))
-    else:
-        totals = _totals(dtype, tiles)
-        launch(kernels[0], tiles, SEED_BLOCK, (x, totals, nn))
-        launch(kernels[1], 1, SEED_BLOCK, (totals, np.int64(tiles)))
-        launch(kernels[2], tiles, SEED_BLOCK, (x, totals, out, nn))
+        counter, words, flags, agg, pre, epoch = state().args(tiles, vec(dtype) == 2)
+        launch(kernels[0], blocks, block, (x, out, nn, counter, np.uint32(tiles), words,
+                                           flags, agg, pre, epoch))
+        return
+    threads = block if variant == "three-kernel" else SEED_BLOCK
+    totals = _totals(dtype, tiles)
+    launch(kernels[0], tiles, threads, (x, totals, nn))
+    launch(kernels[1], 1, threads, (totals, np.int64(tiles)))
+    launch(kernels[2], tiles, threads, (x, totals, out, nn))
 
 
 def traffic_bytes(variant: str, n: int, itemsize: int, block=DEFAULT_BLOCK,
                   items=None) -> int:
-    items = items or (128 if variant == "single-pass" else 64) // itemsize
     """The bytes a variant moves to and from device memory, by its design (input read,
     output written, totals, tile status)."""
+    items = items or (128 if variant == "single-pass" else 64) // itemsize
     data = n * itemsize
     if variant == "bulk":
         block, items = BULK[0] * 32, BULK[2] * 1024 // BULK[0] // 32 // itemsize

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ... import lookup
+from ...lookup import need, quote
 from ...targets import Target, table as targets_table
 
 #: One colour per series of the scan pages (CUB in the vendor greys, the copy dashed).
@@ -34,15 +35,6 @@ def pow2(n) -> str:
     return "2" + str(int(round(math.log2(n)))).translate(_SUPERSCRIPT)
 
 
-def need(df, col: str, **where) -> float:
-    """The value the page quotes: `col` of the first row of `df` matching `where`;
-    ValueError naming the selection when the rows have none."""
-    v = lookup.value(df, col, **where)
-    if math.isnan(v):
-        raise ValueError(f"no {col!r} in the rows where {where}")
-    return v
-
-
 def _bulk_name(shape) -> str:
     from .bulk import shape_name
     return shape_name(shape)
@@ -52,38 +44,35 @@ def _bulk_name(shape) -> str:
 def sizes_facts(sizes) -> dict:
     """The scans against CUB and the copy from 2^10 to 2^30 (scan.sizes): the copy's rate,
     01 at its largest size, 02 and 03 at 2^28, the smallest size's times."""
-    f = {}
-    for key, v in (("sp", "single-pass"), ("tk", "three-kernel"), ("cub", "cupy.cumsum (CUB)"),
-                   ("torch", "torch.cumsum")):
-        f[f"{key}_of_copy"] = need(sizes, "of_copy", variant=v, n=BIG) * 100
+    sp = "single-pass"
+    f = quote(sizes, {"sp_of_copy": ("of_copy", sp), "tk_of_copy": ("of_copy", "three-kernel"),
+                      "cub_of_copy": ("of_copy", "cupy.cumsum (CUB)"),
+                      "torch_of_copy": ("of_copy", "torch.cumsum"),
+                      "sp_of_copy_min": ("of_copy_min", sp),
+                      "sp_of_copy_max": ("of_copy_max", sp)}, 100, n=BIG)
+    f |= quote(sizes, {"sp_x_torch": ("x_torch", sp), "sp_x_cub": ("x_cub", sp)}, n=BIG)
     f["copy_tbs"] = need(sizes, "GB/s", variant="copy", n=BIG) / 1e3
-    f["sp_tbs"] = need(sizes, "GB/s", variant="single-pass", n=BIG) / 1e3
-    f["sp_of_copy_min"] = need(sizes, "of_copy_min", variant="single-pass", n=BIG) * 100
-    f["sp_of_copy_max"] = need(sizes, "of_copy_max", variant="single-pass", n=BIG) * 100
-    f["sp_x_torch"] = need(sizes, "x_torch", variant="single-pass", n=BIG)
-    f["sp_x_cub"] = need(sizes, "x_cub", variant="single-pass", n=BIG)
+    f["sp_tbs"] = need(sizes, "GB/s", variant=sp, n=BIG) / 1e3
     small = int(sizes["n"].min())
     f["small_n_pow"] = pow2(small)
-    for key, v in (("sp", "single-pass"), ("torch", "torch.cumsum"), ("copy", "copy")):
-        f[f"{key}_small_us"] = need(sizes, "median_ms", variant=v, n=small) * 1e3
+    f |= quote(sizes, {"sp_small_us": ("median_ms", sp), "copy_small_us": ("median_ms", "copy"),
+                       "torch_small_us": ("median_ms", "torch.cumsum")}, 1e3, n=small)
     ser = sizes[(sizes["variant"] == "serial") & sizes["GB/s"].notna()].sort_values("n")
     n_ser = int(ser["n"].iloc[-1])
     f["serial_n_pow"] = pow2(n_ser)
-    f["serial_gbs"] = need(sizes, "GB/s", variant="serial", n=n_ser)
+    f |= quote(sizes, {"serial_gbs": ("GB/s", "serial"),
+                       "tk_at_serial_gbs": ("GB/s", "three-kernel")}, n=n_ser)
     f["serial_of_copy"] = need(sizes, "of_copy", variant="serial", n=n_ser) * 100
-    f["tk_at_serial_gbs"] = need(sizes, "GB/s", variant="three-kernel", n=n_ser)
     f["tk_over_serial"] = f["tk_at_serial_gbs"] / f["serial_gbs"]
     return f
 
 
 def profile_facts(prof) -> dict:
     """01, 02 and 03 under the profiler at 2^24 (scan.profile)."""
-    f = {}
-    for key, v in (("serial", "serial"), ("tk", "three-kernel")):
-        f[f"prof_{key}_threads_per_inst"] = need(prof, "threads_per_inst", variant=v)
-    for key, v in (("serial", "serial"), ("tk", "three-kernel"), ("sp", "single-pass")):
-        f[f"prof_{key}_dram_throughput_pct"] = need(prof, "dram_throughput_pct", variant=v)
-    return f
+    return quote(prof, {"prof_serial_threads_per_inst": ("threads_per_inst", "serial"),
+                        "prof_tk_threads_per_inst": ("threads_per_inst", "three-kernel")}
+                 | {f"prof_{k}_dram_throughput_pct": ("dram_throughput_pct", v) for k, v in
+                    (("serial", "serial"), ("tk", "three-kernel"), ("sp", "single-pass"))})
 
 
 def lookback_facts(lookback, staged, chunked) -> dict:
@@ -95,11 +84,11 @@ def lookback_facts(lookback, staged, chunked) -> dict:
     st = staged[staged["of_copy"].notna() & staged["variant"].str.startswith("staged")]
     f["st_of_copy"] = float(st[st["lookback"] == True]["of_copy"].max()) * 100  # noqa: E712
     f["st_diag_of_copy"] = float(st[st["lookback"] == False]["of_copy"].max()) * 100  # noqa: E712
-    f["ch5_of_copy"] = need(chunked, "of_copy", variant=CHUNKED_DEFAULT) * 100
-    f["ch5_diag_of_copy"] = need(chunked, "of_copy", variant=CHUNKED_ALONE) * 100
-    f["ch5_first"] = need(chunked, "of_copy", variant="chunked 8x4x1x4 256 ns x8") * 100
-    f["ch5_first_t32"] = need(chunked, "of_copy", variant="chunked 8x4x1x4 256 ns tier 32") * 100
-    return f
+    return f | quote(chunked, {"ch5_of_copy": ("of_copy", CHUNKED_DEFAULT),
+                               "ch5_diag_of_copy": ("of_copy", CHUNKED_ALONE),
+                               "ch5_first": ("of_copy", "chunked 8x4x1x4 256 ns x8"),
+                               "ch5_first_t32": ("of_copy", "chunked 8x4x1x4 256 ns tier 32")},
+                     100)
 
 
 def bulk_facts(bulk, bulk_prof) -> dict:
@@ -109,32 +98,28 @@ def bulk_facts(bulk, bulk_prof) -> dict:
     from . import ops
     default = f"bulk {_bulk_name(ops.BULK)}"
     f = {"bk6_shape": _bulk_name(ops.BULK)}
-    for sfx, col in (("", "of_copy"), ("_min", "of_copy_min"), ("_max", "of_copy_max")):
-        f[f"bk6_of_copy{sfx}"] = need(bulk, col, variant=default, n=BIG) * 100
+    f |= quote(bulk, {"bk6_of_copy": ("of_copy", default), "bk6_of_copy_min": ("of_copy_min", default),
+                      "bk6_of_copy_max": ("of_copy_max", default),
+                      "bk6_diag_of_copy": ("of_copy", f"{default} without sequencer")}, 100, n=BIG)
     f["bk6_x_torch"] = need(bulk, "x_torch", variant=default, n=BIG)
     f["bk6_over_sp"] = (need(bulk, "median_ms", variant="single-pass", n=BIG)
                         / need(bulk, "median_ms", variant=default, n=BIG))
-    f["bk6_diag_of_copy"] = need(bulk, "of_copy", variant=f"{default} without sequencer",
-                                 n=BIG) * 100
     f["bk6_seq_pts"] = f["bk6_diag_of_copy"] - f["bk6_of_copy"]
-    f["bk6_25_us"] = need(bulk, "median_ms", variant=default, n=RLE_N) * 1e3
-    f["bk6_25_copy_us"] = need(bulk, "median_ms", variant="copy", n=RLE_N) * 1e3
-    for dt in ("int64", "float32"):
-        f[f"bk6_{dt}_of_copy"] = need(bulk, "of_copy", variant="bulk", dtype=dt) * 100
-    for k in ("read", "write"):
-        f[f"bk6_dram_{k}_x"] = need(bulk_prof, f"dram_{k}_over_input", variant="bulk")
-    return f
+    f |= quote(bulk, {"bk6_25_us": ("median_ms", default), "bk6_25_copy_us": ("median_ms", "copy")},
+               1e3, n=RLE_N)
+    f |= quote(bulk, {f"bk6_{dt}_of_copy": ("of_copy", {"dtype": dt}) for dt in ("int64", "float32")},
+               100, variant="bulk")
+    return f | quote(bulk_prof, {f"bk6_dram_{k}_x": (f"dram_{k}_over_input", "bulk")
+                                 for k in ("read", "write")})
 
 
 def order_facts(order) -> dict:
     """float32 summation order against float64 at the largest size (scan.float_order)."""
     nmax = int(order["n"].max())
-    f = {"order_n_pow": pow2(nmax),
-         "order_tol": need(order, "tolerance", variant="single-pass", n=nmax)}
-    for key, v in (("sp", "single-pass"), ("serial", "serial"), ("cub", "cupy.cumsum (CUB)"),
-                   ("np", "NumPy float32 (CPU, left to right)")):
-        f[f"order_{key}_err"] = need(order, "rel_err", variant=v, n=nmax)
-    return f
+    return {"order_n_pow": pow2(nmax)} | quote(order, {
+        "order_tol": ("tolerance", "single-pass"), "order_sp_err": ("rel_err", "single-pass"),
+        "order_serial_err": ("rel_err", "serial"), "order_cub_err": ("rel_err", "cupy.cumsum (CUB)"),
+        "order_np_err": ("rel_err", "NumPy float32 (CPU, left to right)")}, n=nmax)
 
 
 def check_facts(check, stress, targets) -> dict:
@@ -190,15 +175,12 @@ def sizes_figure(fig, sizes, bulk=None) -> list:
     frames = sidebyside.beside(sizes)
     for v in ("serial", "three-kernel", "single-pass", "cupy.cumsum (CUB)", "torch.cumsum", "copy"):
         d = sizes[(sizes["variant"] == v) & sizes["median_ms"].notna()].sort_values("n")
-        if not len(d):
-            continue
-        ls = "--" if v == "copy" else "-"
-        ax1.plot(d["n"], d["median_ms"] * 1e3, ls, marker="o", ms=3, color=COLORS[v],
-                 label=LABELS[v])
-        ax1.fill_between(d["n"], d["p20_ms"] * 1e3, d["p80_ms"] * 1e3, color=COLORS[v], alpha=0.2)
-        if v != "copy":
-            ax2.plot(d["n"], d["of_copy"], ls, marker="o", ms=3, color=COLORS[v], label=LABELS[v])
-            ax2.fill_between(d["n"], d["of_copy_min"], d["of_copy_max"], color=COLORS[v], alpha=0.2)
+        panels = ((ax1, d["median_ms"] * 1e3, d["p20_ms"] * 1e3, d["p80_ms"] * 1e3),) + (
+            () if v == "copy" else ((ax2, d["of_copy"], d["of_copy_min"], d["of_copy_max"]),))
+        for ax, y, lo, hi in panels if len(d) else ():
+            ax.plot(d["n"], y, "--" if v == "copy" else "-", marker="o", ms=3, color=COLORS[v],
+                    label=LABELS[v])
+            ax.fill_between(d["n"], lo, hi, color=COLORS[v], alpha=0.2)
     for ref in frames[1:]:
         for v in ("three-kernel", "single-pass", "torch.cumsum"):
             d = ref[(ref["variant"] == v) & ref["of_copy"].notna()].sort_values("n")
@@ -221,10 +203,9 @@ def sizes_figure(fig, sizes, bulk=None) -> list:
     ax2.axhline(2 / 3, color="C2", lw=0.8, ls=":")
     ax2.text(2 ** 10, 2 / 3 + 0.02, "2/3: the three kernels' bound", color="C2", fontsize=9)
     handles, labels = ax1.get_legend_handles_labels()
-    extra = [(h, lab_) for h, lab_ in zip(*ax2.get_legend_handles_labels())
-             if lab_.endswith(", recorded")]
-    handles += [h for h, _ in extra]
-    labels += [lab_ for _, lab_ in extra]
+    for h, lab_ in zip(*ax2.get_legend_handles_labels()):
+        if lab_.endswith(", recorded"):
+            handles, labels = handles + [h], labels + [lab_]
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.01), ncol=3,
                fontsize=9, frameon=False)
     fig.tight_layout(rect=(0, 0.22, 1, 1))
@@ -286,12 +267,10 @@ def encode_facts(rle) -> dict:
     against torch.unique_consecutive and NumPy (scan.rle)."""
     sel = dict(n=RLE_N, kind="short")
     fused, unfused = (lookup.first(rle, variant=v, **sel) for v in ("fused", "unfused"))
-    return {
-        "rle_short_us": need(rle, "median_ms", variant="fused", **sel) * 1e3,
-        "rle_short_x_torch": need(rle, "x_torch", variant="fused", **sel),
-        "rle_short_torch_us": need(rle, "median_ms", variant="torch.unique_consecutive",
-                                   **sel) * 1e3,
-        "rle_short_numpy_ms": need(rle, "median_ms", variant="NumPy (CPU)", **sel),
+    return quote(rle, {"rle_short_us": ("median_ms", "fused"),
+                       "rle_short_torch_us": ("median_ms", "torch.unique_consecutive")}, 1e3, **sel) | quote(
+        rle, {"rle_short_x_torch": ("x_torch", "fused"),
+              "rle_short_numpy_ms": ("median_ms", "NumPy (CPU)")}, **sel) | {
         "rle_short_runs": int(lookup.cell(fused, "runs")),
         "rle_short_fused_mb": lookup.cell(fused, "bytes_moved") / 1e6,
         "rle_short_unfused_mb": lookup.cell(unfused, "bytes_moved") / 1e6,
@@ -308,10 +287,9 @@ def sequencer_facts(targets, bulk_prof, rle_bulk, parts) -> dict:
     from . import rle as rle_mod
     t = targets[(targets["part"] == "rle") & (targets["kind"] == "short")]
     default = f"rle bulk {_bulk_name(rle_mod.BULK)}"
-    return {
-        "bk6_rle_short_us": need(t, "median_ms", variant="bulk") * 1e3,
-        "bk6_rle_short_x_torch": need(t, "x_torch", variant="bulk"),
-        "bk6_rle_ch_short_x_torch": need(t, "x_torch", variant="chunked"),
+    return {"bk6_rle_short_us": need(t, "median_ms", variant="bulk") * 1e3} | quote(t, {
+        "bk6_rle_short_x_torch": ("x_torch", "bulk"),
+        "bk6_rle_ch_short_x_torch": ("x_torch", "chunked")}) | {
         "bk6_rle_dram_read_x": need(bulk_prof, "dram_read_over_input", variant="rle bulk"),
         "bk6_rsw_short_diag4_us": need(parts, "median_ms", variant=f"{default} diagnostic 4",
                                       kind="short") * 1e3,
@@ -383,11 +361,9 @@ def room_facts(rows) -> dict:
     f["rle_room_x_floor"] = 1 / need(race, "of_floor", variant="rle room")
     f["rle_room_x_floor_lo"] = 1 / need(race, "of_floor_max", variant="rle room")
     f["rle_room_x_floor_hi"] = 1 / need(race, "of_floor_min", variant="rle room")
-    for sfx in ("", "_g384"):
-        nm = dict((s, n) for s, n, _ in ROOM_RACE)[sfx]
-        f[f"rm17{sfx}_shared_kib_sm"] = need(race, "shared_kib_sm", variant=nm)
-        f[f"rm17{sfx}_l1_kib"] = need(race, "l1_kib", variant=nm)
-    f["rm17_g384_in_flight_kib"] = need(race, "in_flight_kib", variant="rle graph")
+    f |= quote(race, {f"rm17{sfx}_{c}": (c, nm) for sfx, nm, _ in ROOM_RACE
+                      if sfx in ("", "_g384") for c in ("shared_kib_sm", "l1_kib")}
+               | {"rm17_g384_in_flight_kib": ("in_flight_kib", "rle graph")})
     f["rm17_l1_gain_us"] = us["_g384"] - us["_g288"]
     f["rm17_least_cost_us"] = us["_g288_least"] - us["_g288"]
     f["rm17_room_least_cost_us"] = us["_least"] - us[""]
@@ -400,13 +376,10 @@ def room_facts(rows) -> dict:
     f["rm17_predictions"] = ("Every prediction held." if held else
                              "Not every prediction held; the table shows which.")
     ct = rows[part == "call time"]
-    for v, (short, _) in ROOM_CALLS.items():
-        if short == "gr":
-            continue
-        for m in ("call", "queued"):
-            f[f"rm17_ct_{short}_{m}_us"] = need(ct, f"{m}_ms", variant=v) * 1e3
-    f["rm17_ct_rm_x_torch"] = need(ct, "x_torch", variant="rle room")
-    f["rm17_ct_rm_x_torch_queued"] = need(ct, "x_torch_queued", variant="rle room")
+    f |= quote(ct, {f"rm17_ct_{short}_{m}_us": (f"{m}_ms", v) for v, (short, _) in ROOM_CALLS.items()
+                    if short != "gr" for m in ("call", "queued")}, 1e3)
+    f |= quote(ct, {"rm17_ct_rm_x_torch": ("x_torch", "rle room"),
+                    "rm17_ct_rm_x_torch_queued": ("x_torch_queued", "rle room")})
     f["rm17_ct_torch_host_pct"] = (100 * need(ct, "host_ms", variant="torch.unique_consecutive")
                                    / need(ct, "call_ms", variant="torch.unique_consecutive"))
     return f
@@ -538,54 +511,49 @@ SCAN_TRIES = (
         against=("14", {"variant": "chunked", "part": "scan"})),
 )
 
-_SHORT = {"kind": "short"}
+
+
+def rle_try(idea, kernel, experiment, variant, kept, against=None, **where) -> Try:
+    """A try of the run-length page: its × torch.unique_consecutive on runs of 1-15 in its
+    row (`variant` and `where`), `against`: (kernel, variant) of the row it raced."""
+    where = {"variant": variant, **where, "kind": "short"}
+    return Try(idea, kernel, experiment, where, kept, metric="x_torch", against=against and (
+        against[0], {**where, "variant": against[1]}))
+
+
+LEAN = "rle lean 8+4 warps, 32 KiB x 3, 8 a lane, 2 a SM"
+MASKS = "rle masks 1 x 4+2 warps, 16 KiB x 4, sequencer 4 x4, 3 a SM"
 RLE_TRIES = (
-    Try("flags, scan and scatter as separate passes", "04", "scan.rle",
-        {"variant": "unfused", "n": RLE_N, **_SHORT}, "kept to show the bytes",
-        metric="x_torch"),
-    Try("flags, scan and scatter fused on 03's look-back", "05", "scan.rle",
-        {"variant": "fused", "n": RLE_N, **_SHORT}, "kept: the portable encoder",
-        metric="x_torch", against=("04", {"variant": "unfused", "n": RLE_N, **_SHORT})),
-    Try("05 on the cp.async pipeline", "09", "scan.targets",
-        {"variant": "pipelined", "part": "rle", **_SHORT}, "dropped: slower", metric="x_torch",
-        against=("05", {"variant": "fused", "part": "rle", **_SHORT})),
-    Try("on 12's look-ahead, runs written in the pass", "13", "scan.targets",
-        {"variant": "lookahead", "part": "rle", **_SHORT}, "dropped for 17", metric="x_torch",
-        against=("05", {"variant": "fused", "part": "rle", **_SHORT})),
-    Try("on 14: count from memory, write from L2", "15", "scan.targets",
-        {"variant": "chunked", "part": "rle", **_SHORT}, "dropped for 17", metric="x_torch",
-        against=("13", {"variant": "lookahead", "part": "rle", **_SHORT})),
-    Try("a sequencer instead of look-backs, bulk-copy ring", "17", "scan.targets",
-        {"variant": "bulk", "part": "rle", **_SHORT}, "its idea kept in 23–25",
-        metric="x_torch", against=("15", {"variant": "chunked", "part": "rle", **_SHORT})),
-    Try("fewer instructions a step, two blocks an SM", "18", "scan.rle_lean",
-        {"variant": "rle lean 8+4 warps, 32 KiB x 3, 8 a lane, 2 a SM", **_SHORT},
-        "dropped: the sequencer is the floor", metric="x_torch",
-        against=("17", {"variant": "rle bulk", **_SHORT})),
-    Try("each head found once, as masks; the chain shared", "19", "scan.rle_masks",
-        {"variant": "rle masks 1 x 4+2 warps, 16 KiB x 4, sequencer 4 x4, 3 a SM", **_SHORT},
-        "dropped: the ring turns at the prefixes' pace", metric="x_torch",
-        against=("18", {"variant": "rle lean 8+4 warps, 32 KiB x 3, 8 a lane, 2 a SM", **_SHORT})),
-    Try("no chain: lockstep rounds, every block reads every count", "20", "scan.rle_rounds",
-        {"variant": ROUNDS_DEFAULT, **_SHORT}, "dropped for 23", metric="x_torch",
-        against=("19", {"variant": "rle masks 1 x 4+2 warps, 16 KiB x 4, sequencer 4 x4, 3 a SM",
-                 **_SHORT})),
-    Try("count from registers, read each segment again from L2", "21", "scan.rle_reread",
-        {"variant": "rle reread 8+8 warps, 16 KiB, 4 slots, 2 a SM", **_SHORT},
-        "dropped: slower", metric="x_torch", against=("20", {"variant": ROUNDS_DEFAULT, **_SHORT})),
-    Try("21 with the heads left as masks for the writers", "22", "scan.rle_walk",
-        {"variant": "rle walk 8+4 warps, 16 KiB, 4 slots, 2 a SM", **_SHORT},
-        "dropped: no faster", metric="x_torch", against=("20", {"variant": ROUNDS_DEFAULT, **_SHORT})),
-    Try("hold only the runs: ballots, three stages, a sequencer", "23", "scan.rle_ballot",
-        {"variant": BALLOT_DEFAULT, **_SHORT}, "kept inside 24 and 25", metric="x_torch",
-        against=("20", {"variant": ROUNDS_DEFAULT, **_SHORT})),
-    Try("23 launched as a CUDA graph", "24", "scan.rle_graph",
-        {"variant": "rle graph", "part": "race", **_SHORT}, "kept inside 25", metric="x_torch",
-        against=("23", {"variant": "rle ballot", "part": "race", **_SHORT})),
-    Try("6-byte staged heads: L1 room for the loads", "25", "scan.rle_room",
-        {"variant": "rle room", "part": "race", **_SHORT},
-        "kept: the fastest (encoder \"room\")", metric="x_torch",
-        against=("24", {"variant": "rle graph", "part": "race", **_SHORT})),
+    rle_try("flags, scan and scatter as separate passes", "04", "scan.rle", "unfused",
+            "kept to show the bytes", n=RLE_N),
+    rle_try("flags, scan and scatter fused on 03's look-back", "05", "scan.rle", "fused",
+            "kept: the portable encoder", ("04", "unfused"), n=RLE_N),
+    rle_try("05 on the cp.async pipeline", "09", "scan.targets", "pipelined", "dropped: slower",
+            ("05", "fused"), part="rle"),
+    rle_try("on 12's look-ahead, runs written in the pass", "13", "scan.targets", "lookahead",
+            "dropped for 17", ("05", "fused"), part="rle"),
+    rle_try("on 14: count from memory, write from L2", "15", "scan.targets", "chunked",
+            "dropped for 17", ("13", "lookahead"), part="rle"),
+    rle_try("a sequencer instead of look-backs, bulk-copy ring", "17", "scan.targets", "bulk",
+            "its idea kept in 23–25", ("15", "chunked"), part="rle"),
+    rle_try("fewer instructions a step, two blocks an SM", "18", "scan.rle_lean", LEAN,
+            "dropped: the sequencer is the floor", ("17", "rle bulk")),
+    rle_try("each head found once, as masks; the chain shared", "19", "scan.rle_masks", MASKS,
+            "dropped: the ring turns at the prefixes' pace", ("18", LEAN)),
+    rle_try("no chain: lockstep rounds, every block reads every count", "20", "scan.rle_rounds",
+            ROUNDS_DEFAULT, "dropped for 23", ("19", MASKS)),
+    rle_try("count from registers, read each segment again from L2", "21", "scan.rle_reread",
+            "rle reread 8+8 warps, 16 KiB, 4 slots, 2 a SM", "dropped: slower",
+            ("20", ROUNDS_DEFAULT)),
+    rle_try("21 with the heads left as masks for the writers", "22", "scan.rle_walk",
+            "rle walk 8+4 warps, 16 KiB, 4 slots, 2 a SM", "dropped: no faster",
+            ("20", ROUNDS_DEFAULT)),
+    rle_try("hold only the runs: ballots, three stages, a sequencer", "23", "scan.rle_ballot",
+            BALLOT_DEFAULT, "kept inside 24 and 25", ("20", ROUNDS_DEFAULT)),
+    rle_try("23 launched as a CUDA graph", "24", "scan.rle_graph", "rle graph", "kept inside 25",
+            ("23", "rle ballot"), part="race"),
+    rle_try("6-byte staged heads: L1 room for the loads", "25", "scan.rle_room", "rle room",
+            "kept: the fastest (encoder \"room\")", ("24", "rle graph"), part="race"),
 )
 
 

@@ -163,16 +163,14 @@ class GraphCall:
         self._last = (x, g) if g is not None else (None, None)
 
 
-def ballot_smem(shape) -> int:
+def ballot_smem(shape, head_bytes: int = 8) -> int:
     """23's dynamic shared memory: BALLOT_STAGES stages of each walker's staged heads, a
-    4-byte value and a 4-byte index each."""
-    return BALLOT_STAGES * shape[0] * shape[3] * 8
+    4-byte value and a 4-byte index each (25's: `room_smem`, a 2-byte index)."""
+    return BALLOT_STAGES * shape[0] * shape[3] * head_bytes
 
 
 def room_smem(shape) -> int:
-    """25's dynamic shared memory: BALLOT_STAGES stages of each walker's staged heads, a
-    4-byte value and a 2-byte index each."""
-    return BALLOT_STAGES * shape[0] * shape[3] * 6
+    return ballot_smem(shape, 6)
 
 
 def check_room_shape(shape) -> None:
@@ -257,11 +255,15 @@ def all_specs() -> list[KernelSpec]:
             + [single_pass_spec("int32", inclusive=False), single_pass_spec("int32")])
 
 
+def check_size(n: int) -> None:
+    if n > MAX_N:
+        raise ConfigError(f"n={n}: run positions and lengths are int32 here, so the "
+                          "encoder takes at most 2^31 - 1 elements; split the input")
+
+
 def check_input(x) -> None:
     check_array(x, "x", dtypes=("int32",))
-    if x.size > MAX_N:
-        raise ConfigError(f"n={x.size}: run positions and lengths are int32 here, so the "
-                          f"encoder takes at most 2^31 - 1 elements; split the input")
+    check_size(x.size)
 
 
 class Encoder:
@@ -269,9 +271,7 @@ class Encoder:
 
     def __init__(self, n: int, block: int = DEFAULT_BLOCK, items: int = DEFAULT_ITEMS):
         import cupy as cp
-        if n > MAX_N:
-            raise ConfigError(f"n={n}: run positions and lengths are int32 here, so the "
-                              "encoder takes at most 2^31 - 1 elements; split the input")
+        check_size(n)
         check_tile("int32", block, items)
         self.n, self.block, self.items = n, block, items
         size = max(n, 1)
@@ -285,6 +285,13 @@ class Encoder:
         self._lengths = get_kernel(lengths_spec())
         from ...device import current
         self._len_grid = current().sms * 8
+
+    def poison(self) -> None:
+        """Fill the outputs with values no encoder writes, so that a check sees what a call
+        left unwritten."""
+        self.values.fill(np.iinfo(np.int32).min)
+        self.lengths.fill(-1)
+        self.count.fill(-1)
 
     def encode(self, x, variant: str | None = None, check: bool = True, *, shape=None,
                all_shared: bool = False, head_bytes: int = 6):
@@ -315,8 +322,12 @@ class Encoder:
             if key not in self._prepared:
                 self._prepared[key] = self._prepare(variant, shape, all_shared, head_bytes)
             run = self._prepared[key]
-            if variant == "bulk":
-                self._launch_one_pass(run, x)
+            if variant == "bulk":       # through its prepared argument buffer: the Python
+                run, tile = run         # around a launch is part of every call's time
+                tiles = -(-n // tile)
+                counter, lo, hi, epoch = state().split_args(tiles)
+                run(min(tiles, run.grid), x, self.values, self.lengths, self.count, n,
+                    counter, tiles, lo, hi, epoch)
             else:
                 run(x, self.values, self.lengths, self.count)
             return self.values, self.lengths, self.count
@@ -333,63 +344,45 @@ class Encoder:
         return self.values, self.lengths, self.count
 
     def _prepare(self, variant, shape, all_shared, head_bytes):
-        """The launch of a one-pass encoder: 17's prepared launch, or for 24 and 25 their
-        GraphCall (`all_shared`: its kernel, compiled apart, asks for the split of the
-        SM's memory with the most shared memory and least L1)."""
+        """The launch of a one-pass encoder, its arguments' buffer built once (PreparedLaunch):
+        17's with its tile, or for 24 and 25 their GraphCall (`all_shared`: its kernel,
+        compiled apart, asks for the split of the SM's memory with the most shared memory
+        and least L1). ConfigError where its blocks do not fit an SM, or for 17 where the GPU
+        has no bulk copies."""
+        from ...device import current
+        from ...kernels import PreparedLaunch, blocks_per_sm
+        from .ops import bulk_threads, require_bulk_copy
         if variant == "bulk":
             shape = tuple(shape or BULK)
             check_bulk_shape(shape)
-            return self._one_pass(bulk_spec(shape), bulk_smem(shape), shape, 1,
-                                  "the bulk-copy encoder (17)")
-        room = head_bytes == 6
-        shape = tuple(shape or (ROOM if room else BALLOT))
-        check_ballot_shape(shape, room_smem if room else ballot_smem)
-        spec = (room_spec if room else graph_spec)(shape, all_shared)
-        run, tile = self._one_pass(spec, (room_smem if room else ballot_smem)(shape), shape,
-                                   shape[4], "the roomy encoder (25)" if room else
-                                   "the graph-launched encoder (24)",
-                                   threads=ballot_threads(shape), tile=shape[0] * shape[1],
-                                   bulk=False, kinds="ppppqpIppp")
+            what, kinds = "the bulk-copy encoder (17)", "ppppqpIppI"
+            require_bulk_copy(what)
+            spec, smem, blocks, threads = (bulk_spec(shape), bulk_smem(shape), 1,
+                                           bulk_threads(shape))
+        else:
+            room = head_bytes == 6
+            shape = tuple(shape or (ROOM if room else BALLOT))
+            check_ballot_shape(shape, room_smem if room else ballot_smem)
+            what = "the roomy encoder (25)" if room else "the graph-launched encoder (24)"
+            kinds = "ppppqpIppp"
+            spec = (room_spec if room else graph_spec)(shape, all_shared)
+            smem, blocks, threads = ballot_smem(shape, head_bytes), shape[4], ballot_threads(shape)
+        k = get_kernel(spec)
+        fit = blocks_per_sm(k, threads, smem)
+        if fit < blocks:
+            raise ConfigError(f"{what}, shape {shape}: {fit} of its {blocks} blocks an SM fit "
+                              f"({k.num_regs} registers a thread, {smem} B of shared memory)")
+        run = PreparedLaunch(k, current().sms * blocks, threads, kinds, smem)
+        if variant == "bulk":
+            return run, shape[2] * 256
         if all_shared:
             run.kernel.preferred_shared_memory_carveout = 100
-        return GraphCall(run, tile)
+        return GraphCall(run, shape[0] * shape[1])
 
     def graph_call(self, head_bytes: int = 6):
         """The GraphCall of "room" (24's with head_bytes=8), or None before its first
         call."""
         return self._prepared.get(("room", head_bytes))
-
-    @staticmethod
-    def _one_pass(spec, smem: int, shape, blocks: int, what: str, threads=None,
-                  tile=None, cooperative: bool = False, bulk: bool = True,
-                  kinds: str = "ppppqpIppI") -> tuple:
-        """(prepared launch, tile) of a one-pass encoder (17 … 24) with `blocks` blocks
-        an SM (threads and tile: 17's and 18's by default; `kinds`: its arguments', the
-        epoch last); ConfigError where they do not fit, or where `bulk` and the GPU has no
-        bulk copies (17 … 22)."""
-        from ...device import current
-        from ...kernels import PreparedLaunch, blocks_per_sm
-        from .ops import bulk_threads, require_bulk_copy
-        if bulk:
-            require_bulk_copy(what)
-        k = get_kernel(spec)
-        threads = threads or bulk_threads(shape)
-        fit = blocks_per_sm(k, threads, smem)
-        if fit < blocks:
-            raise ConfigError(f"{what}, shape {shape}: {fit} of its {blocks} blocks an SM fit "
-                              f"({k.num_regs} registers a thread, {smem} B of shared memory)")
-        return (PreparedLaunch(k, current().sms * blocks, threads, kinds, smem,
-                               cooperative=cooperative), tile or shape[2] * 256)
-
-    def _launch_one_pass(self, cached, x) -> None:
-        """One launch through its prepared argument buffer: the Python around a launch is
-        part of every call's time, and these calls are tens of microseconds."""
-        run, tile = cached
-        n = x.size
-        tiles = -(-n // tile)
-        counter, lo, hi, epoch = state().split_args(tiles)
-        run(min(tiles, run.grid), x, self.values, self.lengths, self.count, n, counter, tiles,
-            lo, hi, epoch)
 
     def _unfused(self, x) -> None:
         import cupy as cp

@@ -29,33 +29,31 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
     sm90 = ops.bulk_missing() is None
     scans = [v for v in ops.VARIANTS if (only in (None, v)) and (sm90 or v != "bulk")]
     encoders = [v for v in rle.VARIANTS if (only in (None, v)) and (sm90 or v not in rle.SM90)]
-    bad = good = 0
+    tally = []
+
+    def judge(ok: bool, what: str) -> None:
+        tally.append(ok)
+        print(f"{'ok  ' if ok else 'FAIL'} {what}", flush=True)
     for n in sizes:
         for dt in ops.CTYPES:
             x = fresh(n, dt, n)
             for v in scans:
                 for inc in (True, False):
-                    ok = check_scan(ops.scan(x, inclusive=inc, variant=v), x, inc).correct
-                    bad, good = bad + (not ok), good + ok
-                    print(f"{'ok  ' if ok else 'FAIL'} scan {v:12s} {dt:7s} n={n} "
-                          f"{'inclusive' if inc else 'exclusive'}", flush=True)
+                    judge(check_scan(ops.scan(x, inclusive=inc, variant=v), x, inc).correct,
+                          f"scan {v:12s} {dt:7s} n={n} {'inclusive' if inc else 'exclusive'}")
         x = fresh(n, "int32", n)
         for lb in ops.LOOKBACKS if only in (None, "single-pass") else ():
             for g in ops.GRIDS:
                 out = cp.empty_like(x)
                 ops.enqueue(x, out, True, "single-pass", lookback=lb, grid=g)
-                ok = check_scan(out, x, True).correct
-                bad, good = bad + (not ok), good + ok
-                print(f"{'ok  ' if ok else 'FAIL'} scan {lb} look-back, {g} n={n}", flush=True)
+                judge(check_scan(out, x, True).correct, f"scan {lb} look-back, {g} n={n}")
         enc = rle.Encoder(n)
         for kind in ("short", "equal", "distinct"):
             x = rle.make_runs(n, kind, np.random.default_rng(n))
             for v in encoders:
-                ok = check_rle(x, *enc.encode(x, v))[0].correct
-                bad, good = bad + (not ok), good + ok
-                print(f"{'ok  ' if ok else 'FAIL'} rle {v} {kind} n={n}", flush=True)
-    print(f"{good} passed, {bad} failed", flush=True)
-    return 1 if bad else 0
+                judge(check_rle(x, *enc.encode(x, v))[0].correct, f"rle {v} {kind} n={n}")
+    print(f"{sum(tally)} passed, {tally.count(False)} failed", flush=True)
+    return 0 if all(tally) else 1
 
 
 def _kernels():

@@ -25,6 +25,16 @@ def span(lo: float, hi: float, digits: int = 2) -> str:
 
 # ---- correctness ------------------------------------------------------------------------
 
+def kernels_table() -> pd.DataFrame:
+    """The chapter's kernels in its order, before anything is measured: what each is, its
+    dimensions, its filter (a full (2r+1)^d filter or a depthwise one), where the filter
+    lives, and its file under kernels/06-convolution/."""
+    return pd.DataFrame([{"kernel": v.name, "what": v.label, "dims": f"{v.dims}D",
+                          "filter": "depthwise" if v.op == "depthwise" else "full",
+                          "held in": "constant memory" if v.const else "global memory",
+                          "file": v.file} for v in VARIANTS.values()])
+
+
 def check_table(*frames: pd.DataFrame) -> pd.DataFrame:
     """One row per variant: the shapes, radii and tile configurations it was checked at,
     how many cases, whether all passed and the largest relative error."""

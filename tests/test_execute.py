@@ -97,3 +97,20 @@ def test_a_signal_to_this_process_stops_the_run_and_says_so(chapters):
     assert [r["variant"] for r in rows] == ["01-demo", "03-stopped"]
     assert rows[1]["error"].startswith("interrupted: this process got SIGTERM or SIGINT "
                                        "(in cell 1: import time)")
+
+
+def test_the_execution_targets_read_the_slowest_chapter_and_the_latest_first_output():
+    import pandas as pd
+
+    from perflab import execute, targets
+    runs = pd.DataFrame({"variant": ["01-a", "02-b", "03-c"], "seconds": [95.5, 40.0, 20.0],
+                         "first_output_s": [1.5, 35.7, None], "correct": [True, True, False]})
+    f = execute.facts(runs)
+    assert (f["slowest"], f["max_seconds"]) == ("01-a", 95.5)
+    assert (f["latest"], f["max_first_output_s"]) == ("02-b", 35.7)
+    assert f["total_min"] == 155.5 / 60 and f["n_chapters"] == 3 and f["n_failed"] == 1
+    t = targets.table(execute.TARGETS, f)
+    assert list(t["met"]) == [False, False, True, False]
+    assert "01-a" in t["target"][0] and "02-b" in t["target"][1]
+    with pytest.raises(ValueError, match="no executed chapter"):
+        execute.facts(runs.iloc[:0])

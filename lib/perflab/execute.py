@@ -26,9 +26,22 @@ import time
 from pathlib import Path
 
 from . import paths, store
+from .targets import Target
 
 EXPERIMENT = "book.execute"
 CHAPTER = "99-execution"
+
+#: What a reader's run of the chapters is held to, on the reference GPU: every chapter in
+#: about a minute and a half, something on the page within 20 s, the whole book within a
+#: quarter of an hour, no chapter stopped by an error (perflab.targets renders and checks).
+TARGETS = (
+    Target("the slowest chapter ({slowest}), seconds", "max_seconds", at_most=90, digits=1),
+    Target("the latest first output ({latest}), seconds", "max_first_output_s", at_most=20,
+           digits=1),
+    Target("the {n_chapters} chapters one after another, minutes", "total_min", at_most=15,
+           digits=1),
+    Target("chapters stopped by an error", "n_failed", at_most=0, digits=0),
+)
 #: Outputs a reader sees (stream output, a warning printed to stderr, is not one).
 SHOWN = ("image/png", "image/svg+xml", "text/html", "text/markdown", "text/latex")
 
@@ -205,3 +218,20 @@ def execute(names: list[str] | None = None, timeout: int = 1800, record: bool = 
             if m.get("interrupted"):    # told to stop (a time limit's SIGTERM, a ^C): stop
                 raise KeyboardInterrupt(f"{path.stem}: {m['error']}")
     return rows
+
+
+def facts(runs) -> dict:
+    """The targets' facts from one recorded run's rows (a frame, as `lab.frame` gives):
+    the slowest chapter and its seconds, the latest first output, the sum of the
+    chapters' seconds in minutes, how many chapters ran and how many stopped on an error."""
+    if runs.empty:
+        raise ValueError("no executed chapter in these rows")
+    slow = runs.loc[runs["seconds"].idxmax()]
+    first = runs["first_output_s"].astype(float)
+    late = runs.loc[first.idxmax()] if first.notna().any() else None
+    return {"slowest": str(slow["variant"]), "max_seconds": float(slow["seconds"]),
+            "latest": "none shown" if late is None else str(late["variant"]),
+            "max_first_output_s": float("nan") if late is None else float(late["first_output_s"]),
+            "total_min": float(runs["seconds"].sum()) / 60, "n_chapters": int(len(runs)),
+            "n_failed": int((~runs["correct"].astype(bool)).sum())}
+

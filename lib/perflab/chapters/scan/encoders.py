@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernels import KernelSpec, checked, get_kernel, launch
+from ... import device
+from ...kernels import checked, get_kernel
 from ...registry import experiment
 from ...timing import interleaved, ratio
 from ...vendors import as_torch, release, torch_or_none
@@ -19,23 +20,10 @@ from .experiments import (RLE_KINDS, back_to_back, check_rle, encode_once, race_
 #: the sizes an encoder is checked at on every kind of runs, and past 2^30 / 2^31
 CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 25) + 5)
 LARGE = ((1 << 30) + 1, (1 << 31) + 5)
-#: how long the kernel ahead of a queued call spins: far longer than any call's host part
-AHEAD_NS = 300_000
 #: the names of 25's and 24's rows
 ROOM_NAME, GRAPH_NAME = "rle room", "rle graph"
 #: the read ceiling: the input read once, nothing written (read.cu), timed in the rounds
 CEILINGS = {"read ceiling": (machine.read_once, [machine.read_spec()])}
-
-
-def spin_spec() -> KernelSpec:
-    return KernelSpec("00-machine/spin.cu", "spin_ns")
-
-
-def ahead(ns: int = AHEAD_NS):
-    """A call that enqueues `ns` nanoseconds of one spinning thread (spin.cu)."""
-    k = get_kernel(spin_spec())
-    t = np.uint64(ns)
-    return lambda: launch(k, 1, 1, (t,))
 
 
 def one_pass_entry(n: int, options: dict, params: dict, spec) -> dict:
@@ -117,7 +105,7 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
     """CALL_ENCODERS and torch.unique_consecutive at n int32 on runs of 1-15, checked,
     then timed in the same rounds three ways (timing.interleaved with `ahead`): the call
     with the GPU idle before it, the host's time in it, and its work alone enqueued behind
-    AHEAD_NS of spin.cu (rows part "call time")."""
+    machine.AHEAD_NS of spin.cu (rows part "call time")."""
     torch = torch_or_none()
     s = seed()
     x = rle.make_runs(n, "short", np.random.default_rng(s))
@@ -143,7 +131,7 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
             checked(fn, f"{k} (warm-up)")
         res = checked(lambda: interleaved({k: (fn, [()]) for k, fn in calls.items()},
                                           f"{ctx.exp.chapter}/{ctx.exp.name}", rounds=rounds,
-                                          n_repeat=n_repeat, ahead=ahead()), "call time")
+                                          n_repeat=n_repeat, ahead=machine.ahead()), "call time")
     specs = {name: make() for name, (_, make) in CALL_ENCODERS.items()}
     for v in checks:                        # the encoders', then the torch call's
         metrics = {"runs": (runs, "1")}
@@ -160,7 +148,7 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
                     metrics |= {name + x: (r["ratio" + x], "1") for x in ("", "_min", "_max")}
             extra["rounds"] = {k: t[k] for k in ("round_ms", "round_host_ms", "round_queued_ms")}
         ctx.row(variant=v, params={"n": n, "kind": "short", "part": "call time",
-                                   "ahead_ns": AHEAD_NS},
+                                   "ahead_ns": machine.AHEAD_NS},
                 metrics=metrics, check=checks[v], kernels=specs.get(v, []), seed=s, **extra)
     del x, calls, encs
     release()
@@ -211,31 +199,12 @@ L1_PLAN = {
     "rle graph, 288 heads, least L1": (8, GRAPH_288, True),
     "rle graph, 288 heads, 32 chunks a batch": (8, GRAPH_288[:2] + (32,) + GRAPH_288[3:], False),
 }
-#: the shared memory (KiB) an SM of compute capability 9.0 can be split at; the rest of
-#: its 256 KiB is L1 (CUDA's Hopper tuning guide). A launch takes the smallest split that
-#: holds its resident blocks, or the largest when its kernel asks for all shared memory.
-SM90_SPLITS_KIB = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
-#: shared memory the system keeps for each resident block (compute capability 8.0 and later)
-RESERVED_A_BLOCK = 1024
 
 
 def ballot_params(shape) -> dict:
     w, piece, batch, cap, mb, width, seq = shape
     return {"warps": w, "piece": piece, "batch": batch, "cap": cap, "blocks_per_sm": mb,
             "width": width, "sequencer": seq, "tile": w * piece}
-
-
-def l1_room(static: int, smem: int, blocks: int, all_shared: bool, cc: str) -> dict:
-    """What `blocks` blocks an SM of a kernel with `static` B of static and `smem` B of
-    dynamic shared memory take of the SM (KiB, with the bytes the system keeps a block) and
-    the L1 left to it (KiB, inferred from the split: the smallest that holds them, or the
-    largest with `all_shared`; None on a GPU that is not compute capability 9.0, or where
-    they do not fit)."""
-    need = blocks * (smem + static + RESERVED_A_BLOCK)
-    fits = [c for c in SM90_SPLITS_KIB if c * 1024 >= need]
-    split = (SM90_SPLITS_KIB[-1] if all_shared else fits[0]) if cc == "9.0" and fits else None
-    return {"shared_kib_sm": round(need / 1024, 1),
-            "l1_kib": None if split is None else 256 - split}
 
 
 def plan_spec(name: str):
@@ -252,14 +221,14 @@ def plan_params(name: str, cc: str) -> dict:
     smem = (rle.room_smem if head_bytes == 6 else rle.ballot_smem)(shape)
     return {**ballot_params(shape), "diagnostic": 0, "part": "race",
             "bytes_a_head": head_bytes, "all_shared": all_shared,
-            **l1_room(int(get_kernel(plan_spec(name)).attributes["shared_size_bytes"]), smem,
-                      shape[4], all_shared, cc),
+            **device.l1_room(int(get_kernel(plan_spec(name)).attributes["shared_size_bytes"]),
+                             smem, shape[4], all_shared, cc),
             "in_flight_kib": shape[0] * shape[4] * shape[2] * 128 / 1024}
 
 
 def _room_specs():
     return ([plan_spec(name) for name in L1_PLAN] + rle.decode_specs()
-            + [machine.read_spec(), machine.read_write_spec(), spin_spec()])
+            + [machine.read_spec(), machine.read_write_spec(), machine.spin_spec()])
 
 
 #: the small run (a quick pass of the whole experiment)
@@ -284,8 +253,7 @@ def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=CHECK_SIZES, large=LAR
     ceiling and the floor (the input read once and the runs written, nothing computed:
     each encoder's "of_floor"); then 25, 24 and the torch call timed three ways
     (call_time_rows)."""
-    from ...device import current
-    cc = current().compute_capability
+    cc = device.current().compute_capability
     check_encoder(ctx, "room", kinds, check_sizes, large, calls, stress_sizes)
     check_replay(ctx, replay_sizes, kinds)
     entries = {name: one_pass_entry(n, {"variant": "room", "shape": shape,

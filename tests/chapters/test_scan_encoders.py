@@ -164,12 +164,12 @@ def test_while_launches_are_captured_the_prepared_launch_runs():
 
 # -- a graph call's host steps, without a GPU ---------------------------------------------
 class _State:
-    """GraphState's host side: counts the calls, resets past EPOCH_LIMIT."""
+    """LookbackState.graph_args's host side: counts the calls, resets past EPOCH_LIMIT."""
 
     def __init__(self):
         self.epoch, self.generation, self.args_calls, self.resets = 0, 0, 0, 0
 
-    def args(self, tiles):
+    def graph_args(self, tiles):
         self.args_calls += 1
         self.epoch += 1
         if self.epoch > rle.EPOCH_LIMIT:

@@ -202,36 +202,43 @@ def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
 class LookbackState:
     """The tile status of the single-pass kernels on one device and stream: the ticket
     counter, the status words (and for 8-byte values the flags and the two value arrays;
-    for the bulk-copy kernels a second array of words), and the epoch that tells this
+    for the bulk-copy kernels a second array of words; for a graph-launched encoder, 24
+    and 25, the word on the GPU that holds its next epoch), and the epoch that tells this
     call's words from older ones. It is never cleared between calls; when it grows it is
-    allocated zeroed, and after 2^30 - 1 calls the epoch starts again from 1 over zeroed
+    allocated zeroed (`generation` counts that: a graph built over the old arrays is not
+    used again), and after 2^30 - 1 calls the epoch starts again from 1 over zeroed
     arrays."""
 
     def __init__(self):
         import cupy as cp
         self.counter = cp.zeros(1, dtype=cp.uint32)
-        self.words = cp.zeros(1, dtype=cp.uint64)
+        self.words, self.words_hi, self.aggregate, self.prefix = (
+            cp.zeros(1, dtype=cp.uint64) for _ in range(4))
         self.flags = cp.zeros(1, dtype=cp.uint32)
-        self.aggregate = cp.zeros(1, dtype=cp.uint64)
-        self.prefix = cp.zeros(1, dtype=cp.uint64)
-        self.words_hi = cp.zeros(1, dtype=cp.uint64)     # the bulk-copy kernels' hi words
-        self.epoch = 0
+        self.word = cp.ones(1, dtype=cp.uint32)
+        self.epoch = self.generation = 0
 
-    def args(self, tiles: int, wide: bool) -> tuple:
-        """(counter, words, flags, aggregate, prefix, epoch) for a call over `tiles` tiles."""
+    def _fit(self, tiles: int, *names) -> None:
+        """Arrays `names` (of one size) replaced by zeroed ones of at least `tiles`."""
         import cupy as cp
-        if wide and self.flags.size < tiles:
-            size = max(tiles, 2 * self.flags.size)
-            self.flags = cp.zeros(size, dtype=cp.uint32)
-            self.aggregate = cp.zeros(size, dtype=cp.uint64)
-            self.prefix = cp.zeros(size, dtype=cp.uint64)
-        if not wide and self.words.size < tiles:
-            self.words = cp.zeros(max(tiles, 2 * self.words.size), dtype=cp.uint64)
+        size = getattr(self, names[0]).size
+        if size < tiles:
+            for nm in names:
+                setattr(self, nm, cp.zeros(max(tiles, 2 * size), dtype=getattr(self, nm).dtype))
+            self.generation += 1
+
+    def _next_epoch(self) -> None:
         self.epoch += 1
         if self.epoch > EPOCH_LIMIT:
             for a in (self.words, self.flags, self.aggregate, self.prefix, self.words_hi):
                 a.fill(0)
+            self.word.fill(1)
             self.epoch = 1
+
+    def args(self, tiles: int, wide: bool) -> tuple:
+        """(counter, words, flags, aggregate, prefix, epoch) for a call over `tiles` tiles."""
+        self._fit(tiles, *(("flags", "aggregate", "prefix") if wide else ("words",)))
+        self._next_epoch()
         return (self.counter, self.words, self.flags, self.aggregate, self.prefix,
                 np.uint32(self.epoch))
 
@@ -239,11 +246,17 @@ class LookbackState:
         """(counter, lo words, hi words, epoch) for a call of the bulk-copy kernels (16,
         17) over `tiles` tiles: one tagged word a tile for 4-byte values, two (lo, hi) for
         8-byte ones (sequencer.cuh's SplitStatus)."""
-        import cupy as cp
-        if self.words_hi.size < tiles:
-            self.words_hi = cp.zeros(max(tiles, 2 * self.words_hi.size), dtype=cp.uint64)
+        self._fit(tiles, "words_hi")
         counter, words, _, _, _, epoch = self.args(tiles, False)
         return counter, words, self.words_hi, epoch
+
+    def graph_args(self, tiles: int) -> tuple:
+        """(counter, lo words, hi words, epoch word) for a graph-launched encoder's call
+        over `tiles` tiles (graph.cuh): the kernel advances the word once a call, the host
+        counts the calls (rle.GraphCall) and resets the word with the arrays."""
+        self._fit(tiles, "words", "words_hi")
+        self._next_epoch()
+        return self.counter, self.words, self.words_hi, self.word
 
 
 _STATE: dict = {}

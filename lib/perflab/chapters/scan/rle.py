@@ -26,7 +26,8 @@ import numpy as np
 from ...errors import ConfigError
 from ...kernels import GraphLaunch, KernelSpec, capturing, get_kernel, launch
 from . import CHAPTER
-from .ops import DEFAULT_BLOCK, EPOCH_LIMIT, check_array, check_tile, enqueue, state
+from .ops import (DEFAULT_BLOCK, EPOCH_LIMIT, LookbackState, check_array, check_tile, enqueue,
+                  state)
 
 #: the encoders `encode` runs, one idea each (kernels/03-scan/); VARIANTS lists them all,
 #: and any other name is refused
@@ -99,51 +100,18 @@ def room_spec(shape=None, all_shared: bool = False) -> KernelSpec:
                       template=tuple(shape or ROOM), options=ALL_SHARED if all_shared else ())
 
 
-class GraphState:
-    """24's own tile status: its ticket counter, its two status words a tile and the word
-    that holds the next call's epoch, which the kernel advances once a call. The host
-    counts the calls (each advances the word by one) and, before an epoch could pass
-    EPOCH_LIMIT, zeroes the status words and sets the word back to 1. `generation` changes
-    whenever an array is replaced, so a graph built over the old ones is not used again."""
-
-    def __init__(self):
-        import cupy as cp
-        self.counter = cp.zeros(1, dtype=cp.uint32)
-        self.lo = cp.zeros(1, dtype=cp.uint64)
-        self.hi = cp.zeros(1, dtype=cp.uint64)
-        self.word = cp.ones(1, dtype=cp.uint32)
-        self.epoch = 0                  # the epoch of the last call (the word holds the next)
-        self.generation = 0
-
-    def args(self, tiles: int) -> tuple:
-        """(counter, lo words, hi words, epoch word) for a call over `tiles` tiles."""
-        if self.lo.size < tiles:
-            import cupy as cp
-            size = max(tiles, 2 * self.lo.size)
-            self.lo = cp.zeros(size, dtype=cp.uint64)
-            self.hi = cp.zeros(size, dtype=cp.uint64)
-            self.generation += 1
-        self.epoch += 1
-        if self.epoch > EPOCH_LIMIT:
-            self.lo.fill(0)
-            self.hi.fill(0)
-            self.word.fill(1)
-            self.epoch = 1
-        return self.counter, self.lo, self.hi, self.word
-
-
 class GraphCall:
     """The calls of a graph-launched encoder (24, 25): its graphs (GraphLaunch, one for
-    each input array and size, built at its first call), its tile status (GraphState) and
+    each input array and size, built at its first call), its tile status and
     the input of its last call. A call with that same array object (so the same pointer and
     size) only counts its epoch and launches that array's graph: the fewest host steps a
     call can take (the Python of a call is part of its time). Holding the last input keeps
     it alive until a call with another. (`build`, `state`: GraphLaunch's graph builder and
-    the tile status, a GraphState by default.)"""
+    the tile status, its own ops.LookbackState by default.)"""
 
     def __init__(self, run, tile: int, build=None, state=None):
         self.graphs, self.tile = GraphLaunch(run, build=build), tile
-        self.state = state if state is not None else GraphState()
+        self.state = state if state is not None else LookbackState()
         self._last = (None, None)
 
     def __call__(self, x, values, lengths, count) -> None:
@@ -155,7 +123,7 @@ class GraphCall:
             return
         n = x.size
         tiles = -(-n // self.tile)
-        counter, lo, hi, word = st.args(tiles)
+        counter, lo, hi, word = st.graph_args(tiles)
         key = (x.data.ptr, n, st.generation)
         self.graphs(key, min(tiles, self.graphs.grid), x, values, lengths, count, n,
                     counter, tiles, lo, hi, word)

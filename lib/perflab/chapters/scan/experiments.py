@@ -209,25 +209,37 @@ def vendor_entries(x, sets, names=tuple(VENDORS), row=True) -> list[race.Entry]:
 def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
     """Each variant × dtype × inclusive/exclusive × size on fresh random input, integers
     also over the whole int32 range (their sums wrap), and CUB on the same inputs."""
-    import cupy as cp
     for n in sizes:
         for dt in DTYPES:
-            dists = ("small", "wrap") if dt == "int32" else ("small",)
-            for dist in dists:
-                s = seed()
-                x = fresh(n, dt, s, dist)
-                out = cp.empty_like(x)
-                for inc in (True, False):
-                    for name, fn in all_scans(x, out, inc).items():
-                        if name == "serial" and n > 1 << 22:
-                            continue
-                        chk, launches = run_checked(fn, x, out, inc)
-                        ctx.row(variant=name, params={"n": n, "dtype": dt, "inclusive": inc,
-                                                      "input": dist},
-                                metrics={}, check=chk, kernels=raced_specs(name, dt, inc),
-                                launch=launches, seed=s)
-                del x, out
-                release()
+            for dist in ("small", "wrap") if dt == "int32" else ("small",):
+                check_rows(ctx, n, dt, [(v, inc) for inc in (True, False) for v in ALL
+                                        if v != "serial" or n <= 1 << 22], input=dist)
+
+
+#: the scans check_rows runs: ours (RACED) and the vendors', in their rows' order
+ALL = ops.RACED + tuple(VENDORS)
+NUMPY_SCAN = "NumPy float32 (CPU, left to right)"
+
+
+def check_rows(ctx, n, dtype, pairs, metrics=lambda out, x, dt: {}, **params):
+    """Fresh input of n `dtype` (`params["input"]`: its dist, see fresh) and each scan of
+    `pairs` ((name, inclusive): of all_scans, or NUMPY_SCAN) that runs here, checked into
+    poisoned output: a row each, with `metrics(out, x, seconds)` and `params`."""
+    import cupy as cp
+    s = seed()
+    x = fresh(n, dtype, s, params.get("input", "small"))
+    out = cp.empty_like(x)
+    numpy = {NUMPY_SCAN: lambda a, b: b.set(np.cumsum(cp.asnumpy(a), dtype=np.float32))}
+    for name, inc in pairs:
+        fn = {**all_scans(x, out, inc), **numpy}.get(name)
+        if fn is not None:
+            t0 = time.perf_counter()
+            chk, launches = run_checked(fn, x, out, inc)
+            ctx.row(variant=name, params={"n": n, "dtype": dtype, "inclusive": inc, **params},
+                    metrics=metrics(out, x, time.perf_counter() - t0), check=chk,
+                    kernels=raced_specs(name, dtype, inc), launch=launches, seed=s)
+    del x, out
+    release()
 
 
 @experiment("scan.float_order", title="Summation order and the float32 result",
@@ -239,28 +251,13 @@ def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
     """One float32 input, scanned by every variant, by CUB, and sequentially on the CPU
     (NumPy's float32 cumsum adds left to right); each against the float64 scan."""
     import cupy as cp
+
+    def metrics(out, x, _):
+        ref = float(cp.cumsum(x, dtype=cp.float64)[-1])
+        return {"rel_err_last": (abs(float(out[-1]) - ref) / abs(ref), "1"),
+                "tolerance": (float_tolerance(x.size), "1")}
     for n in sizes:
-        s = seed()
-        x = fresh(n, "float32", s)
-        ref = cp.cumsum(x, dtype=cp.float64)
-        out = cp.empty_like(x)
-        calls = {**all_scans(x, out, True), "NumPy float32 (CPU, left to right)": None}
-        for name, fn in calls.items():
-            if fn is None:
-                res = cp.asarray(np.cumsum(cp.asnumpy(x), dtype=np.float32))
-            else:
-                poison(out)
-                checked(lambda: fn(x, out), name)
-                res = out
-            c = compare(res, ref, "fp32")
-            last = abs(float(res[-1]) - float(ref[-1])) / abs(float(ref[-1]))
-            tol = float_tolerance(n)
-            ctx.row(variant=name, params={"n": n, "dtype": "float32", "inclusive": True},
-                    metrics={"rel_err_last": (last, "1"), "tolerance": (tol, "1")},
-                    check=Check(c.rel_err <= tol and c.unwritten == 0, c.rel_err, tol,
-                                c.unwritten), kernels=raced_specs(name, "float32"), seed=s)
-        del x, ref, out
-        release()
+        check_rows(ctx, n, "float32", [(v, True) for v in ALL + (NUMPY_SCAN,)], metrics)
 
 
 def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
@@ -464,28 +461,14 @@ def large(ctx, sizes=((1 << 30) + 1, (1 << 31) + 5)):
     """int32 scans whose byte offsets (2^30 + 1 elements: 4 GiB) or element count
     (2^31 + 5) pass 2^31, over the whole int32 range (the sums wrap); the encoder at the
     first size, and its clear refusal at the second."""
-    import cupy as cp
-    dev = current()
     for n in sizes:
-        if 3 * 4 * n > dev.total_mem_bytes:
+        if 3 * 4 * n > current().total_mem_bytes:
             continue
-        s = seed()
-        x = fresh(n, "int32", s, "wrap")
-        out = cp.empty_like(x)
-        variants = [("single-pass", True), ("single-pass", False)]
-        if n < 1 << 31:
-            variants.append(("three-kernel", True))
-        for v, inc in variants:
-            t0 = time.perf_counter()
-            chk, launches = run_checked(ours(v, inc), x, out, inc)
-            ctx.row(variant=v, params={"n": n, "dtype": "int32", "inclusive": inc,
-                                       "input": "wrap"},
-                    metrics={"check_s": (time.perf_counter() - t0, "s")}, check=chk,
-                    kernels=ops.specs(v, "int32", inc), launch=launches, seed=s)
-        del x, out
-        cp.get_default_memory_pool().free_all_blocks()
-        encode_once(ctx, n, s, "fused", {"n": n, "dtype": "int32", "inclusive": True,
-                                           "input": "short runs"})
+        check_rows(ctx, n, "int32", [("single-pass", True), ("single-pass", False)]
+                   + [("three-kernel", True)] * (n < 1 << 31),
+                   lambda out, x, t: {"check_s": (t, "s")}, input="wrap")
+        encode_once(ctx, n, seed(), "fused", {"n": n, "dtype": "int32", "inclusive": True,
+                                              "input": "short runs"})
 
 
 def profile_missing():

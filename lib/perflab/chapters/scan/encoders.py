@@ -1,7 +1,5 @@
-"""The one-pass encoders' experiments, each encoder checked before it is timed next to
-torch.unique_consecutive, the copy of its input and the read ceiling: scan.rle_bulk (17,
-the bulk-copy encoder on the sequencer, by shape) and scan.rle_room (25, the roomy
-encoder, with 24 at its shapes: room in L1 for the loads in flight)."""
+"""The one-pass encoders' experiments: scan.rle_bulk (17 by shape) and scan.rle_room (25,
+and 24 at its shapes: room in L1 for the loads in flight)."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,18 +25,14 @@ CEILINGS = {"read ceiling": (machine.read_once, [machine.read_spec()])}
 
 
 def one_pass_entry(n: int, options: dict, params: dict, spec) -> dict:
-    """An entry of race_encoders for a one-pass encoder at n int32: a fresh Encoder, run
-    with encode(x, **options), its row params and kernel; it moves 4n bytes read and 8 a
-    run written."""
+    """A race_encoders entry: a fresh Encoder run with encode(x, **options)."""
     return {"encoder": rle.Encoder(n),
             "run": lambda enc, x: enc.encode(x, check=False, **options),
             "params": params, "kernels": [spec], "bytes": lambda runs: 4 * n + 8 * runs}
 
 
 def stress(ctx, variant: str, calls: int, sizes) -> None:
-    """`calls` encodes by `variant` launched back to back without a host wait over four
-    rotating inputs of each size; each call's count is copied on the GPU and compared with
-    its input's at the end, and the last outputs are checked whole."""
+    """`calls` encodes back to back (back_to_back) over four rotating inputs a size."""
     import cupy as cp
     spec = rle.room_spec() if variant == "room" else rle.bulk_spec()
     for n in sizes:
@@ -59,10 +53,8 @@ def stress(ctx, variant: str, calls: int, sizes) -> None:
 
 def check_encoder(ctx, variant: str, kinds, check_sizes, large, calls: int,
                   stress_sizes) -> None:
-    """`variant` at its default checked (reference runs and a round trip) at `check_sizes`
-    on every kind of runs (rows part "check"), at the `large` sizes on short runs (part
-    "large": past 2^31 - 1 a refusal row) and over `calls` back-to-back calls at
-    `stress_sizes` (part "stress")."""
+    """`variant` checked at `check_sizes` on each kind (rows part "check"), at `large`
+    (part "large") and back to back (part "stress")."""
     for m in check_sizes:
         for kind in kinds:
             encode_once(ctx, m, seed(), variant, {"n": m, "kind": kind, "part": "check"}, kind)
@@ -73,9 +65,7 @@ def check_encoder(ctx, variant: str, kinds, check_sizes, large, calls: int,
 
 
 def check_replay(ctx, sizes, kinds) -> None:
-    """25's graph replayed: at each size and kind of runs one call builds the graph, a
-    second one, into poisoned outputs, only launches it (the same array: the shortest
-    call), and that one is checked (rows part "replay")."""
+    """25's graph replayed: a second call on the same array, checked (part "replay")."""
     import cupy as cp
     for m in sizes:
         for kind in kinds:
@@ -102,10 +92,8 @@ CALL_ENCODERS = {ROOM_NAME: ({"variant": "room"}, lambda: [rle.room_spec()]),
 
 
 def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
-    """CALL_ENCODERS and torch.unique_consecutive at n int32 on runs of 1-15, checked,
-    then timed in the same rounds three ways (timing.interleaved with `ahead`): the call
-    with the GPU idle before it, the host's time in it, and its work alone enqueued behind
-    machine.AHEAD_NS of spin.cu (rows part "call time")."""
+    """CALL_ENCODERS and torch.unique_consecutive on runs of 1-15, checked, then timed
+    three ways by timing.interleaved (rows part "call time")."""
     torch = torch_or_none()
     s = seed()
     x = rle.make_runs(n, "short", np.random.default_rng(s))
@@ -165,10 +153,6 @@ def _rle_bulk_specs():
             # 17 at its default on runs of 1-15, and the read ceiling the page quotes
             reader={"kinds": ("short",), "shapes": (rle.BULK,)})
 def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES):
-    """Each shape of 17 on each kind of runs at n int32, checked (reference runs and a round
-    trip), then timed round by round with torch.unique_consecutive (return_counts=True,
-    checked against the fused encoder's runs), the copy of the input and the read ceiling
-    (read.cu: the input read once, nothing written)."""
     entries = {}
     for sh in shapes:
         name = f"rle bulk {shape_name(sh)}"
@@ -186,10 +170,7 @@ def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES):
 # -- 25: room in L1 for the loads in flight --------------------------------------------------
 #: 24 at 288 staged heads a walker (its other shape as BALLOT)
 GRAPH_288 = rle.BALLOT[:3] + (288,) + rle.BALLOT[4:]
-#: the race's encoders: row name -> (bytes a staged head, shape, its SMs split with the
-#: least L1). 24 at 384 and 288 staged heads (8 bytes a head), at 288 with the least L1,
-#: and at 288 with twice the loads a walker (32 chunks a batch); 25 (6 bytes a head), with
-#: twice the loads, and with the least L1.
+#: the race's encoders: row name -> (bytes a staged head, shape, least L1)
 L1_PLAN = {
     ROOM_NAME: (6, rle.ROOM, False),
     "rle room, 32 chunks a batch": (6, rle.ROOM[:2] + (32,) + rle.ROOM[3:], False),
@@ -208,15 +189,13 @@ def ballot_params(shape) -> dict:
 
 
 def plan_spec(name: str):
-    """The KernelSpec of a race entry of L1_PLAN."""
     head_bytes, shape, all_shared = L1_PLAN[name]
     return (rle.room_spec if head_bytes == 6 else rle.graph_spec)(shape, all_shared)
 
 
 def plan_params(name: str, cc: str) -> dict:
-    """A race entry's row params: the walk's shape params, the bytes a staged head, whether
-    it asks for all shared memory, what its blocks take of an SM, the L1 left, and the
-    bytes of loads its walkers can have in flight an SM (KiB)."""
+    """An L1_PLAN entry's row params: its shape, head bytes, split, L1 left, loads in
+    flight an SM (KiB)."""
     head_bytes, shape, all_shared = L1_PLAN[name]
     smem = (rle.room_smem if head_bytes == 6 else rle.ballot_smem)(shape)
     return {**ballot_params(shape), "diagnostic": 0, "part": "race",
@@ -231,28 +210,17 @@ def _room_specs():
             + [machine.read_spec(), machine.read_write_spec(), machine.spin_spec()])
 
 
-#: the small run (a quick pass of the whole experiment)
-ROOM_SMALL = {"n": 100003, "kinds": ("short", "distinct"), "check_sizes": (0, 1, 31, 4097),
-              "large": (), "calls": 20, "stress_sizes": (1000003,), "replay_sizes": (1, 4097),
-              "rounds": 2, "n_repeat": 3}
-
-
 @experiment("scan.rle_room", title="Room in L1 for the loads (25), against 24 at its shapes and PyTorch",
-            small=ROOM_SMALL, sweep=True, kernels=_room_specs,
+            small=dict(n=100003, kinds=("short", "distinct"), check_sizes=(0, 1, 31, 4097),
+                       large=(), calls=20, stress_sizes=(1000003,), replay_sizes=(1, 4097),
+                       rounds=2, n_repeat=3), sweep=True, kernels=_room_specs,
             # runs of 1-15 (the page's race and call time), the refusal past 2^31, fewer stress and replay sizes
             reader={"kinds": ("short",), "large": ((1 << 31) + 5,), "stress_sizes": (1000003,), "replay_sizes": (1, 4097, 1000003)})
 def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=CHECK_SIZES, large=LARGE,
              calls=1000, stress_sizes=(1000003, 1 << 24),
              replay_sizes=(1, 31, 4097, 1000003, (1 << 25) + 5), rounds=7, n_repeat=20):
-    """25 checked (reference runs and a round trip) at `check_sizes` on every kind of runs,
-    at 2^30 + 1 and past 2^31 - 1 elements (refused with its reason), its graph replayed
-    at `replay_sizes` on every kind, and over `calls` back-to-back calls; then L1_PLAN's
-    encoders (25 and 24 at shapes that leave L1 more or less room for the loads in
-    flight) on each kind of runs at n, timed round by round with the fused encoder (05),
-    torch.unique_consecutive(return_counts=True), the copy of the input, the read
-    ceiling and the floor (the input read once and the runs written, nothing computed:
-    each encoder's "of_floor"); then 25, 24 and the torch call timed three ways
-    (call_time_rows)."""
+    """25 checked (check_encoder, check_replay), L1_PLAN's encoders raced with 05, torch,
+    the read ceiling and the floor, then call_time_rows."""
     cc = device.current().compute_capability
     check_encoder(ctx, "room", kinds, check_sizes, large, calls, stress_sizes)
     check_replay(ctx, replay_sizes, kinds)

@@ -65,6 +65,26 @@ def fp32_peak_flops(dev: dict, clock_mhz: float | None = None) -> float:
     return dev["sms"] * fp32_lanes(dev["compute_capability"]) * 2 * clock * 1e6
 
 
+#: The shared memory (KiB) an SM of compute capability 9.0 can be split at; the rest of its
+#: 256 KiB is L1 (CUDA's Hopper tuning guide). A launch takes the smallest split that holds
+#: its resident blocks, or the largest when its kernel asks for all shared memory.
+SM90_SPLITS_KIB = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
+#: shared memory the system keeps for each resident block (compute capability 8.0 and later)
+RESERVED_A_BLOCK = 1024
+
+
+def l1_room(static: int, smem: int, blocks: int, all_shared: bool, cc: str) -> dict:
+    """What `blocks` blocks an SM, each with `static` B of static and `smem` B of dynamic
+    shared memory (and RESERVED_A_BLOCK), take of the SM ("shared_kib_sm") and the L1 the
+    split leaves ("l1_kib": from the smallest split that holds them, or the largest with
+    `all_shared`; None off compute capability 9.0, or where they do not fit)."""
+    need = blocks * (smem + static + RESERVED_A_BLOCK)
+    fits = [c for c in SM90_SPLITS_KIB if c * 1024 >= need]
+    split = (SM90_SPLITS_KIB[-1] if all_shared else fits[0]) if cc == "9.0" and fits else None
+    return {"shared_kib_sm": round(need / 1024, 1),
+            "l1_kib": None if split is None else 256 - split}
+
+
 def slugify(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from perflab import kernels, registry
+from perflab import device, kernels, registry
 from perflab.chapters.scan import encoders as enc_mod
 from perflab.chapters.scan import experiments as ex
 from perflab.chapters.scan import report, rle
@@ -98,14 +98,14 @@ def test_25s_stages_take_three_quarters_of_24s():
 
 def test_the_l1_left_follows_the_split():
     # 24 at its default: 220.8 KiB of three blocks, the 228 KiB split, 28 KiB of L1
-    r = enc_mod.l1_room(608, rle.ballot_smem(rle.BALLOT), 3, False, "9.0")
+    r = device.l1_room(608, rle.ballot_smem(rle.BALLOT), 3, False, "9.0")
     assert r == {"shared_kib_sm": 220.8, "l1_kib": 28}
-    r = enc_mod.l1_room(608, rle.ballot_smem(enc_mod.GRAPH_288), 3, False, "9.0")
+    r = device.l1_room(608, rle.ballot_smem(enc_mod.GRAPH_288), 3, False, "9.0")
     assert r["l1_kib"] == 60
-    assert enc_mod.l1_room(608, rle.ballot_smem(enc_mod.GRAPH_288), 3, True, "9.0")["l1_kib"] == 28
-    assert enc_mod.l1_room(624, rle.room_smem(rle.ROOM), 3, False, "9.0")["l1_kib"] == 124
-    assert enc_mod.l1_room(624, rle.room_smem(rle.ROOM), 3, False, "8.0")["l1_kib"] is None
-    assert enc_mod.l1_room(0, 240 * 1024, 1, False, "9.0")["l1_kib"] is None    # does not fit
+    assert device.l1_room(608, rle.ballot_smem(enc_mod.GRAPH_288), 3, True, "9.0")["l1_kib"] == 28
+    assert device.l1_room(624, rle.room_smem(rle.ROOM), 3, False, "9.0")["l1_kib"] == 124
+    assert device.l1_room(624, rle.room_smem(rle.ROOM), 3, False, "8.0")["l1_kib"] is None
+    assert device.l1_room(0, 240 * 1024, 1, False, "9.0")["l1_kib"] is None    # does not fit
 
 
 def test_the_race_plan_is_buildable_and_named():
@@ -164,12 +164,12 @@ def test_while_launches_are_captured_the_prepared_launch_runs():
 
 # -- a graph call's host steps, without a GPU ---------------------------------------------
 class _State:
-    """GraphState's host side: counts the calls, resets past EPOCH_LIMIT."""
+    """LookbackState.graph_args's host side: counts the calls, resets past EPOCH_LIMIT."""
 
     def __init__(self):
         self.epoch, self.generation, self.args_calls, self.resets = 0, 0, 0, 0
 
-    def args(self, tiles):
+    def graph_args(self, tiles):
         self.args_calls += 1
         self.epoch += 1
         if self.epoch > rle.EPOCH_LIMIT:

@@ -10,8 +10,9 @@ CHAPTER = "00-machine"
 TITLE = "The machine"
 
 from . import experiments  # noqa: E402  (registers machine.copy, machine.fma, machine.tensor)
-from .experiments import (copy_spec, fma_spec, mma_spec, read_once, read_spec,  # noqa: E402
-                          read_write, read_write_spec, wgmma_spec)
+from .experiments import (AHEAD_NS, ahead, copy_spec, fma_spec, mma_spec,  # noqa: E402
+                          read_once, read_spec, read_write, read_write_spec, spin_spec,
+                          wgmma_spec)
 
 
 def ceilings_from(copy_df, fma_df, tensor_df):

@@ -71,6 +71,22 @@ def read_write(x, nbytes: int, unroll=READ_UNROLL):
     return call, check
 
 
+def spin_spec():
+    return KernelSpec("00-machine/spin.cu", "spin_ns")
+
+
+#: how long the kernel ahead of a queued call spins: far longer than any call's host part
+#: (timing.interleaved's `ahead`)
+AHEAD_NS = 300_000
+
+
+def ahead(ns: int = AHEAD_NS):
+    """A call that enqueues `ns` nanoseconds of one spinning thread (spin.cu)."""
+    k = get_kernel(spin_spec())
+    t = np.uint64(ns)
+    return lambda: launch(k, 1, 1, (t,))
+
+
 def fma_spec(chains):
     return KernelSpec("00-machine/fma_chains.cu", "fma_chains", template=(chains,))
 

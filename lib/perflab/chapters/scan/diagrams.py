@@ -1,17 +1,7 @@
-"""The scan and run-length pages' explanatory diagrams, drawn with matplotlib patches.
-
-`lookback_figure` draws the decoupled look-back's tile states (X: nothing published,
-A: the tile's aggregate, P: its inclusive prefix) on a row of eight tiles, twice: the
-look-back of the last tile meeting an X and waiting, then finishing at the nearest P. Its
-numbers come from `lookback_walk`, a model of the look-back that the tests hold against
-NumPy's exclusive scan.
-
-`rle_figure` draws run-length encoding worked on 16 elements: the input, its head flags,
-the exclusive scan of the flags (each run's slot in the output), and the output values
-and lengths, all computed by the chapter's NumPy reference, `rle.numpy_steps`.
-
-Both use the lab's colours (C0 blue, C3 red, greys) on white, every text at 9 pt or more,
-at most 7.5 in wide, so the column never scales them down.
+"""The scan and run-length pages' diagrams, drawn with matplotlib patches: the decoupled
+look-back's tile states (`lookback_figure`, modelled by `lookback_walk`) and run-length
+encoding worked on 16 elements (`rle_figure`, from `rle.numpy_steps`). The lab's colours,
+every text at 9 pt or more, at most 7.5 in wide.
 """
 from __future__ import annotations
 
@@ -35,21 +25,15 @@ STATE_WORD = {"P": "inclusive prefix", "A": "aggregate", "X": "not ready"}
 
 
 def published(states, sums) -> list:
-    """What each tile's status word holds in the state `states`: its inclusive prefix
-    (P), its own sum (A) or nothing (X), computed from the tiles' sums."""
-    incl = np.cumsum(sums)
-    out = []
-    for s, a, p in zip(states, sums, incl):
-        out.append(int(p) if s == "P" else int(a) if s == "A" else None)
-    return out
+    """Each tile's status word in `states`: its inclusive prefix (P), its sum (A) or None."""
+    return [int(p) if s == "P" else int(a) if s == "A" else None
+            for s, a, p in zip(states, sums, np.cumsum(sums))]
 
 
 def lookback_walk(states, sums, tile: int) -> dict:
-    """The look-back of `tile` over its predecessors' words, nearest first: it adds the
-    aggregates (A) it passes and stops at the first inclusive prefix (P), giving the tile's
-    exclusive prefix; a word with nothing yet (X) stops the walk, which must poll again.
-    Returns {"read": tiles read in order, "prefix": the exclusive prefix or None,
-    "waits_on": the X tile or None}."""
+    """The look-back of `tile`, nearest first: it adds the aggregates (A) up to the first
+    prefix (P), or stops at an X to poll again. Returns {"read": tiles read, "prefix": the
+    exclusive prefix or None, "waits_on": the X tile or None}."""
     words = published(states, sums)
     read, total = [], 0
     for t in range(tile - 1, -1, -1):
@@ -67,18 +51,24 @@ def _cell(ax, x, y, w, h, fill, edge="0.3", lw=1.0):
     ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor=edge, lw=lw))
 
 
+def _canvas(fig, height, xlim, ylim):
+    """One axes over the whole figure (made `height` in tall if None), no frame."""
+    import matplotlib.pyplot as plt
+    fig = fig or plt.figure(figsize=(WIDTH_IN, height))
+    ax = fig.add_axes([0.0, 0.0, 1.0, 1.0])
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.axis("off")
+    return fig, ax
+
+
 def lookback_figure(fig=None):
     """The look-back's two polls on eight tiles; returns the figure."""
-    import matplotlib.pyplot as plt
     from matplotlib.patches import FancyArrowPatch
 
     tiles = len(TILE_SUMS)
     looking = tiles - 1
-    fig = fig or plt.figure(figsize=(WIDTH_IN, 3.6))
-    ax = fig.add_axes([0.0, 0.0, 1.0, 1.0])
-    ax.set_xlim(-1.9, tiles + 0.1)
-    ax.set_ylim(-1.05, 5.0)
-    ax.axis("off")
+    fig, ax = _canvas(fig, 3.6, (-1.9, tiles + 0.1), (-1.05, 5.0))
     for i in range(tiles):
         ax.text(i + 0.45, 4.72, f"tile {i}", ha="center", va="center", fontsize=FONT)
     for row, states in enumerate(POLLS):
@@ -128,27 +118,18 @@ RLE_ROWS = (("index", "index i"), ("x", "input x"), ("flags", "head flag"),
 
 
 def rle_rows(x=RLE_EXAMPLE) -> dict:
-    """What the diagram shows, from `rle.numpy_steps`: the rows over the input, and the
-    output (values, lengths, heads) with one cell a run."""
-    st = numpy_steps(x)
-    return {"index": np.arange(x.size), "x": np.asarray(x), "flags": st["flags"],
-            "positions": st["positions"], "heads": st["heads"], "values": st["values"],
-            "lengths": st["lengths"]}
+    """What the diagram shows: `rle.numpy_steps`, with the index and the input."""
+    return {"index": np.arange(x.size), "x": np.asarray(x), **numpy_steps(x)}
 
 
 def rle_figure(fig=None, x=RLE_EXAMPLE):
     """Run-length encoding of `x` (16 elements) step by step; returns the figure."""
-    import matplotlib.pyplot as plt
     from matplotlib.patches import FancyArrowPatch
 
     d = rle_rows(x)
     n, runs = x.size, d["values"].size
-    fig = fig or plt.figure(figsize=(WIDTH_IN, 3.7))
-    ax = fig.add_axes([0.0, 0.0, 1.0, 1.0])
     cw, left = 0.62, 2.3
-    ax.set_xlim(0, left + n * cw + 0.1)
-    ax.set_ylim(-3.35, 4.25)
-    ax.axis("off")
+    fig, ax = _canvas(fig, 3.7, (0, left + n * cw + 0.1), (-3.35, 4.25))
     heads = set(int(h) for h in d["heads"])
     for r, (key, label) in enumerate(RLE_ROWS):
         y = 3.3 - r * 1.0

@@ -1,12 +1,11 @@
-"""The one-pass encoders' experiments, each encoder checked before it is timed next to
-torch.unique_consecutive, the copy of its input and the read ceiling: scan.rle_bulk (17,
-the bulk-copy encoder on the sequencer, by shape) and scan.rle_room (25, the roomy
-encoder, with 24 at its shapes: room in L1 for the loads in flight)."""
+"""The one-pass encoders' experiments: scan.rle_bulk (17 by shape) and scan.rle_room (25,
+and 24 at its shapes: room in L1 for the loads in flight)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ...kernels import KernelSpec, checked, get_kernel, launch
+from ... import device
+from ...kernels import checked, get_kernel
 from ...registry import experiment
 from ...timing import interleaved, ratio
 from ...vendors import as_torch, release, torch_or_none
@@ -19,38 +18,21 @@ from .experiments import (RLE_KINDS, back_to_back, check_rle, encode_once, race_
 #: the sizes an encoder is checked at on every kind of runs, and past 2^30 / 2^31
 CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 25) + 5)
 LARGE = ((1 << 30) + 1, (1 << 31) + 5)
-#: how long the kernel ahead of a queued call spins: far longer than any call's host part
-AHEAD_NS = 300_000
 #: the names of 25's and 24's rows
 ROOM_NAME, GRAPH_NAME = "rle room", "rle graph"
 #: the read ceiling: the input read once, nothing written (read.cu), timed in the rounds
 CEILINGS = {"read ceiling": (machine.read_once, [machine.read_spec()])}
 
 
-def spin_spec() -> KernelSpec:
-    return KernelSpec("00-machine/spin.cu", "spin_ns")
-
-
-def ahead(ns: int = AHEAD_NS):
-    """A call that enqueues `ns` nanoseconds of one spinning thread (spin.cu)."""
-    k = get_kernel(spin_spec())
-    t = np.uint64(ns)
-    return lambda: launch(k, 1, 1, (t,))
-
-
 def one_pass_entry(n: int, options: dict, params: dict, spec) -> dict:
-    """An entry of race_encoders for a one-pass encoder at n int32: a fresh Encoder, run
-    with encode(x, **options), its row params and kernel; it moves 4n bytes read and 8 a
-    run written."""
+    """A race_encoders entry: a fresh Encoder run with encode(x, **options)."""
     return {"encoder": rle.Encoder(n),
             "run": lambda enc, x: enc.encode(x, check=False, **options),
             "params": params, "kernels": [spec], "bytes": lambda runs: 4 * n + 8 * runs}
 
 
 def stress(ctx, variant: str, calls: int, sizes) -> None:
-    """`calls` encodes by `variant` launched back to back without a host wait over four
-    rotating inputs of each size; each call's count is copied on the GPU and compared with
-    its input's at the end, and the last outputs are checked whole."""
+    """`calls` encodes back to back (back_to_back) over four rotating inputs a size."""
     import cupy as cp
     spec = rle.room_spec() if variant == "room" else rle.bulk_spec()
     for n in sizes:
@@ -71,10 +53,8 @@ def stress(ctx, variant: str, calls: int, sizes) -> None:
 
 def check_encoder(ctx, variant: str, kinds, check_sizes, large, calls: int,
                   stress_sizes) -> None:
-    """`variant` at its default checked (reference runs and a round trip) at `check_sizes`
-    on every kind of runs (rows part "check"), at the `large` sizes on short runs (part
-    "large": past 2^31 - 1 a refusal row) and over `calls` back-to-back calls at
-    `stress_sizes` (part "stress")."""
+    """`variant` checked at `check_sizes` on each kind (rows part "check"), at `large`
+    (part "large") and back to back (part "stress")."""
     for m in check_sizes:
         for kind in kinds:
             encode_once(ctx, m, seed(), variant, {"n": m, "kind": kind, "part": "check"}, kind)
@@ -85,9 +65,7 @@ def check_encoder(ctx, variant: str, kinds, check_sizes, large, calls: int,
 
 
 def check_replay(ctx, sizes, kinds) -> None:
-    """25's graph replayed: at each size and kind of runs one call builds the graph, a
-    second one, into poisoned outputs, only launches it (the same array: the shortest
-    call), and that one is checked (rows part "replay")."""
+    """25's graph replayed: a second call on the same array, checked (part "replay")."""
     import cupy as cp
     for m in sizes:
         for kind in kinds:
@@ -114,10 +92,8 @@ CALL_ENCODERS = {ROOM_NAME: ({"variant": "room"}, lambda: [rle.room_spec()]),
 
 
 def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
-    """CALL_ENCODERS and torch.unique_consecutive at n int32 on runs of 1-15, checked,
-    then timed in the same rounds three ways (timing.interleaved with `ahead`): the call
-    with the GPU idle before it, the host's time in it, and its work alone enqueued behind
-    AHEAD_NS of spin.cu (rows part "call time")."""
+    """CALL_ENCODERS and torch.unique_consecutive on runs of 1-15, checked, then timed
+    three ways by timing.interleaved (rows part "call time")."""
     torch = torch_or_none()
     s = seed()
     x = rle.make_runs(n, "short", np.random.default_rng(s))
@@ -143,7 +119,7 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
             checked(fn, f"{k} (warm-up)")
         res = checked(lambda: interleaved({k: (fn, [()]) for k, fn in calls.items()},
                                           f"{ctx.exp.chapter}/{ctx.exp.name}", rounds=rounds,
-                                          n_repeat=n_repeat, ahead=ahead()), "call time")
+                                          n_repeat=n_repeat, ahead=machine.ahead()), "call time")
     specs = {name: make() for name, (_, make) in CALL_ENCODERS.items()}
     for v in checks:                        # the encoders', then the torch call's
         metrics = {"runs": (runs, "1")}
@@ -160,7 +136,7 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
                     metrics |= {name + x: (r["ratio" + x], "1") for x in ("", "_min", "_max")}
             extra["rounds"] = {k: t[k] for k in ("round_ms", "round_host_ms", "round_queued_ms")}
         ctx.row(variant=v, params={"n": n, "kind": "short", "part": "call time",
-                                   "ahead_ns": AHEAD_NS},
+                                   "ahead_ns": machine.AHEAD_NS},
                 metrics=metrics, check=checks[v], kernels=specs.get(v, []), seed=s, **extra)
     del x, calls, encs
     release()
@@ -177,10 +153,6 @@ def _rle_bulk_specs():
             # 17 at its default on runs of 1-15, and the read ceiling the page quotes
             reader={"kinds": ("short",), "shapes": (rle.BULK,)})
 def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES):
-    """Each shape of 17 on each kind of runs at n int32, checked (reference runs and a round
-    trip), then timed round by round with torch.unique_consecutive (return_counts=True,
-    checked against the fused encoder's runs), the copy of the input and the read ceiling
-    (read.cu: the input read once, nothing written)."""
     entries = {}
     for sh in shapes:
         name = f"rle bulk {shape_name(sh)}"
@@ -198,10 +170,7 @@ def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES):
 # -- 25: room in L1 for the loads in flight --------------------------------------------------
 #: 24 at 288 staged heads a walker (its other shape as BALLOT)
 GRAPH_288 = rle.BALLOT[:3] + (288,) + rle.BALLOT[4:]
-#: the race's encoders: row name -> (bytes a staged head, shape, its SMs split with the
-#: least L1). 24 at 384 and 288 staged heads (8 bytes a head), at 288 with the least L1,
-#: and at 288 with twice the loads a walker (32 chunks a batch); 25 (6 bytes a head), with
-#: twice the loads, and with the least L1.
+#: the race's encoders: row name -> (bytes a staged head, shape, least L1)
 L1_PLAN = {
     ROOM_NAME: (6, rle.ROOM, False),
     "rle room, 32 chunks a batch": (6, rle.ROOM[:2] + (32,) + rle.ROOM[3:], False),
@@ -211,12 +180,6 @@ L1_PLAN = {
     "rle graph, 288 heads, least L1": (8, GRAPH_288, True),
     "rle graph, 288 heads, 32 chunks a batch": (8, GRAPH_288[:2] + (32,) + GRAPH_288[3:], False),
 }
-#: the shared memory (KiB) an SM of compute capability 9.0 can be split at; the rest of
-#: its 256 KiB is L1 (CUDA's Hopper tuning guide). A launch takes the smallest split that
-#: holds its resident blocks, or the largest when its kernel asks for all shared memory.
-SM90_SPLITS_KIB = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
-#: shared memory the system keeps for each resident block (compute capability 8.0 and later)
-RESERVED_A_BLOCK = 1024
 
 
 def ballot_params(shape) -> dict:
@@ -225,67 +188,40 @@ def ballot_params(shape) -> dict:
             "width": width, "sequencer": seq, "tile": w * piece}
 
 
-def l1_room(static: int, smem: int, blocks: int, all_shared: bool, cc: str) -> dict:
-    """What `blocks` blocks an SM of a kernel with `static` B of static and `smem` B of
-    dynamic shared memory take of the SM (KiB, with the bytes the system keeps a block) and
-    the L1 left to it (KiB, inferred from the split: the smallest that holds them, or the
-    largest with `all_shared`; None on a GPU that is not compute capability 9.0, or where
-    they do not fit)."""
-    need = blocks * (smem + static + RESERVED_A_BLOCK)
-    fits = [c for c in SM90_SPLITS_KIB if c * 1024 >= need]
-    split = (SM90_SPLITS_KIB[-1] if all_shared else fits[0]) if cc == "9.0" and fits else None
-    return {"shared_kib_sm": round(need / 1024, 1),
-            "l1_kib": None if split is None else 256 - split}
-
-
 def plan_spec(name: str):
-    """The KernelSpec of a race entry of L1_PLAN."""
     head_bytes, shape, all_shared = L1_PLAN[name]
     return (rle.room_spec if head_bytes == 6 else rle.graph_spec)(shape, all_shared)
 
 
 def plan_params(name: str, cc: str) -> dict:
-    """A race entry's row params: the walk's shape params, the bytes a staged head, whether
-    it asks for all shared memory, what its blocks take of an SM, the L1 left, and the
-    bytes of loads its walkers can have in flight an SM (KiB)."""
+    """An L1_PLAN entry's row params: its shape, head bytes, split, L1 left, loads in
+    flight an SM (KiB)."""
     head_bytes, shape, all_shared = L1_PLAN[name]
     smem = (rle.room_smem if head_bytes == 6 else rle.ballot_smem)(shape)
     return {**ballot_params(shape), "diagnostic": 0, "part": "race",
             "bytes_a_head": head_bytes, "all_shared": all_shared,
-            **l1_room(int(get_kernel(plan_spec(name)).attributes["shared_size_bytes"]), smem,
-                      shape[4], all_shared, cc),
+            **device.l1_room(int(get_kernel(plan_spec(name)).attributes["shared_size_bytes"]),
+                             smem, shape[4], all_shared, cc),
             "in_flight_kib": shape[0] * shape[4] * shape[2] * 128 / 1024}
 
 
 def _room_specs():
     return ([plan_spec(name) for name in L1_PLAN] + rle.decode_specs()
-            + [machine.read_spec(), machine.read_write_spec(), spin_spec()])
-
-
-#: the small run (a quick pass of the whole experiment)
-ROOM_SMALL = {"n": 100003, "kinds": ("short", "distinct"), "check_sizes": (0, 1, 31, 4097),
-              "large": (), "calls": 20, "stress_sizes": (1000003,), "replay_sizes": (1, 4097),
-              "rounds": 2, "n_repeat": 3}
+            + [machine.read_spec(), machine.read_write_spec(), machine.spin_spec()])
 
 
 @experiment("scan.rle_room", title="Room in L1 for the loads (25), against 24 at its shapes and PyTorch",
-            small=ROOM_SMALL, sweep=True, kernels=_room_specs,
+            small=dict(n=100003, kinds=("short", "distinct"), check_sizes=(0, 1, 31, 4097),
+                       large=(), calls=20, stress_sizes=(1000003,), replay_sizes=(1, 4097),
+                       rounds=2, n_repeat=3), sweep=True, kernels=_room_specs,
             # runs of 1-15 (the page's race and call time), the refusal past 2^31, fewer stress and replay sizes
             reader={"kinds": ("short",), "large": ((1 << 31) + 5,), "stress_sizes": (1000003,), "replay_sizes": (1, 4097, 1000003)})
 def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=CHECK_SIZES, large=LARGE,
              calls=1000, stress_sizes=(1000003, 1 << 24),
              replay_sizes=(1, 31, 4097, 1000003, (1 << 25) + 5), rounds=7, n_repeat=20):
-    """25 checked (reference runs and a round trip) at `check_sizes` on every kind of runs,
-    at 2^30 + 1 and past 2^31 - 1 elements (refused with its reason), its graph replayed
-    at `replay_sizes` on every kind, and over `calls` back-to-back calls; then L1_PLAN's
-    encoders (25 and 24 at shapes that leave L1 more or less room for the loads in
-    flight) on each kind of runs at n, timed round by round with the fused encoder (05),
-    torch.unique_consecutive(return_counts=True), the copy of the input, the read
-    ceiling and the floor (the input read once and the runs written, nothing computed:
-    each encoder's "of_floor"); then 25, 24 and the torch call timed three ways
-    (call_time_rows)."""
-    from ...device import current
-    cc = current().compute_capability
+    """25 checked (check_encoder, check_replay), L1_PLAN's encoders raced with 05, torch,
+    the read ceiling and the floor, then call_time_rows."""
+    cc = device.current().compute_capability
     check_encoder(ctx, "room", kinds, check_sizes, large, calls, stress_sizes)
     check_replay(ctx, replay_sizes, kinds)
     entries = {name: one_pass_entry(n, {"variant": "room", "shape": shape,

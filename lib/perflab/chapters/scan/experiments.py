@@ -1,7 +1,5 @@
-"""The scan chapters' experiments: every scan and encoder checked on fresh random inputs (output
-poisoned first, exact for integers, against a float64 reference with a tolerance growing
-with n for floats), then timed round by round next to CUB (through CuPy and PyTorch) and
-a copy of the same bytes, all in the same run."""
+"""The scan chapters' experiments: every scan and encoder checked on fresh inputs into
+poisoned output, then timed round by round next to CUB (CuPy, PyTorch) and the copy."""
 from __future__ import annotations
 
 import math
@@ -38,8 +36,7 @@ def seed() -> int:
 
 
 def fresh(n: int, dtype: str, s: int, dist: str = "small"):
-    """Fresh random input: integers in [-1000, 1000] ("small") or over the whole int32
-    range ("wrap": the sums wrap around), floats uniform in [0, 1)."""
+    """Integers in [-1000, 1000] ("small") or over int32 ("wrap"), floats in [0, 1)."""
     import cupy as cp
     rs = cp.random.RandomState(s)
     if dtype == "float32":
@@ -50,16 +47,14 @@ def fresh(n: int, dtype: str, s: int, dist: str = "small"):
 
 
 def float_tolerance(n: int) -> float:
-    """Relative-error bound for a float32 scan of n elements: a few units of roundoff per
-    level of the tile's tree (log2 n) plus a random walk along the chain of tile prefixes
-    (√(n / 4096)), times 8."""
+    """Relative-error bound of a float32 scan of n: roundoff a level of the tile's tree
+    (log2 n) plus a random walk along the tiles' prefixes (√(n / 4096)), times 8."""
     return 8 * EPS32 * (8 + math.log2(n + 1) + math.sqrt(n / 4096))
 
 
 def _int_scan_wrong(out, x, inclusive: bool, chunk: int = 1 << 26) -> int:
-    """Elements where the integer scan `out` of `x` is wrong, checked exactly without a
-    reference array: out[i] - out[i-1] must equal x[i] (inclusive) or x[i-1] (exclusive),
-    modulo 2^bits, and the first element x[0] (or 0)."""
+    """Wrong elements of the integer scan `out` of `x`, exactly and without a reference:
+    out[i] - out[i-1] must be x[i] (inclusive) or x[i-1], modulo 2^bits."""
     import cupy as cp
     n = x.size
     if n == 0:
@@ -76,8 +71,8 @@ def _int_scan_wrong(out, x, inclusive: bool, chunk: int = 1 << 26) -> int:
 
 
 def check_scan(out, x, inclusive: bool) -> Check:
-    """Integers: exact (rel_err is the fraction of wrong elements). Floats: relative
-    error against a float64 scan, within float_tolerance(n)."""
+    """Integers exactly (rel_err: the wrong fraction), floats within float_tolerance(n) of
+    a float64 scan."""
     import cupy as cp
     n = x.size
     if x.dtype.kind in "iu":
@@ -95,8 +90,7 @@ def check_scan(out, x, inclusive: bool) -> Check:
 
 
 def check_rle(x, values, lengths, count) -> tuple[Check, int]:
-    """An encode is right when its runs are exactly the reference's (maximal runs, in
-    order) and decoding them gives x back bit for bit. Returns (check, runs)."""
+    """(check, runs): the runs are the reference's and decode to x bit for bit."""
     n = x.size
     runs = int(count[0]) if n else 0
     ref_v, ref_l = rle.reference(x)
@@ -112,7 +106,6 @@ def check_rle(x, values, lengths, count) -> tuple[Check, int]:
 
 # -- baselines: CUB through CuPy and PyTorch, and the copy ------------------------------
 def baselines(x, out, inclusive: bool) -> dict:
-    """name -> fn(x, out) for the vendor scans and the copy of the input's bytes."""
     import cupy as cp
     calls = {"copy": lambda a, b: b.data.copy_from_device(a.data, a.nbytes)}
     if inclusive:
@@ -144,22 +137,20 @@ def rotated(x, n_sets: int):
 
 
 def timed_input(ctx, n: int, dtype: str = "int32"):
-    """(seed, x, sets): a fresh input and the (input, output) pairs a scan of it is timed
-    over, enough copies that they do not all fit in L2 (one in the correctness pass)."""
+    """(seed, x, sets): a fresh input and the (input, output) pairs it is timed over, more
+    than L2 holds (one in the correctness pass)."""
     s = seed()
     x = fresh(n, dtype, s)
     return s, x, rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
 
 
 def all_scans(x, out, inclusive: bool) -> dict:
-    """name -> fn(x, out): the three scans of RACED and the vendors' (not the copy)."""
     calls = {v: ours(v, inclusive) for v in ops.RACED}
     calls.update({k: v for k, v in baselines(x, out, inclusive).items() if k != "copy"})
     return calls
 
 
 def raced_specs(name: str, dtype: str, inclusive: bool = True) -> list:
-    """The kernels of `name` where it is one of ours (RACED), none for a vendor's."""
     return ops.specs(name, dtype, inclusive) if name in ops.RACED else []
 
 
@@ -168,9 +159,8 @@ VENDORS = {"cupy.cumsum (CUB)": "x_cub", "torch.cumsum": "x_torch"}
 
 
 def scan_entry(name, fn, x, sets, inclusive, kernels, judge=None, **kw) -> race.Entry:
-    """One scan `fn(x, out)` in a race: checked once into poisoned output (`judge(out,
-    x)`, check_scan by default), timed over `sets`; its useful bytes a read and a write of
-    x. `kw`: the other fields of race.Entry."""
+    """One scan `fn(x, out)` in a race, checked into poisoned output (`judge(out, x)`,
+    check_scan by default), timed over `sets`; `kw`: race.Entry's other fields."""
     out = sets[0][1]
 
     def check():
@@ -181,9 +171,8 @@ def scan_entry(name, fn, x, sets, inclusive, kernels, judge=None, **kw) -> race.
 
 
 def vendor_entries(x, sets, names=tuple(VENDORS), row=True) -> list[race.Entry]:
-    """The copy of x's bytes (of_copy) and the inclusive vendor scans of `names` (x_cub,
-    x_torch; PyTorch's where it imports) as baselines of a race, each checked; with `row`,
-    each writes a row too, naming the kernels the vendor launched."""
+    """The copy (of_copy) and the vendor scans of `names` (x_cub, x_torch) as a race's
+    baselines, checked; with `row`, a row each naming the kernels they launched."""
     out = sets[0][1]
     entries = [race.copy_of(sets, row=row)]
     for name, fn in baselines(x, out, True).items():
@@ -207,27 +196,37 @@ def vendor_entries(x, sets, names=tuple(VENDORS), row=True) -> list[race.Entry]:
             # reader={}: every check is seconds; the page counts them all
             reader={})
 def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
-    """Each variant × dtype × inclusive/exclusive × size on fresh random input, integers
-    also over the whole int32 range (their sums wrap), and CUB on the same inputs."""
-    import cupy as cp
+    """Each scan × dtype × inclusive/exclusive × size, integers also wrapping."""
     for n in sizes:
         for dt in DTYPES:
-            dists = ("small", "wrap") if dt == "int32" else ("small",)
-            for dist in dists:
-                s = seed()
-                x = fresh(n, dt, s, dist)
-                out = cp.empty_like(x)
-                for inc in (True, False):
-                    for name, fn in all_scans(x, out, inc).items():
-                        if name == "serial" and n > 1 << 22:
-                            continue
-                        chk, launches = run_checked(fn, x, out, inc)
-                        ctx.row(variant=name, params={"n": n, "dtype": dt, "inclusive": inc,
-                                                      "input": dist},
-                                metrics={}, check=chk, kernels=raced_specs(name, dt, inc),
-                                launch=launches, seed=s)
-                del x, out
-                release()
+            for dist in ("small", "wrap") if dt == "int32" else ("small",):
+                check_rows(ctx, n, dt, [(v, inc) for inc in (True, False) for v in ALL
+                                        if v != "serial" or n <= 1 << 22], input=dist)
+
+
+#: the scans check_rows runs: ours (RACED) and the vendors', in their rows' order
+ALL = ops.RACED + tuple(VENDORS)
+NUMPY_SCAN = "NumPy float32 (CPU, left to right)"
+
+
+def check_rows(ctx, n, dtype, pairs, metrics=lambda out, x, dt: {}, **params):
+    """A fresh input of n `dtype` (`params["input"]`: see fresh) and each scan of `pairs`
+    ((name, inclusive)) that runs here checked: a row each, `metrics(out, x, seconds)`."""
+    import cupy as cp
+    s = seed()
+    x = fresh(n, dtype, s, params.get("input", "small"))
+    out = cp.empty_like(x)
+    numpy = {NUMPY_SCAN: lambda a, b: b.set(np.cumsum(cp.asnumpy(a), dtype=np.float32))}
+    for name, inc in pairs:
+        fn = {**all_scans(x, out, inc), **numpy}.get(name)
+        if fn is not None:
+            t0 = time.perf_counter()
+            chk, launches = run_checked(fn, x, out, inc)
+            ctx.row(variant=name, params={"n": n, "dtype": dtype, "inclusive": inc, **params},
+                    metrics=metrics(out, x, time.perf_counter() - t0), check=chk,
+                    kernels=raced_specs(name, dtype, inc), launch=launches, seed=s)
+    del x, out
+    release()
 
 
 @experiment("scan.float_order", title="Summation order and the float32 result",
@@ -236,38 +235,21 @@ def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
             # reader={}: three float32 scans per size, no timing
             reader={})
 def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
-    """One float32 input, scanned by every variant, by CUB, and sequentially on the CPU
-    (NumPy's float32 cumsum adds left to right); each against the float64 scan."""
+    """One float32 input scanned by each, and by NumPy left to right, against float64."""
     import cupy as cp
+
+    def metrics(out, x, _):
+        ref = float(cp.cumsum(x, dtype=cp.float64)[-1])
+        return {"rel_err_last": (abs(float(out[-1]) - ref) / abs(ref), "1"),
+                "tolerance": (float_tolerance(x.size), "1")}
     for n in sizes:
-        s = seed()
-        x = fresh(n, "float32", s)
-        ref = cp.cumsum(x, dtype=cp.float64)
-        out = cp.empty_like(x)
-        calls = {**all_scans(x, out, True), "NumPy float32 (CPU, left to right)": None}
-        for name, fn in calls.items():
-            if fn is None:
-                res = cp.asarray(np.cumsum(cp.asnumpy(x), dtype=np.float32))
-            else:
-                poison(out)
-                checked(lambda: fn(x, out), name)
-                res = out
-            c = compare(res, ref, "fp32")
-            last = abs(float(res[-1]) - float(ref[-1])) / abs(float(ref[-1]))
-            tol = float_tolerance(n)
-            ctx.row(variant=name, params={"n": n, "dtype": "float32", "inclusive": True},
-                    metrics={"rel_err_last": (last, "1"), "tolerance": (tol, "1")},
-                    check=Check(c.rel_err <= tol and c.unwritten == 0, c.rel_err, tol,
-                                c.unwritten), kernels=raced_specs(name, "float32"), seed=s)
-        del x, ref, out
-        release()
+        check_rows(ctx, n, "float32", [(v, True) for v in ALL + (NUMPY_SCAN,)], metrics)
 
 
 def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
              **part):
-    """Check, then time round by round: our variants (for each of `inclusive_set`), the
-    vendor scans (inclusive only) and the copy of the input's bytes. Returns rows. `part`:
-    params every row carries (which part of an experiment made it)."""
+    """Our `variants` (for each of `inclusive_set`), the vendor scans and the copy,
+    checked, then raced; returns the rows. `part`: params every row carries."""
     s, x, sets = timed_input(ctx, n, dtype)
     useful = 2 * x.nbytes
     entries = []
@@ -297,8 +279,6 @@ def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
             # the sizes the page quotes (2^10, 2^24 for 01, 2^28) and a few between; not 2^30
             reader={"sizes": (1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 28)})
 def sizes(ctx, sizes=SWEEP_SIZES):
-    """At each size: the three scans, CUB through CuPy and PyTorch, and a copy of the
-    input's bytes, timed round by round in the same run."""
     for n in sizes:
         time_set(ctx, n, "int32", (True,), ops.RACED, budget_s=0.6)
 
@@ -325,9 +305,6 @@ LOOKBACK_SHAPES = tuple((lb, g) for lb in ops.LOOKBACKS for g in ops.GRIDS)
             # reader={}: four shapes of one race at 2^28, about two seconds
             reader={})
 def lookback(ctx, n=1 << 28):
-    """The single pass four ways at 2^28 int32: a warp or the whole block looking back,
-    one block per tile or resident blocks that take their next ticket early; with the
-    copy and torch.cumsum in the same rounds."""
     s, x, sets = timed_input(ctx, n)
     entries = [scan_entry(f"{lb} look-back, {g}",
                           lambda a, b, lb=lb, g=g: ops.enqueue(a, b, True, "single-pass",
@@ -352,8 +329,7 @@ def tune_specs():
 
 
 def tune_one(ctx, x, sets, block: int, items: int) -> dict:
-    """Check and time one tile shape of the single-pass scan against the copy (round by
-    round); the row says why when the shape cannot run."""
+    """One tile shape of 03 raced with the copy, or its row saying why it cannot run."""
     n = x.size
     params = {"n": n, "dtype": "int32", "block": block, "items": items}
     why = tune_reason("int32", block, items)
@@ -388,9 +364,6 @@ def tune(ctx, n=1 << 28, blocks=TUNE_BLOCKS, items=TUNE_ITEMS):
             # the size the page quotes and draws (2^25)
             reader={"sizes": (1 << 25,)})
 def rle_exp(ctx, sizes=(1 << 20, 1 << 25, 1 << 28), kinds=RLE_KINDS):
-    """Each encoder on fresh inputs of each kind of runs, checked against the reference
-    runs and by a round trip, then timed round by round with
-    torch.unique_consecutive(return_counts=True); NumPy on the CPU up to 2^25."""
     for n in sizes:
         enc = rle.Encoder(n)
         race_encoders(ctx, n, kinds, {v: {
@@ -410,9 +383,8 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
 
 
 def encoder_entry(name, enc, run, x, kernels, moved, state: dict, **kw) -> race.Entry:
-    """One encoder `run(enc, x)` in a race: checked once into poisoned outputs (reference
-    runs and a round trip), its runs left in `state` for the entries after it; its useful
-    bytes the input's read; `moved(runs)`: the bytes it moves by design (a row metric)."""
+    """One encoder `run(enc, x)` in a race, checked (its runs left in `state` for the
+    entries after it); `moved(runs)`: its bytes moved by design."""
     def judge():
         enc.poison()
         run(enc, x)
@@ -426,8 +398,7 @@ def encoder_entry(name, enc, run, x, kernels, moved, state: dict, **kw) -> race.
 
 
 def torch_runs(torch, tx, enc, runs: int) -> Check:
-    """torch.unique_consecutive(return_counts=True) of `tx` against the `runs` runs the
-    encoder `enc` wrote."""
+    """torch.unique_consecutive of `tx` against the `runs` runs `enc` wrote."""
     vals, counts = torch.unique_consecutive(tx, return_counts=True)
     ok = (vals.numel() == runs and bool((torch.from_dlpack(enc.values[:runs]) == vals).all())
           and bool((torch.from_dlpack(enc.lengths[:runs]).long() == counts).all()))
@@ -435,9 +406,8 @@ def torch_runs(torch, tx, enc, runs: int) -> Check:
 
 
 def torch_rle_entry(x, state: dict) -> race.Entry | None:
-    """torch.unique_consecutive(return_counts=True) as the baseline x_torch of an encoder
-    race, checked against the runs of the encoder checked last before it (`state`); None
-    where PyTorch does not import."""
+    """torch.unique_consecutive as an encoder race's baseline x_torch, checked against
+    the last encoder's runs (`state`); None without PyTorch."""
     torch = torch_or_none()
     if torch is None:
         return None
@@ -461,31 +431,16 @@ def torch_rle_entry(x, state: dict) -> race.Entry | None:
             # reader={}: the claim past 2^31 is the point of the run
             reader={})
 def large(ctx, sizes=((1 << 30) + 1, (1 << 31) + 5)):
-    """int32 scans whose byte offsets (2^30 + 1 elements: 4 GiB) or element count
-    (2^31 + 5) pass 2^31, over the whole int32 range (the sums wrap); the encoder at the
-    first size, and its clear refusal at the second."""
-    import cupy as cp
-    dev = current()
+    """Scans whose byte offsets (2^30 + 1) or count (2^31 + 5) pass 2^31, wrapping; the
+    encoder at the first size, its refusal at the second."""
     for n in sizes:
-        if 3 * 4 * n > dev.total_mem_bytes:
+        if 3 * 4 * n > current().total_mem_bytes:
             continue
-        s = seed()
-        x = fresh(n, "int32", s, "wrap")
-        out = cp.empty_like(x)
-        variants = [("single-pass", True), ("single-pass", False)]
-        if n < 1 << 31:
-            variants.append(("three-kernel", True))
-        for v, inc in variants:
-            t0 = time.perf_counter()
-            chk, launches = run_checked(ours(v, inc), x, out, inc)
-            ctx.row(variant=v, params={"n": n, "dtype": "int32", "inclusive": inc,
-                                       "input": "wrap"},
-                    metrics={"check_s": (time.perf_counter() - t0, "s")}, check=chk,
-                    kernels=ops.specs(v, "int32", inc), launch=launches, seed=s)
-        del x, out
-        cp.get_default_memory_pool().free_all_blocks()
-        encode_once(ctx, n, s, "fused", {"n": n, "dtype": "int32", "inclusive": True,
-                                           "input": "short runs"})
+        check_rows(ctx, n, "int32", [("single-pass", True), ("single-pass", False)]
+                   + [("three-kernel", True)] * (n < 1 << 31),
+                   lambda out, x, t: {"check_s": (t, "s")}, input="wrap")
+        encode_once(ctx, n, seed(), "fused", {"n": n, "dtype": "int32", "inclusive": True,
+                                              "input": "short runs"})
 
 
 def profile_missing():
@@ -494,9 +449,8 @@ def profile_missing():
 
 
 def profile_rows(ctx, segments, kernels_of, extra=(), derive=None) -> None:
-    """Each segment (variant, n) once under Nsight Compute (perflab.profile, this
-    chapter's `profiling` child) and one row each: its counters (and `derive(n, metrics)`'s),
-    the kernels `kernels_of(variant)` and the kernels the profiler saw."""
+    """Each segment (variant, n) once under Nsight Compute (`profiling`), a row each: its
+    counters and `derive(n, metrics)`'s, `kernels_of(variant)`, the kernels it saw."""
     from ...profile import profile as run_ncu
 
     if not ctx.timing or not segments:
@@ -518,8 +472,6 @@ def profile_rows(ctx, segments, kernels_of, extra=(), derive=None) -> None:
             reader={}, replay_reader=REPLAYED)
 def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
                            ("single-pass", 1 << 24), ("cupy.cumsum (CUB)", 1 << 24))):
-    """Each scan once under Nsight Compute at 2^24 int32: DRAM bytes, occupancy and how
-    many threads of a warp are active per instruction."""
     profile_rows(ctx, segments, lambda v: raced_specs(v, "int32"),
                  extra=("threads_per_inst", "dram_throughput_pct"))
 
@@ -531,10 +483,8 @@ def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
             # 1000 calls at one size: the page quotes the calls and the wrong ones
             reader={"sizes": (1000003,)})
 def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "bulk")):
-    """`calls` scans launched back to back without a host wait (the ticket counter and the
-    status words reused, a new epoch each time), over four rotating inputs; every call's
-    last element is kept on the GPU and compared with its input's sum at the end. For the
-    single pass of 03 and the bulk-copy one (16, where the GPU can run it)."""
+    """`calls` scans back to back (back_to_back: a new epoch each) over four rotating
+    inputs, each call's last element against its input's sum."""
     import cupy as cp
     for v in available(variants):
         for n in sizes:
@@ -556,16 +506,14 @@ def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "
 
 # -- what the later experiments (bulk.py, encoders.py) share --------------------------
 def available(variants) -> tuple:
-    """`variants` less the compute-capability-9.0 ones (16 to 21) on a GPU that cannot run
-    them."""
+    """`variants` less those this GPU cannot run (rle.SM90)."""
     return tuple(v for v in variants if v not in rle.SM90
                  or ops.bulk_missing() is None)
 
 
 def back_to_back(ctx, name: str, calls: int, call, want, wrong_after, **row) -> None:
-    """`calls` calls `call(k)` back to back without a host wait, each one's one-element
-    result kept on the GPU and compared with `want(k)` at the end, plus `wrong_after()`
-    (the last outputs checked whole): one row (`row`: its params, kernels, seed)."""
+    """`calls` calls `call(k)` with no host wait, each one-element result compared with
+    `want(k)` at the end, plus `wrong_after()`: one row (`row`: its fields)."""
     import cupy as cp
     got = cp.empty(calls, dtype=cp.int32)
     t0 = time.perf_counter()
@@ -581,8 +529,7 @@ def back_to_back(ctx, name: str, calls: int, call, want, wrong_after, **row) -> 
 
 
 def check_tile_scans(out, x, tile: int) -> Check:
-    """The diagnostic's check: every tile of `tile` elements scanned alone (inclusive,
-    int32, wrapping), exactly."""
+    """Every tile of `tile` elements scanned alone, exactly (the diagnostic's check)."""
     import cupy as cp
     n = x.size
     full = n - n % tile
@@ -597,8 +544,7 @@ def check_tile_scans(out, x, tile: int) -> Check:
 
 
 def encode_once(ctx, n: int, s: int, mode: str, params: dict, kind: str = "short") -> None:
-    """One checked encode of n int32 with runs of `kind` by encoder `mode` into poisoned
-    outputs (a row "rle <mode>"), or the encoder's refusal of n as an invalid row."""
+    """One checked encode of n int32 (runs of `kind`) by `mode`, or its refusal: a row."""
     import cupy as cp
     variant = f"rle {mode}"
     try:
@@ -618,10 +564,8 @@ def encode_once(ctx, n: int, s: int, mode: str, params: dict, kind: str = "short
 
 
 def floor_entry(x, state: dict) -> race.Entry:
-    """The floor of an encoder of `x` as the baseline "of_floor" (its time over the
-    encoder's, round by round): one pass that reads the input once and writes 8 bytes a
-    run, the runs the encoders checked before it found (`state`), and computes nothing
-    (machine.read_write); checked (every vector it wrote)."""
+    """An encoder's floor as the baseline "of_floor": machine.read_write, the input read
+    once and 8 bytes written a run of `state`, nothing computed; checked."""
     held = {}
 
     def check():
@@ -640,16 +584,11 @@ def floor_entry(x, state: dict) -> race.Entry:
 def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float = 1.2,
                   ceilings: dict | None = None, floor: bool = False, copy_row: bool = True,
                   numpy: bool = False) -> None:
-    """The encoders of a sweep against each other on each kind of runs at n int32:
-    `entries` maps a row name to {"encoder": an rle.Encoder, "run": fn(encoder, x), "params":
-    extra row params, "kernels": specs, "bytes": its bytes moved by design}; `baselines` are variants
-    of `rle.Encoder.encode`. Each is checked (reference runs and a round trip),
-    torch.unique_consecutive(return_counts=True) against the last baseline's runs; then all
-    are timed round by round with the copy of the input, one row each. `ceilings` maps a
-    row name to (make(x): a call on the input, its kernel specs): passes that are no
-    encoders (the read ceiling), timed in the same rounds; `floor`: the encoders' floor
-    (floor_entry) too, each encoder's row with its ratio "of_floor". `copy_row`: the copy
-    writes a row; `numpy`: NumPy's encoder on the CPU after the race (up to NUMPY_MAX)."""
+    """The encoders of a sweep raced on each kind of runs at n int32, each checked first:
+    `entries` (row name -> {"encoder", "run": fn(encoder, x), "params", "kernels", "bytes":
+    fn(runs)}), the `baselines` (encode variants), torch.unique_consecutive, the copy
+    (`copy_row`: with a row), `ceilings` (row name -> (make(x), specs): passes that are no
+    encoders), with `floor` floor_entry; with `numpy`, NumPy's encoder after the race."""
     import cupy as cp
     rng = np.random.default_rng(seed())
     base = rle.Encoder(n) if baselines else None

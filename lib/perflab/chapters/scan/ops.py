@@ -1,22 +1,9 @@
-"""The scans of the scan chapter as Python calls, checked before anything is launched.
-
-    out = scan(x)                            # the fastest variant this GPU runs
-    out = scan(x, inclusive=False, variant="single-pass", block=256, items=16)
-
-`x` is a 1-D contiguous CuPy array of int32, int64 or float32; `out` (optional) an array of
-the same shape and dtype that does not overlap `x`. Integer sums wrap as C's do (modulo
-2^32 or 2^64), which is exact; float sums are float32 in the order the kernel adds.
-
-Variants (one idea each, kernels/03-scan/; VARIANTS lists them all, and `scan` refuses
-any other string):
-  "serial"       01_serial_block.cu: the three kernels the lab started from, one thread
-                 per block works
-  "three-kernel" 02_three_kernel.cu: reduce, scan the totals, scan the tiles
-  "single-pass"  03_single_pass.cu: one pass, decoupled look-back
-  "bulk"         16_single_pass_bulk.cu: tiles bulk-copied into a shared-memory ring, one
-                 sequencer warp for the grid turns aggregates into prefixes; compute
-                 capability 9.0 and later (its sweep is scan.bulk); the fastest, and
-                 the default where it runs (see `default_variant`)
+"""The scans of the scan chapter as Python calls, checked before anything is launched:
+`scan(x, out=None, inclusive=True, variant=None, block=None, items=None)` on a 1-D
+contiguous CuPy array of int32, int64 or float32 (integer sums wrap as C's do; float sums
+in the kernel's order). VARIANTS (kernels/03-scan/): "serial" (01), "three-kernel" (02),
+"single-pass" (03, decoupled look-back) and "bulk" (16: bulk copies and one sequencer
+warp, compute capability 9.0+, the default where it runs; see `default_variant`).
 """
 from __future__ import annotations
 
@@ -34,9 +21,8 @@ RACED = ("serial", "three-kernel", "single-pass")
 #: every variant `scan` accepts
 VARIANTS = RACED + ("bulk",)
 DEFAULT_BLOCK, DEFAULT_ITEMS = 256, 32          # DEFAULT_ITEMS: for 4-byte values
-#: The single pass's look-back ("block": every thread reads a predecessor; "warp": one
-#: warp, 32 per step) and its grid ("persistent": resident blocks loop over tiles and
-#: take their next ticket early; "per-tile": one block per tile).
+#: The single pass's look-back (every thread of the block, or one warp) and grid
+#: (resident blocks that take their next ticket early, or one block a tile).
 LOOKBACKS = ("block", "warp")
 GRIDS = ("persistent", "per-tile")
 DEFAULT_LOOKBACK, DEFAULT_GRID = "warp", "per-tile"     # measured best: scan.lookback
@@ -47,14 +33,13 @@ EPOCH_LIMIT = (1 << 30) - 1
 
 
 def default_items(dtype, variant: str = "single-pass") -> int:
-    """ITEMS_PER_THREAD by default: for the single pass 128 bytes a thread (32 four-byte
-    or 16 eight-byte; the fastest shape of the recorded sweep, scan.tune), for the three
-    kernels 64 (at 128 their downsweep spills on sm_89)."""
+    """ITEMS_PER_THREAD by default: 128 bytes a thread for the single pass (scan.tune's
+    best), 64 for the three kernels (at 128 their downsweep spills on sm_89)."""
     return (128 if variant == "single-pass" else 64) // np.dtype(dtype).itemsize
 
 
 def vec(dtype) -> int:
-    """Elements in one 16-byte vector of `dtype` (4 for 4-byte types, 2 for 8-byte)."""
+    """Elements in one 16-byte vector of `dtype`."""
     return 16 // np.dtype(dtype).itemsize
 
 
@@ -97,11 +82,8 @@ def single_pass_spec(dtype="int32", block=DEFAULT_BLOCK, items=None,
 
 
 #: The bulk-copy single pass (16): (scanner warps, reducer warps, tile KiB, stages,
-#: sequencer words a lane per round trip, pause between polls in ns). One block an SM; the
-#: ring holds stages x tile KiB of shared memory. The default: one of the two best shapes
-#: of the second diagnostic run (4f8e0785c1be), the one with the smaller tile, with the
-#: sequencer reading 4 words a lane a round (better than 8 for 16 and 17 in the runs of
-#: notes, sixth try).
+#: sequencer words a lane a round trip, pause between polls in ns), one block an SM; the
+#: default's story is in the notes (chapters/notes/03-scan.md).
 BULK = (16, 4, 32, 6, 4, 128)
 #: the shapes scan.bulk sweeps, and the diagnostic (no sequencer: every tile scanned alone)
 BULK_SWEEP = ((8, 4, 32, 6, 4, 128), (8, 2, 32, 6, 4, 128), (8, 8, 32, 6, 4, 128),
@@ -114,8 +96,8 @@ BULK_SMEM_LIMIT = 227 * 1024 - 1024
 
 
 def check_bulk(dtype: str, shape, halo: int = 0, extra: int = 0) -> None:
-    """ConfigError, naming the rule, for a bulk-copy shape that cannot be built or run
-    (`halo`: bytes before each stage's tile; `extra`: shared memory past the ring)."""
+    """ConfigError, naming the rule, for a bulk-copy shape that cannot be built (`halo`:
+    bytes before each stage's tile; `extra`: shared memory past the ring)."""
     check_dtype(dtype)
     scanners, reducers, kib, stages, width, delay = shape
     if not 1 <= scanners <= 16 or not 1 <= reducers <= scanners or scanners % reducers:
@@ -142,8 +124,7 @@ def bulk_threads(shape) -> int:
 
 
 def bulk_missing(what: str = "the bulk-copy scan (16) and encoder (17)") -> str | None:
-    """Why the current GPU cannot run 16 and 17 (they need compute capability 9.0 or
-    later, for cp.async.bulk), or None when it can."""
+    """Why the current GPU cannot run 16 and 17 (cp.async.bulk), or None."""
     from ...device import current
     dev = current()
     if int(dev.compute_capability.split(".")[0]) < 9:
@@ -153,15 +134,13 @@ def bulk_missing(what: str = "the bulk-copy scan (16) and encoder (17)") -> str 
 
 
 def require_bulk_copy(what: str = "the bulk-copy scan (16)") -> None:
-    """ConfigError unless the current GPU has bulk copies (compute capability 9.0+)."""
     why = bulk_missing(what)
     if why:
         raise ConfigError(why.replace(" need ", " needs ", 1))
 
 
 def bulk_spec(dtype="int32", shape=None, inclusive=True, lookback=True) -> KernelSpec:
-    """16 at `shape`; lookback=False: the probe of its block with no sequencer
-    (tiles_alone.cu: every tile scanned alone)."""
+    """16 at `shape`; lookback=False: tiles_alone.cu (every tile scanned alone)."""
     sc, rd, kib, st, wd, d = shape or BULK
     file, name = ("16_single_pass_bulk.cu", "scan_bulk") if lookback else \
         ("tiles_alone.cu", "scan_tiles_alone")
@@ -202,36 +181,42 @@ def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
 class LookbackState:
     """The tile status of the single-pass kernels on one device and stream: the ticket
     counter, the status words (and for 8-byte values the flags and the two value arrays;
-    for the bulk-copy kernels a second array of words), and the epoch that tells this
+    for the bulk-copy kernels a second array of words; for a graph-launched encoder, 24
+    and 25, the word on the GPU that holds its next epoch), and the epoch that tells this
     call's words from older ones. It is never cleared between calls; when it grows it is
-    allocated zeroed, and after 2^30 - 1 calls the epoch starts again from 1 over zeroed
+    allocated zeroed (`generation` counts that: a graph built over the old arrays is not
+    used again), and after 2^30 - 1 calls the epoch starts again from 1 over zeroed
     arrays."""
 
     def __init__(self):
         import cupy as cp
         self.counter = cp.zeros(1, dtype=cp.uint32)
-        self.words = cp.zeros(1, dtype=cp.uint64)
+        self.words, self.words_hi, self.aggregate, self.prefix = (
+            cp.zeros(1, dtype=cp.uint64) for _ in range(4))
         self.flags = cp.zeros(1, dtype=cp.uint32)
-        self.aggregate = cp.zeros(1, dtype=cp.uint64)
-        self.prefix = cp.zeros(1, dtype=cp.uint64)
-        self.words_hi = cp.zeros(1, dtype=cp.uint64)     # the bulk-copy kernels' hi words
-        self.epoch = 0
+        self.word = cp.ones(1, dtype=cp.uint32)
+        self.epoch = self.generation = 0
 
-    def args(self, tiles: int, wide: bool) -> tuple:
-        """(counter, words, flags, aggregate, prefix, epoch) for a call over `tiles` tiles."""
+    def _fit(self, tiles: int, *names) -> None:
+        """Arrays `names` (of one size) replaced by zeroed ones of at least `tiles`."""
         import cupy as cp
-        if wide and self.flags.size < tiles:
-            size = max(tiles, 2 * self.flags.size)
-            self.flags = cp.zeros(size, dtype=cp.uint32)
-            self.aggregate = cp.zeros(size, dtype=cp.uint64)
-            self.prefix = cp.zeros(size, dtype=cp.uint64)
-        if not wide and self.words.size < tiles:
-            self.words = cp.zeros(max(tiles, 2 * self.words.size), dtype=cp.uint64)
+        size = getattr(self, names[0]).size
+        if size < tiles:
+            for nm in names:
+                setattr(self, nm, cp.zeros(max(tiles, 2 * size), dtype=getattr(self, nm).dtype))
+            self.generation += 1
+
+    def _next_epoch(self) -> None:
         self.epoch += 1
         if self.epoch > EPOCH_LIMIT:
             for a in (self.words, self.flags, self.aggregate, self.prefix, self.words_hi):
                 a.fill(0)
+            self.word.fill(1)
             self.epoch = 1
+
+    def args(self, tiles: int, wide: bool) -> tuple:
+        self._fit(tiles, *(("flags", "aggregate", "prefix") if wide else ("words",)))
+        self._next_epoch()
         return (self.counter, self.words, self.flags, self.aggregate, self.prefix,
                 np.uint32(self.epoch))
 
@@ -239,18 +224,23 @@ class LookbackState:
         """(counter, lo words, hi words, epoch) for a call of the bulk-copy kernels (16,
         17) over `tiles` tiles: one tagged word a tile for 4-byte values, two (lo, hi) for
         8-byte ones (sequencer.cuh's SplitStatus)."""
-        import cupy as cp
-        if self.words_hi.size < tiles:
-            self.words_hi = cp.zeros(max(tiles, 2 * self.words_hi.size), dtype=cp.uint64)
+        self._fit(tiles, "words_hi")
         counter, words, _, _, _, epoch = self.args(tiles, False)
         return counter, words, self.words_hi, epoch
+
+    def graph_args(self, tiles: int) -> tuple:
+        """(counter, lo words, hi words, epoch word) for a graph-launched encoder's call
+        over `tiles` tiles (graph.cuh): the kernel advances the word once a call, the host
+        counts the calls (rle.GraphCall) and resets the word with the arrays."""
+        self._fit(tiles, "words", "words_hi")
+        self._next_epoch()
+        return self.counter, self.words, self.words_hi, self.word
 
 
 _STATE: dict = {}
 
 
 def state() -> LookbackState:
-    """The look-back state of the current device and stream (made on first use)."""
     import cupy as cp
     key = (cp.cuda.Device().id, cp.cuda.get_current_stream().ptr)
     if key not in _STATE:
@@ -259,8 +249,6 @@ def state() -> LookbackState:
 
 
 def check_array(x, name="x", dtypes=CTYPES):
-    """ConfigError unless `x` is a 1-D C-contiguous CuPy array of a supported dtype whose
-    data is 16-byte aligned."""
     import cupy as cp
     if not isinstance(x, cp.ndarray):
         raise ConfigError(f"{name} must be a CuPy array on the GPU, not {type(x).__name__}")
@@ -286,7 +274,6 @@ _PLANS = Plans()
 
 
 def _tiles(n: int, tile: int, limit: int, what: str) -> int:
-    """The tiles of n elements, or ConfigError when they pass `limit` (`what`: the rule)."""
     tiles = -(-n // tile)
     if tiles > limit:
         raise ConfigError(f"n={n}: {tiles} {what}")
@@ -295,7 +282,7 @@ def _tiles(n: int, tile: int, limit: int, what: str) -> int:
 
 def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
           grid=DEFAULT_GRID, stages=None):
-    """(kernels, launch geometry) of one call shape, built once (kernels.Plans)."""
+    """(kernels, launch geometry) of one call shape, built once."""
     items = items or default_items(dtype, variant)
 
     def build():
@@ -338,7 +325,6 @@ _WORK: dict = {}
 
 
 def _totals(dtype, tiles):
-    """A reusable array of `tiles` tile totals (three-kernel and serial)."""
     import cupy as cp
     key = (cp.cuda.Device().id, dtype)
     a = _WORK.get(key)
@@ -348,29 +334,18 @@ def _totals(dtype, tiles):
 
 
 def default_variant() -> str:
-    """The variant `scan` runs when none is named: the fastest this GPU supports.
-
-    - "bulk" (16) where the GPU has bulk copies (compute capability 9.0 and later): on the
-      H200 it reached 0.87 of the copy and 1.5× torch.cumsum at 2^28 int32, the fastest
-      scan of the chapter (scan.targets), on every dtype.
-    - "single-pass" (03) elsewhere: the plain single pass, on any GPU. (The retired tries
-      12 and 14 were a few points of the copy faster than 03 on the H200 only, and 14
-      fell well below it on int64; the scan page's tries table has them.)
-    """
+    """The fastest variant this GPU runs: "bulk" (16, compute capability 9.0+; 0.87 of the
+    copy and 1.5× torch.cumsum at 2^28 int32 on the H200, scan.targets), else
+    "single-pass" (03); the page's tries table has the retired ones."""
     return "bulk" if bulk_missing() is None else "single-pass"
 
 
 def scan(x, out=None, *, inclusive: bool = True, variant: str | None = None,
          block: int | None = None, items: int | None = None):
     """The inclusive (or exclusive) prefix sum of `x` into `out` (made if None); returns
-    `out`. Checks every argument first (ConfigError with the reason), an unknown
-    `variant` at every size, the empty input included.
-
-    `variant` is one of VARIANTS; by default (None) the fastest this GPU supports:
-    "bulk" (16, compute capability 9.0 and later), else "single-pass" (03); see
-    `default_variant` for the measurements and the reason. `block` and `items` shape the
-    tile of "single-pass", "three-kernel" and "serial" only; given without a variant,
-    they name the single pass."""
+    `out`. Every argument is checked first (ConfigError with the reason), at every size.
+    `variant`: one of VARIANTS, by default `default_variant()` ("bulk" where it runs);
+    `block` and `items` shape the other three's tile, and alone name the single pass."""
     if variant is None:
         variant = "single-pass" if (block, items) != (None, None) else default_variant()
     check_variant(variant)
@@ -392,9 +367,7 @@ def scan(x, out=None, *, inclusive: bool = True, variant: str | None = None,
 
 
 def enqueue_bulk(x, out, inclusive=True, shape=None, lookback=True) -> None:
-    """Launch the bulk-copy single pass (16): one block an SM of scanner and reducer warps,
-    a producer and the sequencer. lookback=False: the probe that scans every tile
-    alone (tiles_alone.cu)."""
+    """Launch 16 (lookback=False: tiles_alone.cu) without `scan`'s checks."""
     n = x.size
     if n == 0:
         return

@@ -1,12 +1,7 @@
 """The numbers, tables and figures of the two scan pages (chapters/03-scan.md and
-chapters/03-rle.md), computed from the rows, live or replayed.
-
-Each page glues what its facts functions (PAGE_FACTS) return, and quotes every key of it:
-a test holds the keys a page cites equal to the keys its facts give. The tries of each
-page are data (SCAN_TRIES, RLE_TRIES: the idea, its kernel, the run and row that hold its
-result), rendered by `tries_table`; the targets are data too (TARGETS), rendered and
-checked by perflab.targets. A number a page quotes that its rows lack is an error here,
-never a blank or a "nan" in the book."""
+chapters/03-rle.md), from the rows, live or replayed: each page's facts (PAGE_FACTS, every
+key quoted), its tries (SCAN_TRIES, RLE_TRIES: `tries_table`) and targets (TARGETS). A
+number a page quotes that its rows lack is an error here, never a "nan" in the book."""
 from __future__ import annotations
 
 import math
@@ -42,8 +37,8 @@ def _bulk_name(shape) -> str:
 
 # -- the scan page ------------------------------------------------------------------------
 def sizes_facts(sizes) -> dict:
-    """The scans against CUB and the copy from 2^10 to 2^30 (scan.sizes): the copy's rate,
-    01 at its largest size, 02 and 03 at 2^28, the smallest size's times."""
+    """scan.sizes: the copy's rate, 01 at its largest size, 02 and 03 at 2^28, the smallest
+    size's times."""
     sp = "single-pass"
     f = quote(sizes, {"sp_of_copy": ("of_copy", sp), "tk_of_copy": ("of_copy", "three-kernel"),
                       "cub_of_copy": ("of_copy", "cupy.cumsum (CUB)"),
@@ -68,7 +63,6 @@ def sizes_facts(sizes) -> dict:
 
 
 def profile_facts(prof) -> dict:
-    """01, 02 and 03 under the profiler at 2^24 (scan.profile)."""
     return quote(prof, {"prof_serial_threads_per_inst": ("threads_per_inst", "serial"),
                         "prof_tk_threads_per_inst": ("threads_per_inst", "three-kernel")}
                  | {f"prof_{k}_dram_throughput_pct": ("dram_throughput_pct", v) for k, v in
@@ -76,9 +70,8 @@ def profile_facts(prof) -> dict:
 
 
 def lookback_facts(lookback, staged, chunked) -> dict:
-    """What the look-back costs: 03 with one warp or the whole block looking back
-    (scan.lookback), and two retired single passes with and without their chain of
-    prefixes, each pair in the same rounds (scan.staged: 10, scan.chunked: 14)."""
+    """What the look-back costs: 03's two widths (scan.lookback), 10 and 14 with and
+    without their chain of prefixes (scan.staged, scan.chunked)."""
     f = {f"lb_{lb}_tile": need(lookback, "of_copy", lookback=lb, grid="per-tile") * 100
          for lb in ("warp", "block")}
     st = staged[staged["of_copy"].notna() & staged["variant"].str.startswith("staged")]
@@ -92,9 +85,7 @@ def lookback_facts(lookback, staged, chunked) -> dict:
 
 
 def bulk_facts(bulk, bulk_prof) -> dict:
-    """16 at its default shape in its own sweep's rounds (scan.bulk: with and without its
-    sequencer, against 03, torch.cumsum and the copy; int64, float32) and its DRAM bytes
-    under the profiler (scan.bulk_profile)."""
+    """16 at its default in scan.bulk's rounds, and its DRAM bytes (scan.bulk_profile)."""
     from . import ops
     default = f"bulk {_bulk_name(ops.BULK)}"
     f = {"bk6_shape": _bulk_name(ops.BULK)}
@@ -114,7 +105,6 @@ def bulk_facts(bulk, bulk_prof) -> dict:
 
 
 def order_facts(order) -> dict:
-    """float32 summation order against float64 at the largest size (scan.float_order)."""
     nmax = int(order["n"].max())
     return {"order_n_pow": pow2(nmax)} | quote(order, {
         "order_tol": ("tolerance", "single-pass"), "order_sp_err": ("rel_err", "single-pass"),
@@ -123,8 +113,7 @@ def order_facts(order) -> dict:
 
 
 def check_facts(check, stress, targets) -> dict:
-    """The correctness run (scan.check), the back-to-back calls (scan.stress), and 16's and
-    17's checks in the retired tries' run (scan.targets: every dtype, 0 to 2^31 + 5)."""
+    """scan.check, scan.stress, and 16's and 17's checks in scan.targets."""
     t16 = targets[targets["variant"].isin(["bulk", "rle bulk"])
                   & targets["part"].isin(["check", "large"]) & targets["correct"].notna()]
     return {"n_checked": int(check["correct"].notna().sum()),
@@ -137,7 +126,6 @@ def check_facts(check, stress, targets) -> dict:
 
 
 def tune_facts(tune) -> dict:
-    """The best and worst tile of 03 at 2^28 (scan.tune)."""
     t = tune[tune["of_copy"].notna()].sort_values("of_copy")
     f = {}
     for key, r in (("best", t.iloc[-1]), ("worst", t.iloc[0])):
@@ -153,8 +141,7 @@ CHUNKED_ALONE = "chunked 24x8x1x1 without look-back"
 
 
 def lookback_cost_table(f: dict) -> pd.DataFrame:
-    """Three single passes at 2^28 int32, each with and without its chain of prefixes (the
-    diagnostic that scans each tile alone), each pair measured in the same rounds."""
+    """10, 14 and 16 with and without their chain of prefixes, each pair in one race."""
     rows = [("10: tile waits in shared memory, warp looks back", "st_of_copy", "st_diag_of_copy"),
             ("14: reduce from memory, scan from L2, warp looks back", "ch5_of_copy",
              "ch5_diag_of_copy"),
@@ -164,12 +151,9 @@ def lookback_cost_table(f: dict) -> pd.DataFrame:
 
 
 def sizes_figure(fig, sizes, bulk=None) -> list:
-    """Left: time per call against n (launch-bound at small n); right: fraction of the
-    copy measured in the same rounds. With `bulk` (scan.bulk's rows), 16 at its default
-    shape is drawn at the sizes that run measured (its own copy in its own rounds). Live on
-    a GPU that is not the reference, the right panel also draws the reference GPU's
-    recorded fractions (dashed): each GPU against its own copy, so the two compare. Returns
-    the frames to stamp."""
+    """Time a call (left) and fraction of the copy (right) against n; with `bulk`, 16 at
+    its default; live off the reference GPU, its recorded fractions dotted. Returns the
+    frames to stamp."""
     from ... import sidebyside
     ax1, ax2 = fig.subplots(1, 2)
     frames = sidebyside.beside(sizes)
@@ -221,9 +205,8 @@ def order_table(order):
 
 
 def serial_source() -> str:
-    """kernels/03-scan/01_serial_block.cu for the page, with the lab's old word for the
-    write-up it came from renamed in its identifiers and first comment (the file itself,
-    whose hash is in the recorded rows, stays as it ran)."""
+    """01_serial_block.cu for the page, its old "seed" names renamed (the file, hashed in
+    the rows, stays as it ran)."""
     from ... import paths
     text = (paths.ROOT / "kernels" / "03-scan" / "01_serial_block.cu").read_text()
     for old, new in (("The seed's scan", "The portfolio's scan"), ("SEED_BLOCK", "SERIAL_BLOCK"),
@@ -256,15 +239,13 @@ def _parts(rows) -> pd.Series:
 
 
 def _race(rows, kind: str = "short"):
-    """An encoder experiment's timed race rows on one kind of runs."""
     part = _parts(rows)
     r = rows[~part.isin(["check", "large", "stress", "replay", "call time"])]
     return r[r["kind"] == kind]
 
 
 def encode_facts(rle) -> dict:
-    """Flags, scan and scatter, unfused (04) and fused (05), at 2^25 on runs of 1-15
-    against torch.unique_consecutive and NumPy (scan.rle)."""
+    """04 and 05 at 2^25 on runs of 1-15 (scan.rle)."""
     sel = dict(n=RLE_N, kind="short")
     fused, unfused = (lookup.first(rle, variant=v, **sel) for v in ("fused", "unfused"))
     return quote(rle, {"rle_short_us": ("median_ms", "fused"),
@@ -281,9 +262,7 @@ def encode_facts(rle) -> dict:
 
 
 def sequencer_facts(targets, bulk_prof, rle_bulk, parts) -> dict:
-    """17: against 15 in the same rounds (the retired scan.targets), its DRAM bytes
-    (scan.bulk_profile), its ring alone (the retired scan.rle_bulk_parts) and the read
-    ceiling (scan.rle_bulk)."""
+    """17 against 15, its DRAM bytes, its ring alone and the read ceiling."""
     from . import rle as rle_mod
     t = targets[(targets["part"] == "rle") & (targets["kind"] == "short")]
     default = f"rle bulk {_bulk_name(rle_mod.BULK)}"
@@ -298,8 +277,7 @@ def sequencer_facts(targets, bulk_prof, rle_bulk, parts) -> dict:
 
 
 def ballot_facts(rle_ballot, ballot_prof, walk_prof) -> dict:
-    """23, holding only the runs (the retired scan.rle_ballot and scan.ballot_profile),
-    against 20 in its rounds and 22's instructions (scan.walk_profile)."""
+    """23 against 20 in its rounds, its profile and 22's instructions."""
     from . import rle as rle_mod
     b = _race(rle_ballot)
     us = need(b, "median_ms", variant=BALLOT_DEFAULT)
@@ -323,8 +301,7 @@ def ballot_facts(rle_ballot, ballot_prof, walk_prof) -> dict:
 
 
 def graph_facts(rle_graph) -> dict:
-    """24, 23 launched as a CUDA graph (the retired scan.rle_graph): its race with 23 and
-    the host's part of each call."""
+    """24 (scan.rle_graph): its race with 23 and the host's part of a call."""
     g = _race(rle_graph)
     ct = rle_graph[_parts(rle_graph) == "call time"]
     return {
@@ -415,10 +392,7 @@ def rle_figure(ax, rle, n=RLE_N):
 
 
 def room_l1_table(rows) -> pd.DataFrame:
-    """scan.rle_room's race on runs of 1-15, one line an encoder of ROOM_RACE: its bytes
-    a staged head, what its blocks take of an SM's shared memory, the L1 left (inferred
-    from the split), the loads its walkers can have in flight an SM, its time a call and
-    × torch (median of the rounds)."""
+    """scan.rle_room's race on runs of 1-15, a line an encoder of ROOM_RACE."""
     race = _race(rows)
     out = []
     for _, nm, label in ROOM_RACE:
@@ -430,8 +404,7 @@ def room_l1_table(rows) -> pd.DataFrame:
 
 
 def room_call_table(rows) -> pd.DataFrame:
-    """scan.rle_room's call-time part, one line a call: its time with the GPU idle before
-    it, the host's part, its work on the GPU alone (queued), and its × torch both ways."""
+    """scan.rle_room's call-time part, a line a call of ROOM_CALLS."""
     ct = rows[_parts(rows) == "call time"]
     out = []
     for v, (_, label) in ROOM_CALLS.items():
@@ -444,7 +417,6 @@ def room_call_table(rows) -> pd.DataFrame:
 
 
 def room_kinds_table(rows) -> pd.DataFrame:
-    """scan.rle_room's timed race rows on every kind of runs, fastest first."""
     race = rows[~_parts(rows).isin(["check", "large", "stress", "replay", "call time"])]
     race = race[race["median_ms"].notna() & (race["variant"] != "copy")]
     cols = [c for c in ("variant", "kind", "runs", "median_ms", "x_torch", "x_torch_min",
@@ -455,11 +427,9 @@ def room_kinds_table(rows) -> pd.DataFrame:
 # -- the tries, as data ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Try:
-    """One try of a page: its idea and kernel, the run (experiment) and row (`where`)
-    that hold its result (`metric`, or with `best` the largest among the rows whose
-    variant starts with `where["variant"]`), optionally the kernel it raced in the same
-    rounds and that kernel's row (`against`: (kernel, where)), and whether it was kept and
-    why."""
+    """One try of a page: its idea, kernel, run and row (`where`; with `best` the largest
+    `metric` of the rows whose variant starts so), the kernel and row it raced
+    (`against`), and whether it was kept."""
     idea: str
     kernel: str
     experiment: str
@@ -514,8 +484,7 @@ SCAN_TRIES = (
 
 
 def rle_try(idea, kernel, experiment, variant, kept, against=None, **where) -> Try:
-    """A try of the run-length page: its × torch.unique_consecutive on runs of 1-15 in its
-    row (`variant` and `where`), `against`: (kernel, variant) of the row it raced."""
+    """A run-length try: × torch on runs of 1-15; `against`: (kernel, variant) raced."""
     where = {"variant": variant, **where, "kind": "short"}
     return Try(idea, kernel, experiment, where, kept, metric="x_torch", against=against and (
         against[0], {**where, "variant": against[1]}))
@@ -558,10 +527,8 @@ RLE_TRIES = (
 
 
 def tries_table(tries, runs: dict) -> pd.DataFrame:
-    """One line a try: its idea, kernel, result in its own recorded run (a fraction of the
-    copy, or × torch.unique_consecutive) and, where it raced the try before it in the same
-    rounds, how many times as fast; and whether it was kept, and why. `runs` maps an
-    experiment's name to its rows."""
+    """A line a try: idea, kernel, result (and × the kernel it raced), run, kept; `runs`:
+    experiment name -> rows."""
     out = []
     for t in tries:
         df = runs[t.experiment]

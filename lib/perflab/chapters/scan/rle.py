@@ -4,20 +4,10 @@
     values, lengths, count = enc.encode(x)   # on the GPU; count is a 1-element array
     y = decode(values[:r], lengths[:r], n)   # r = int(count[0]); y == x exactly
 
-Encoders (kernels/03-scan/; VARIANTS lists them, and `encode` refuses any other):
-  "unfused" 04_rle_unfused.cu: a flags kernel, the single-pass scan of the flags, a
-            scatter kernel, then the lengths (06_run_lengths.cu)
-  "fused"   05_rle_fused.cu: heads, the scan of the head counts and the scatter in one
-            pass on 03's look-back, then the lengths
-  "bulk"    17_rle_bulk.cu: one pass on the bulk-copy scan (16): values and lengths in the
-            pass, the sequencer's prefix carrying the run count and the last run's start;
-            compute capability 9.0 and later
-  "room"    25_rle_room.cu: one pass; warps find heads by ballots and stage only the runs
-            (ballot.cuh), a CUDA graph launch with its epoch on the GPU (graph.cuh), 6 bytes
-            a staged head so that L1 keeps room for the loads in flight; compute
-            capability 8.0 and later; the fastest, and the default where it runs
-Runs are maximal: consecutive equal int32 values form one run. Positions and lengths are
-int32, so n must be below 2^31.
+VARIANTS (kernels/03-scan/): "unfused" (04: flags, scan, scatter, then 06's lengths),
+"fused" (05: one pass on 03's look-back), "bulk" (17: on 16's sequencer, compute
+capability 9.0+) and "room" (25: ballots, a CUDA graph, 6-byte staged heads; 8.0+, the
+default where it runs). Runs are maximal; positions and lengths are int32 (n < 2^31).
 """
 from __future__ import annotations
 
@@ -26,34 +16,29 @@ import numpy as np
 from ...errors import ConfigError
 from ...kernels import GraphLaunch, KernelSpec, capturing, get_kernel, launch
 from . import CHAPTER
-from .ops import DEFAULT_BLOCK, EPOCH_LIMIT, check_array, check_tile, enqueue, state
+from .ops import (DEFAULT_BLOCK, EPOCH_LIMIT, LookbackState, check_array, check_tile, enqueue,
+                  state)
 
-#: the encoders `encode` runs, one idea each (kernels/03-scan/); VARIANTS lists them all,
-#: and any other name is refused
 VARIANTS = ("unfused", "fused", "bulk", "room")
 #: the encoders that need compute capability 9.0 (bulk copies)
 SM90 = ("bulk",)
 #: the encoders whose one pass writes values and lengths (4n read, 8 bytes a run written)
 ONE_PASS = ("bulk", "room")
-#: 17_rle_bulk.cu: (scanner warps, reducer warps, tile KiB, stages, sequencer words a
-#: lane, pause ns) as the bulk-copy scan's (ops.BULK), and the elements a lane takes a step
-#: (4, 8 or 16); encode(x, "bulk").
+#: 17_rle_bulk.cu: ops.BULK's shape, and the elements a lane takes a step (4, 8 or 16)
 BULK = (16, 4, 32, 6, 4, 128, 8)
 #: the shapes scan.rle_bulk compares
 BULK_SHAPES = ((16, 4, 32, 6, 4, 128, 4), (16, 4, 32, 6, 4, 128, 8), (16, 4, 32, 5, 4, 128, 16),
                (8, 4, 32, 6, 4, 128, 8), (16, 4, 16, 12, 4, 128, 8), (16, 8, 32, 6, 4, 128, 8),
                (16, 2, 32, 6, 4, 128, 8), (16, 4, 32, 6, 8, 128, 8), (16, 4, 32, 6, 4, 32, 8))
-#: ballot.cuh, 23's walk: (walker warps a block, elements a walker's piece, chunks of 32 in
-#: flight a lane, heads a walker stages, blocks an SM, predecessors a look-back lane reads
-#: a round trip, tiles a sequencer lane takes a round trip or 0 for look-backs); a tile is
-#: walkers * piece elements, staged in one of BALLOT_STAGES stages; the walk of ballot.cuh;
-#: encode(x, "room", head_bytes=8) runs it as 24 (graph.cuh) at this shape.
+#: ballot.cuh's walk (23; 24 is encode(x, "room", head_bytes=8) at this shape): (walker
+#: warps a block, elements a walker's piece, chunks of 32 in flight a lane, heads a walker
+#: stages, blocks an SM, predecessors a look-back lane reads a round trip, tiles a
+#: sequencer lane takes a round trip or 0 for look-backs); a tile: walkers * piece
 BALLOT = (8, 2048, 16, 384, 3, 1, 2)
 BALLOT_STAGES = 3           # ballot.cuh's STAGES (a test holds them equal)
-#: 25_rle_room.cu: 23's shape (as BALLOT; staged heads 6 bytes each); encode(x, "room").
+#: 25_rle_room.cu: BALLOT's form, 6 bytes a staged head
 ROOM = (8, 2048, 16, 288, 3, 1, 2)
-#: the bytes a staged head takes: 8 in 24 (graph.cuh, a 4-byte index), 6 in 25 (a 16-bit
-#: index); encode(x, "room", head_bytes=8) is 24, the shape the L1 evidence starts from
+#: the bytes a staged head takes: 6 in 25 (a 16-bit index), 8 in 24 (a 4-byte one)
 HEAD_BYTES = (6, 8)
 BULK_HALO = 16
 MAX_N = (1 << 31) - 1
@@ -61,13 +46,8 @@ DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 item
 
 
 def default_variant() -> str:
-    """The encoder `encode` runs when none is named: the fastest this GPU supports.
-
-    - "room" (25) on compute capability 8.0 and later: on the H200 the fastest encoder of
-      the chapter, about twice as fast as 17 and three times 05 at 2^25 int32 on runs of
-      1–15 (scan.rle_room; the run-length page's tries table).
-    - "fused" (05) before that: it needs nothing but the look-back.
-    """
+    """The fastest encoder this GPU runs: "room" (25, compute capability 8.0+; on the H200
+    twice 17 and three times 05 at 2^25, scan.rle_room), else "fused" (05)."""
     from ...device import current
     return "room" if int(current().compute_capability.split(".")[0]) >= 8 else "fused"
 
@@ -83,13 +63,12 @@ def bulk_spec(shape=None) -> KernelSpec:
                       template=(sc, rd, kib * 1024, st, wd, d, e))
 
 
-#: a kernel built with this option is compiled on its own (the same code): its launches
-#: take all of an SM's L1 that can be shared memory (`all_shared` of 24 and 25)
+#: 24's and 25's `all_shared` build: its launches take the split with the least L1
 ALL_SHARED = ("-DPERFLAB_ALL_SHARED=1",)
 
 
 def graph_spec(shape=None, all_shared: bool = False) -> KernelSpec:
-    """24 (graph.cuh: 8 bytes a staged head), compiled from 25's file, which holds it."""
+    """24 (graph.cuh), compiled from 25's file."""
     return KernelSpec(f"{CHAPTER}/25_rle_room.cu", "rle_encode_graph",
                       template=tuple(shape or BALLOT), options=ALL_SHARED if all_shared else ())
 
@@ -99,51 +78,15 @@ def room_spec(shape=None, all_shared: bool = False) -> KernelSpec:
                       template=tuple(shape or ROOM), options=ALL_SHARED if all_shared else ())
 
 
-class GraphState:
-    """24's own tile status: its ticket counter, its two status words a tile and the word
-    that holds the next call's epoch, which the kernel advances once a call. The host
-    counts the calls (each advances the word by one) and, before an epoch could pass
-    EPOCH_LIMIT, zeroes the status words and sets the word back to 1. `generation` changes
-    whenever an array is replaced, so a graph built over the old ones is not used again."""
-
-    def __init__(self):
-        import cupy as cp
-        self.counter = cp.zeros(1, dtype=cp.uint32)
-        self.lo = cp.zeros(1, dtype=cp.uint64)
-        self.hi = cp.zeros(1, dtype=cp.uint64)
-        self.word = cp.ones(1, dtype=cp.uint32)
-        self.epoch = 0                  # the epoch of the last call (the word holds the next)
-        self.generation = 0
-
-    def args(self, tiles: int) -> tuple:
-        """(counter, lo words, hi words, epoch word) for a call over `tiles` tiles."""
-        if self.lo.size < tiles:
-            import cupy as cp
-            size = max(tiles, 2 * self.lo.size)
-            self.lo = cp.zeros(size, dtype=cp.uint64)
-            self.hi = cp.zeros(size, dtype=cp.uint64)
-            self.generation += 1
-        self.epoch += 1
-        if self.epoch > EPOCH_LIMIT:
-            self.lo.fill(0)
-            self.hi.fill(0)
-            self.word.fill(1)
-            self.epoch = 1
-        return self.counter, self.lo, self.hi, self.word
-
-
 class GraphCall:
-    """The calls of a graph-launched encoder (24, 25): its graphs (GraphLaunch, one for
-    each input array and size, built at its first call), its tile status (GraphState) and
-    the input of its last call. A call with that same array object (so the same pointer and
-    size) only counts its epoch and launches that array's graph: the fewest host steps a
-    call can take (the Python of a call is part of its time). Holding the last input keeps
-    it alive until a call with another. (`build`, `state`: GraphLaunch's graph builder and
-    the tile status, a GraphState by default.)"""
+    """The calls of a graph-launched encoder (24, 25): its graphs (GraphLaunch, one an
+    input array and size), its tile status (`state`, its own LookbackState by default)
+    and its last input (held alive): a call with that same array only counts its epoch
+    and launches its graph, the fewest host steps a call can take."""
 
     def __init__(self, run, tile: int, build=None, state=None):
         self.graphs, self.tile = GraphLaunch(run, build=build), tile
-        self.state = state if state is not None else GraphState()
+        self.state = state if state is not None else LookbackState()
         self._last = (None, None)
 
     def __call__(self, x, values, lengths, count) -> None:
@@ -155,7 +98,7 @@ class GraphCall:
             return
         n = x.size
         tiles = -(-n // self.tile)
-        counter, lo, hi, word = st.args(tiles)
+        counter, lo, hi, word = st.graph_args(tiles)
         key = (x.data.ptr, n, st.generation)
         self.graphs(key, min(tiles, self.graphs.grid), x, values, lengths, count, n,
                     counter, tiles, lo, hi, word)
@@ -164,8 +107,7 @@ class GraphCall:
 
 
 def ballot_smem(shape, head_bytes: int = 8) -> int:
-    """23's dynamic shared memory: BALLOT_STAGES stages of each walker's staged heads, a
-    4-byte value and a 4-byte index each (25's: `room_smem`, a 2-byte index)."""
+    """23's dynamic shared memory: BALLOT_STAGES stages of each walker's staged heads."""
     return BALLOT_STAGES * shape[0] * shape[3] * head_bytes
 
 
@@ -174,18 +116,16 @@ def room_smem(shape) -> int:
 
 
 def check_room_shape(shape) -> None:
-    """ConfigError, naming the rule, for a shape of 25 that cannot be built."""
     check_ballot_shape(shape, room_smem)
 
 
 def ballot_threads(shape) -> int:
-    """23's threads: the walkers, the look-back warp, the sequencer's warp (if any)."""
+    """23's threads: the walkers, the look-back warp, the sequencer's (if any)."""
     return (shape[0] + 1 + (shape[6] > 0)) * 32
 
 
 def check_ballot_shape(shape, smem=ballot_smem) -> None:
-    """ConfigError, naming the rule, for a shape of 23 (or 24, or of 25 with its `smem`)
-    that cannot be built."""
+    """ConfigError, naming the rule, for a shape of 23 or 24 (25: `smem`=room_smem)."""
     if len(shape) != 7:
         raise ConfigError(f"ballot encoder shape {shape}: (walker warps, piece, chunks in "
                           "flight, staged heads a walker, blocks an SM, look-back width, "
@@ -212,7 +152,7 @@ def check_ballot_shape(shape, smem=ballot_smem) -> None:
 
 
 def staging_bytes(shape) -> int:
-    """17's staging area: a step's values and lengths (2 x 32 x E int32) a scanner."""
+    """17's staging: a step's values and lengths (2 x 32 x E int32) a scanner."""
     return shape[0] * 2 * 32 * shape[6] * 4
 
 
@@ -222,7 +162,7 @@ def bulk_smem(shape) -> int:
 
 
 def check_bulk_shape(shape) -> None:
-    """ConfigError, naming the rule, for an encoder shape (17) that cannot be built."""
+    """ConfigError, naming the rule, for a shape of 17 that cannot be built."""
     from .ops import check_bulk
     if len(shape) != 7:
         raise ConfigError(f"bulk encoder shape {shape}: (scanners, reducers, tile KiB, "
@@ -287,8 +227,7 @@ class Encoder:
         self._len_grid = current().sms * 8
 
     def poison(self) -> None:
-        """Fill the outputs with values no encoder writes, so that a check sees what a call
-        left unwritten."""
+        """Fill the outputs with values no encoder writes."""
         self.values.fill(np.iinfo(np.int32).min)
         self.lengths.fill(-1)
         self.count.fill(-1)
@@ -296,13 +235,10 @@ class Encoder:
     def encode(self, x, variant: str | None = None, check: bool = True, *, shape=None,
                all_shared: bool = False, head_bytes: int = 6):
         """(values, lengths, count): the first count[0] entries of values and lengths are
-        the runs of x, in order. Nothing waits for the host.
-
-        `variant`: one of VARIANTS, by default the fastest this GPU runs
-        (`default_variant`). Experiments may shape the one-pass encoders: `shape` (BULK's
-        or ROOM's form), `all_shared` (the SM split with the least L1) and for "room"
-        `head_bytes` 8 (24, graph.cuh); all fixed at the encoder's first call of that
-        variant. check=False skips the argument checks (the timed call)."""
+        the runs of x, in order; nothing waits for the host. `variant`: of VARIANTS, by
+        default the fastest here. Experiments shape the one-pass encoders (`shape`,
+        `all_shared`, for "room" `head_bytes`=8: 24), fixed at a variant's first call;
+        check=False skips the argument checks (the timed call)."""
         variant = default_variant() if variant is None else variant
         if check:
             check_input(x)
@@ -344,11 +280,8 @@ class Encoder:
         return self.values, self.lengths, self.count
 
     def _prepare(self, variant, shape, all_shared, head_bytes):
-        """The launch of a one-pass encoder, its arguments' buffer built once (PreparedLaunch):
-        17's with its tile, or for 24 and 25 their GraphCall (`all_shared`: its kernel,
-        compiled apart, asks for the split of the SM's memory with the most shared memory
-        and least L1). ConfigError where its blocks do not fit an SM, or for 17 where the GPU
-        has no bulk copies."""
+        """A one-pass encoder's launch (PreparedLaunch): 17's with its tile, 24's and 25's
+        GraphCall; ConfigError where its blocks do not fit an SM (or 17 has no bulk copies)."""
         from ...device import current
         from ...kernels import PreparedLaunch, blocks_per_sm
         from .ops import bulk_threads, require_bulk_copy
@@ -380,8 +313,7 @@ class Encoder:
         return GraphCall(run, shape[0] * shape[1])
 
     def graph_call(self, head_bytes: int = 6):
-        """The GraphCall of "room" (24's with head_bytes=8), or None before its first
-        call."""
+        """The GraphCall of "room" (24's: head_bytes=8), or None before its first call."""
         return self._prepared.get(("room", head_bytes))
 
     def _unfused(self, x) -> None:
@@ -411,9 +343,8 @@ def traffic_bytes(variant: str, n: int, runs: int) -> int:
 
 
 def decode(values, lengths, n: int):
-    """x from its runs: offsets = exclusive scan of the lengths, a mark at every run's
-    first index (but the first run's), an inclusive scan of the marks gives each element
-    its run, then a gather. `values` and `lengths` hold exactly the runs."""
+    """x from exactly its runs: the lengths' exclusive scan, a mark at each run's first
+    index but the first, the marks' inclusive scan (each element's run), a gather."""
     import cupy as cp
     runs = values.size
     if lengths.size != runs:
@@ -437,10 +368,8 @@ def decode(values, lengths, n: int):
 
 
 def numpy_steps(x: np.ndarray) -> dict:
-    """The encoder's steps on the CPU (NumPy), the chapter's reference: `flags` (1 where
-    an element starts a run), `positions` (the exclusive scan of the flags: a run's slot
-    in the output, read at its head), `heads` (each run's first index), `values` and
-    `lengths` (the output). The run-length page draws its worked example from these."""
+    """The encoder's steps in NumPy (the page's worked example): `flags` (1 at a run's
+    head), `positions` (their exclusive scan: a run's slot), `heads`, `values`, `lengths`."""
     x = np.asarray(x)
     n = x.size
     flags = np.ones(n, dtype=np.int64)
@@ -453,8 +382,7 @@ def numpy_steps(x: np.ndarray) -> dict:
 
 
 def numpy_encode(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The CPU encoder (NumPy) that scan.rle times: (values, lengths), the same as
-    `numpy_steps` gives (a test holds them equal) without the steps it does not need."""
+    """The CPU encoder scan.rle times: `numpy_steps`'s (values, lengths), nothing else."""
     n = x.size
     if n == 0:
         return x[:0], np.zeros(0, dtype=np.int64)
@@ -463,8 +391,8 @@ def numpy_encode(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def reference(x):
-    """(values, lengths) of `x` computed with CuPy (for checking the encoders): head flags,
-    their CUB scan, a scatter of each head's index (non-heads to a spare slot)."""
+    """(values, lengths) of `x` with CuPy, the encoders' check: head flags, their CUB scan,
+    a scatter of each head's index."""
     import cupy as cp
     n = x.size
     if n == 0:
@@ -480,9 +408,8 @@ def reference(x):
 
 
 def make_runs(n: int, kind: str, rng):
-    """An int32 input of n elements made of runs: "short" (lengths 1-15), "long"
-    (100-10000), "mixed" (90 % short, 10 % long), "equal" (one run), "distinct" (n runs).
-    Adjacent runs always differ."""
+    """n int32 in runs that differ: "short" (1-15), "long" (100-10000), "mixed" (90 %
+    short), "equal" (one run), "distinct" (n runs)."""
     import cupy as cp
     if kind == "equal":
         return cp.full(n, int(rng.integers(-2**31, 2**31 - 1)), dtype=cp.int32)

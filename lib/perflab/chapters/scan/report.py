@@ -12,6 +12,7 @@ import pandas as pd
 from ... import lookup
 from ...lookup import need, quote
 from ...targets import Target, table as targets_table
+from .bulk import shape_name
 
 #: One colour per series of the scan pages (CUB in the vendor greys, the copy dashed).
 COLORS = {"single-pass": "C0", "three-kernel": "C2", "serial": "C1",
@@ -28,11 +29,6 @@ _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 def pow2(n) -> str:
     """2^k as the pages print it in prose ("2²⁴"), never inside $…$ math."""
     return "2" + str(int(round(math.log2(n)))).translate(_SUPERSCRIPT)
-
-
-def _bulk_name(shape) -> str:
-    from .bulk import shape_name
-    return shape_name(shape)
 
 
 # -- the scan page ------------------------------------------------------------------------
@@ -87,8 +83,8 @@ def lookback_facts(lookback, staged, chunked) -> dict:
 def bulk_facts(bulk, bulk_prof) -> dict:
     """16 at its default in scan.bulk's rounds, and its DRAM bytes (scan.bulk_profile)."""
     from . import ops
-    default = f"bulk {_bulk_name(ops.BULK)}"
-    f = {"bk6_shape": _bulk_name(ops.BULK)}
+    default = f"bulk {shape_name(ops.BULK)}"
+    f = {"bk6_shape": shape_name(ops.BULK)}
     f |= quote(bulk, {"bk6_of_copy": ("of_copy", default), "bk6_of_copy_min": ("of_copy_min", default),
                       "bk6_of_copy_max": ("of_copy_max", default),
                       "bk6_diag_of_copy": ("of_copy", f"{default} without sequencer")}, 100, n=BIG)
@@ -265,7 +261,7 @@ def sequencer_facts(targets, bulk_prof, rle_bulk, parts) -> dict:
     """17 against 15, its DRAM bytes, its ring alone and the read ceiling."""
     from . import rle as rle_mod
     t = targets[(targets["part"] == "rle") & (targets["kind"] == "short")]
-    default = f"rle bulk {_bulk_name(rle_mod.BULK)}"
+    default = f"rle bulk {shape_name(rle_mod.BULK)}"
     return {"bk6_rle_short_us": need(t, "median_ms", variant="bulk") * 1e3} | quote(t, {
         "bk6_rle_short_x_torch": ("x_torch", "bulk"),
         "bk6_rle_ch_short_x_torch": ("x_torch", "chunked")}) | {
@@ -316,50 +312,38 @@ def graph_facts(rle_graph) -> dict:
 def room_facts(rows) -> dict:
     """25 (scan.rle_room): its checks, the L1 race on runs of 1-15 and its call time."""
     part = _parts(rows)
-    f = {}
     chk = rows[part.isin(["check", "large", "replay"]) & rows["correct"].notna()]
-    f["rm17_n_checked"] = int(len(chk))
-    f["rm17_n_failed"] = int((chk["correct"] == False).sum())  # noqa: E712
-    f["rm17_replay_n"] = int((part == "replay").sum())
     refused = rows[(part == "large") & rows["invalid"].notna()] if "invalid" in rows else rows.iloc[:0]
-    f["rm17_refusal"] = str(refused["invalid"].iloc[0])
-    st = rows[part == "stress"]
-    f["rm17_stress_calls"] = int(st["calls"].max())
-    f["rm17_stress_runs"] = int(len(st))
-    f["rm17_stress_wrong"] = int(st["wrong_calls"].sum())
-    race = _race(rows)
+    st, race, ct = rows[part == "stress"], _race(rows), rows[part == "call time"]
     us = {sfx: need(race, "median_ms", variant=nm) * 1e3 for sfx, nm, _ in ROOM_RACE}
-    f["rm17_short_us"] = us[""]
-    f["rm17_short_read_us"] = need(race, "median_ms", variant="read ceiling") * 1e3
+    # the floor reads the input once and writes the runs; 25's "of_floor": the floor's time
+    # over 25's, round by round, so 25 takes 1 / of_floor times the floor's
+    f = {"rm17_n_checked": int(len(chk)), "rm17_n_failed": int((chk["correct"] == False).sum()),  # noqa: E712
+         "rm17_replay_n": int((part == "replay").sum()), "rm17_refusal": str(refused["invalid"].iloc[0]),
+         "rm17_stress_calls": int(st["calls"].max()), "rm17_stress_runs": int(len(st)),
+         "rm17_stress_wrong": int(st["wrong_calls"].sum()), "rm17_short_us": us[""]}
+    f |= quote(race, {"rm17_short_read_us": ("median_ms", "read ceiling"),
+                      "rm17_short_floor_us": ("median_ms", "floor")}, 1e3)
     f["rle_room_over_read"] = f["rm17_short_us"] / f["rm17_short_read_us"]
-    # the floor (the input read once, the runs written) over the same rounds: its time over
-    # 25's, round by round, is 25's "of_floor"; 25 takes 1 / of_floor times the floor's
-    f["rm17_short_floor_us"] = need(race, "median_ms", variant="floor") * 1e3
-    f["rle_room_x_floor"] = 1 / need(race, "of_floor", variant="rle room")
-    f["rle_room_x_floor_lo"] = 1 / need(race, "of_floor_max", variant="rle room")
-    f["rle_room_x_floor_hi"] = 1 / need(race, "of_floor_min", variant="rle room")
+    f |= {k: 1 / need(race, c, variant="rle room") for k, c in (
+        ("rle_room_x_floor", "of_floor"), ("rle_room_x_floor_lo", "of_floor_max"),
+        ("rle_room_x_floor_hi", "of_floor_min"))}
     f |= quote(race, {f"rm17{sfx}_{c}": (c, nm) for sfx, nm, _ in ROOM_RACE
                       if sfx in ("", "_g384") for c in ("shared_kib_sm", "l1_kib")}
                | {"rm17_g384_in_flight_kib": ("in_flight_kib", "rle graph")})
-    f["rm17_l1_gain_us"] = us["_g384"] - us["_g288"]
-    f["rm17_least_cost_us"] = us["_g288_least"] - us["_g288"]
-    f["rm17_room_least_cost_us"] = us["_least"] - us[""]
-    measured = {"l1_gain_us": f["rm17_l1_gain_us"], "least_cost_us": f["rm17_least_cost_us"],
+    measured = {"l1_gain_us": us["_g384"] - us["_g288"], "least_cost_us": us["_g288_least"] - us["_g288"],
                 "g288_b32_cost_us": us["_g288_b32"] - us["_g288"],
                 "room_b32_change_us": abs(us["_b32"] - us[""]),
-                "room_least_cost_us": f["rm17_room_least_cost_us"],
-                "g288_off_room": abs(us["_g288"] / us[""] - 1)}
+                "room_least_cost_us": us["_least"] - us[""], "g288_off_room": abs(us["_g288"] / us[""] - 1)}
+    f |= {f"rm17_{k}": measured[k] for k in ("l1_gain_us", "least_cost_us", "room_least_cost_us")}
     held = targets_table(ROOM_PREDICTIONS, measured)["met"].all()
     f["rm17_predictions"] = ("Every prediction held." if held else
                              "Not every prediction held; the table shows which.")
-    ct = rows[part == "call time"]
     f |= quote(ct, {f"rm17_ct_{short}_{m}_us": (f"{m}_ms", v) for v, (short, _) in ROOM_CALLS.items()
                     if short != "gr" for m in ("call", "queued")}, 1e3)
-    f |= quote(ct, {"rm17_ct_rm_x_torch": ("x_torch", "rle room"),
-                    "rm17_ct_rm_x_torch_queued": ("x_torch_queued", "rle room")})
-    f["rm17_ct_torch_host_pct"] = (100 * need(ct, "host_ms", variant="torch.unique_consecutive")
-                                   / need(ct, "call_ms", variant="torch.unique_consecutive"))
-    return f
+    f |= quote(ct, {f"rm17_ct_rm_{c}": (c, "rle room") for c in ("x_torch", "x_torch_queued")})
+    t = quote(ct, {c: (c, "torch.unique_consecutive") for c in ("host_ms", "call_ms")})
+    return f | {"rm17_ct_torch_host_pct": 100 * t["host_ms"] / t["call_ms"]}
 
 
 #: what the run-length page predicted of scan.rle_room's L1 race on runs of 1-15, as data:

@@ -1,8 +1,5 @@
-"""The scan and run-length pages' diagrams, drawn with matplotlib patches: the decoupled
-look-back's tile states (`lookback_figure`, modelled by `lookback_walk`) and run-length
-encoding worked on 16 elements (`rle_figure`, from `rle.numpy_steps`). The lab's colours,
-every text at 9 pt or more, at most 7.5 in wide.
-"""
+"""The scan pages' diagrams (matplotlib patches): the look-back's tile states and
+run-length encoding worked on 16 elements; every text 9 pt or more, at most 7.5 in wide."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +8,7 @@ from .rle import numpy_steps
 
 #: The fixed 16-element example the run-length page works through.
 RLE_EXAMPLE = np.array([7, 7, 3, 3, 3, 9, 1, 1, 1, 1, 4, 4, 8, 8, 8, 8], dtype=np.int32)
-#: The look-back example: eight tiles' sums, and what each tile had published at two
-#: moments while tile 7 looks back ("P", "A" or "X"; tile 7 itself is looking).
+#: eight tiles' sums, and what each had published ("P", "A", "X") at two polls of tile 7
 TILE_SUMS = np.array([4, 3, 5, 2, 6, 1, 3, 5], dtype=np.int64)
 POLLS = (("P", "P", "P", "P", "A", "X", "A", None),
          ("P", "P", "P", "P", "A", "A", "A", None))
@@ -31,9 +27,8 @@ def published(states, sums) -> list:
 
 
 def lookback_walk(states, sums, tile: int) -> dict:
-    """The look-back of `tile`, nearest first: it adds the aggregates (A) up to the first
-    prefix (P), or stops at an X to poll again. Returns {"read": tiles read, "prefix": the
-    exclusive prefix or None, "waits_on": the X tile or None}."""
+    """The look-back of `tile`, nearest first, adding aggregates up to the first prefix or
+    stopping at an X: {"read": tiles read, "prefix": or None, "waits_on": X tile or None}."""
     words = published(states, sums)
     read, total = [], 0
     for t in range(tile - 1, -1, -1):

@@ -53,8 +53,7 @@ def stress(ctx, variant: str, calls: int, sizes) -> None:
 
 def check_encoder(ctx, variant: str, kinds, check_sizes, large, calls: int,
                   stress_sizes) -> None:
-    """`variant` checked at `check_sizes` on each kind (rows part "check"), at `large`
-    (part "large") and back to back (part "stress")."""
+    """`variant` checked at `check_sizes` on each kind, at `large` and back to back."""
     for m in check_sizes:
         for kind in kinds:
             encode_once(ctx, m, seed(), variant, {"n": m, "kind": kind, "part": "check"}, kind)
@@ -85,15 +84,13 @@ def check_replay(ctx, sizes, kinds) -> None:
             cp.get_default_memory_pool().free_all_blocks()
 
 
-#: the encoders call_time_rows times: row name -> (encode options, its kernels); the
-#: torch call is checked against the last one's runs
+#: the encoders call_time_rows times: row name -> (encode options, its kernels)
 CALL_ENCODERS = {ROOM_NAME: ({"variant": "room"}, lambda: [rle.room_spec()]),
                  GRAPH_NAME: ({"variant": "room", "head_bytes": 8}, lambda: [rle.graph_spec()])}
 
 
 def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
-    """CALL_ENCODERS and torch.unique_consecutive on runs of 1-15, checked, then timed
-    three ways by timing.interleaved (rows part "call time")."""
+    """CALL_ENCODERS and torch on runs of 1-15, checked, then timed by timing.interleaved."""
     torch = torch_or_none()
     s = seed()
     x = rle.make_runs(n, "short", np.random.default_rng(s))
@@ -194,8 +191,7 @@ def plan_spec(name: str):
 
 
 def plan_params(name: str, cc: str) -> dict:
-    """An L1_PLAN entry's row params: its shape, head bytes, split, L1 left, loads in
-    flight an SM (KiB)."""
+    """An L1_PLAN entry's row params: shape, head bytes, split, L1 left, loads in flight."""
     head_bytes, shape, all_shared = L1_PLAN[name]
     smem = (rle.room_smem if head_bytes == 6 else rle.ballot_smem)(shape)
     return {**ballot_params(shape), "diagnostic": 0, "part": "race",
@@ -219,8 +215,7 @@ def _room_specs():
 def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=CHECK_SIZES, large=LARGE,
              calls=1000, stress_sizes=(1000003, 1 << 24),
              replay_sizes=(1, 31, 4097, 1000003, (1 << 25) + 5), rounds=7, n_repeat=20):
-    """25 checked (check_encoder, check_replay), L1_PLAN's encoders raced with 05, torch,
-    the read ceiling and the floor, then call_time_rows."""
+    """25 checked, L1_PLAN's encoders raced with 05, torch, ceiling and floor; call time."""
     cc = device.current().compute_capability
     check_encoder(ctx, "room", kinds, check_sizes, large, calls, stress_sizes)
     check_replay(ctx, replay_sizes, kinds)

@@ -47,14 +47,14 @@ def fresh(n: int, dtype: str, s: int, dist: str = "small"):
 
 
 def float_tolerance(n: int) -> float:
-    """Relative-error bound of a float32 scan of n: roundoff a level of the tile's tree
-    (log2 n) plus a random walk along the tiles' prefixes (√(n / 4096)), times 8."""
+    """Relative-error bound of a float32 scan of n: a level of the tree each (log2 n) plus a
+    random walk along the tiles' prefixes (√(n / 4096)), times 8."""
     return 8 * EPS32 * (8 + math.log2(n + 1) + math.sqrt(n / 4096))
 
 
 def _int_scan_wrong(out, x, inclusive: bool, chunk: int = 1 << 26) -> int:
-    """Wrong elements of the integer scan `out` of `x`, exactly and without a reference:
-    out[i] - out[i-1] must be x[i] (inclusive) or x[i-1], modulo 2^bits."""
+    """Wrong elements of the integer scan `out` of `x`: out[i] - out[i-1] must be x[i]
+    (inclusive) or x[i-1], modulo 2^bits."""
     import cupy as cp
     n = x.size
     if n == 0:
@@ -71,8 +71,7 @@ def _int_scan_wrong(out, x, inclusive: bool, chunk: int = 1 << 26) -> int:
 
 
 def check_scan(out, x, inclusive: bool) -> Check:
-    """Integers exactly (rel_err: the wrong fraction), floats within float_tolerance(n) of
-    a float64 scan."""
+    """Integers exactly (rel_err: the wrong fraction), floats within float_tolerance(n)."""
     import cupy as cp
     n = x.size
     if x.dtype.kind in "iu":
@@ -137,8 +136,7 @@ def rotated(x, n_sets: int):
 
 
 def timed_input(ctx, n: int, dtype: str = "int32"):
-    """(seed, x, sets): a fresh input and the (input, output) pairs it is timed over, more
-    than L2 holds (one in the correctness pass)."""
+    """(seed, x, sets): a fresh input and the (input, output) pairs, more than L2 holds."""
     s = seed()
     x = fresh(n, dtype, s)
     return s, x, rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
@@ -160,7 +158,7 @@ VENDORS = {"cupy.cumsum (CUB)": "x_cub", "torch.cumsum": "x_torch"}
 
 def scan_entry(name, fn, x, sets, inclusive, kernels, judge=None, **kw) -> race.Entry:
     """One scan `fn(x, out)` in a race, checked into poisoned output (`judge(out, x)`,
-    check_scan by default), timed over `sets`; `kw`: race.Entry's other fields."""
+    check_scan by default); `kw`: race.Entry's other fields."""
     out = sets[0][1]
 
     def check():
@@ -171,8 +169,8 @@ def scan_entry(name, fn, x, sets, inclusive, kernels, judge=None, **kw) -> race.
 
 
 def vendor_entries(x, sets, names=tuple(VENDORS), row=True) -> list[race.Entry]:
-    """The copy (of_copy) and the vendor scans of `names` (x_cub, x_torch) as a race's
-    baselines, checked; with `row`, a row each naming the kernels they launched."""
+    """The copy and the vendor scans of `names` as a race's baselines, checked; with `row`,
+    a row each naming the kernels they launched."""
     out = sets[0][1]
     entries = [race.copy_of(sets, row=row)]
     for name, fn in baselines(x, out, True).items():
@@ -193,8 +191,7 @@ def vendor_entries(x, sets, names=tuple(VENDORS), row=True) -> list[race.Entry]:
             kernels=lambda: [s for dt in DTYPES for inc in (True, False)
                              for v in ("single-pass", "three-kernel", "serial")
                              for s in ops.specs(v, dt, inc)],
-            # reader={}: every check is seconds; the page counts them all
-            reader={})
+            reader={})          # every check is seconds; the page counts them all
 def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
     """Each scan × dtype × inclusive/exclusive × size, integers also wrapping."""
     for n in sizes:
@@ -210,8 +207,8 @@ NUMPY_SCAN = "NumPy float32 (CPU, left to right)"
 
 
 def check_rows(ctx, n, dtype, pairs, metrics=lambda out, x, dt: {}, **params):
-    """A fresh input of n `dtype` (`params["input"]`: see fresh) and each scan of `pairs`
-    ((name, inclusive)) that runs here checked: a row each, `metrics(out, x, seconds)`."""
+    """Each scan of `pairs` ((name, inclusive)) that runs here checked on a fresh input:
+    a row each, `metrics(out, x, seconds)`."""
     import cupy as cp
     s = seed()
     x = fresh(n, dtype, s, params.get("input", "small"))
@@ -232,8 +229,7 @@ def check_rows(ctx, n, dtype, pairs, metrics=lambda out, x, dt: {}, **params):
 @experiment("scan.float_order", title="Summation order and the float32 result",
             small={"sizes": (1 << 16,)},
             kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "float32", True)],
-            # reader={}: three float32 scans per size, no timing
-            reader={})
+            reader={})          # three float32 scans per size, no timing
 def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
     """One float32 input scanned by each, and by NumPy left to right, against float64."""
     import cupy as cp
@@ -248,8 +244,8 @@ def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
 
 def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
              **part):
-    """Our `variants` (for each of `inclusive_set`), the vendor scans and the copy,
-    checked, then raced; returns the rows. `part`: params every row carries."""
+    """Our `variants`, the vendor scans and the copy, checked, then raced; returns the
+    rows. `part`: params every row carries."""
     s, x, sets = timed_input(ctx, n, dtype)
     useful = 2 * x.nbytes
     entries = []
@@ -288,8 +284,7 @@ def sizes(ctx, sizes=SWEEP_SIZES):
             kernels=lambda: [s for dt in DTYPES for inc in (True, False)
                              for v in ("single-pass", "three-kernel")
                              for s in ops.specs(v, dt, inc)],
-            # reader={}: one size; its table is the page's only use
-            reader={})
+            reader={})          # one size; its table is the page's only use
 def dtypes(ctx, n=1 << 28):
     for dt in DTYPES:
         time_set(ctx, n, dt, (True, False), ("single-pass", "three-kernel"), budget_s=1.2)
@@ -428,11 +423,9 @@ def torch_rle_entry(x, state: dict) -> race.Entry | None:
             kernels=lambda: (ops.specs("single-pass", "int32", True)
                              + ops.specs("single-pass", "int32", False)
                              + ops.specs("three-kernel", "int32", True) + rle.all_specs()),
-            # reader={}: the claim past 2^31 is the point of the run
-            reader={})
+            reader={})          # the claim past 2^31 is the point of the run
 def large(ctx, sizes=((1 << 30) + 1, (1 << 31) + 5)):
-    """Scans whose byte offsets (2^30 + 1) or count (2^31 + 5) pass 2^31, wrapping; the
-    encoder at the first size, its refusal at the second."""
+    """Scans whose byte offsets or count pass 2^31; the encoder, or its refusal."""
     for n in sizes:
         if 3 * 4 * n > current().total_mem_bytes:
             continue
@@ -450,7 +443,7 @@ def profile_missing():
 
 def profile_rows(ctx, segments, kernels_of, extra=(), derive=None) -> None:
     """Each segment (variant, n) once under Nsight Compute (`profiling`), a row each: its
-    counters and `derive(n, metrics)`'s, `kernels_of(variant)`, the kernels it saw."""
+    counters and `derive(n, metrics)`'s."""
     from ...profile import profile as run_ncu
 
     if not ctx.timing or not segments:
@@ -483,8 +476,7 @@ def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
             # 1000 calls at one size: the page quotes the calls and the wrong ones
             reader={"sizes": (1000003,)})
 def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "bulk")):
-    """`calls` scans back to back (back_to_back: a new epoch each) over four rotating
-    inputs, each call's last element against its input's sum."""
+    """`calls` scans back to back over four rotating inputs, each last element checked."""
     import cupy as cp
     for v in available(variants):
         for n in sizes:
@@ -512,8 +504,8 @@ def available(variants) -> tuple:
 
 
 def back_to_back(ctx, name: str, calls: int, call, want, wrong_after, **row) -> None:
-    """`calls` calls `call(k)` with no host wait, each one-element result compared with
-    `want(k)` at the end, plus `wrong_after()`: one row (`row`: its fields)."""
+    """`calls` calls `call(k)` with no host wait, each result against `want(k)` at the
+    end, plus `wrong_after()`: one row."""
     import cupy as cp
     got = cp.empty(calls, dtype=cp.int32)
     t0 = time.perf_counter()
@@ -564,8 +556,8 @@ def encode_once(ctx, n: int, s: int, mode: str, params: dict, kind: str = "short
 
 
 def floor_entry(x, state: dict) -> race.Entry:
-    """An encoder's floor as the baseline "of_floor": machine.read_write, the input read
-    once and 8 bytes written a run of `state`, nothing computed; checked."""
+    """An encoder's floor, the baseline "of_floor": the input read once, 8 bytes written a
+    run, nothing computed (machine.read_write)."""
     held = {}
 
     def check():
@@ -584,11 +576,9 @@ def floor_entry(x, state: dict) -> race.Entry:
 def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float = 1.2,
                   ceilings: dict | None = None, floor: bool = False, copy_row: bool = True,
                   numpy: bool = False) -> None:
-    """The encoders of a sweep raced on each kind of runs at n int32, each checked first:
-    `entries` (row name -> {"encoder", "run": fn(encoder, x), "params", "kernels", "bytes":
-    fn(runs)}), the `baselines` (encode variants), torch.unique_consecutive, the copy
-    (`copy_row`: with a row), `ceilings` (row name -> (make(x), specs): passes that are no
-    encoders), with `floor` floor_entry; with `numpy`, NumPy's encoder after the race."""
+    """`entries` (name -> {"encoder", "run": fn(encoder, x), "params", "kernels", "bytes":
+    fn(runs)}), `baselines` (encode variants), torch, the copy, `ceilings` (name ->
+    (make(x), specs)) and the floor raced on each kind of runs, each checked first."""
     import cupy as cp
     rng = np.random.default_rng(seed())
     base = rle.Encoder(n) if baselines else None

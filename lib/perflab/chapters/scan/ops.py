@@ -1,10 +1,6 @@
-"""The scans of the scan chapter as Python calls, checked before anything is launched:
-`scan(x, out=None, inclusive=True, variant=None, block=None, items=None)` on a 1-D
-contiguous CuPy array of int32, int64 or float32 (integer sums wrap as C's do; float sums
-in the kernel's order). VARIANTS (kernels/03-scan/): "serial" (01), "three-kernel" (02),
-"single-pass" (03, decoupled look-back) and "bulk" (16: bulk copies and one sequencer
-warp, compute capability 9.0+, the default where it runs; see `default_variant`).
-"""
+"""The scans as Python calls, checked before anything is launched: `scan(x)` on a 1-D
+contiguous CuPy array of int32, int64 or float32 (integer sums wrap as C's do). VARIANTS:
+"serial" (01), "three-kernel" (02), "single-pass" (03) and "bulk" (16, 9.0+)."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,14 +11,12 @@ from . import CHAPTER
 
 #: dtype name -> C type of the kernels' template parameter
 CTYPES = {"int32": "int", "int64": "long long", "float32": "float"}
-#: the three scans that scan.check, scan.sizes, scan.float_order and scan.profile race
-#: (their recorded rows are these three)
+#: the three scans scan.check, scan.sizes, scan.float_order and scan.profile race
 RACED = ("serial", "three-kernel", "single-pass")
 #: every variant `scan` accepts
 VARIANTS = RACED + ("bulk",)
 DEFAULT_BLOCK, DEFAULT_ITEMS = 256, 32          # DEFAULT_ITEMS: for 4-byte values
-#: The single pass's look-back (every thread of the block, or one warp) and grid
-#: (resident blocks that take their next ticket early, or one block a tile).
+#: the single pass's look-back (the block or one warp) and grid (persistent or a block a tile)
 LOOKBACKS = ("block", "warp")
 GRIDS = ("persistent", "per-tile")
 DEFAULT_LOOKBACK, DEFAULT_GRID = "warp", "per-tile"     # measured best: scan.lookback
@@ -81,9 +75,8 @@ def single_pass_spec(dtype="int32", block=DEFAULT_BLOCK, items=None,
                                 lookback == "block", grid == "persistent"))
 
 
-#: The bulk-copy single pass (16): (scanner warps, reducer warps, tile KiB, stages,
-#: sequencer words a lane a round trip, pause between polls in ns), one block an SM; the
-#: default's story is in the notes (chapters/notes/03-scan.md).
+#: 16's shape: (scanner warps, reducer warps, tile KiB, stages, sequencer words a lane,
+#: pause between polls in ns), one block an SM
 BULK = (16, 4, 32, 6, 4, 128)
 #: the shapes scan.bulk sweeps, and the diagnostic (no sequencer: every tile scanned alone)
 BULK_SWEEP = ((8, 4, 32, 6, 4, 128), (8, 2, 32, 6, 4, 128), (8, 8, 32, 6, 4, 128),
@@ -96,8 +89,8 @@ BULK_SMEM_LIMIT = 227 * 1024 - 1024
 
 
 def check_bulk(dtype: str, shape, halo: int = 0, extra: int = 0) -> None:
-    """ConfigError, naming the rule, for a bulk-copy shape that cannot be built (`halo`:
-    bytes before each stage's tile; `extra`: shared memory past the ring)."""
+    """ConfigError, naming the rule, for a bulk-copy shape (`halo`: bytes before each
+    stage's tile; `extra`: shared memory past the ring)."""
     check_dtype(dtype)
     scanners, reducers, kib, stages, width, delay = shape
     if not 1 <= scanners <= 16 or not 1 <= reducers <= scanners or scanners % reducers:
@@ -179,14 +172,10 @@ def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
 
 
 class LookbackState:
-    """The tile status of the single-pass kernels on one device and stream: the ticket
-    counter, the status words (and for 8-byte values the flags and the two value arrays;
-    for the bulk-copy kernels a second array of words; for a graph-launched encoder, 24
-    and 25, the word on the GPU that holds its next epoch), and the epoch that tells this
-    call's words from older ones. It is never cleared between calls; when it grows it is
-    allocated zeroed (`generation` counts that: a graph built over the old arrays is not
-    used again), and after 2^30 - 1 calls the epoch starts again from 1 over zeroed
-    arrays."""
+    """The single-pass kernels' tile status on one device and stream: ticket counter,
+    status words (and flags and values for 8-byte sums, hi words for 16 and 17, the epoch
+    word of 24 and 25) and the epoch. Never cleared between calls: it grows zeroed
+    (`generation` counts that), and after 2^30 - 1 calls restarts from 1 over zeroes."""
 
     def __init__(self):
         import cupy as cp
@@ -221,17 +210,15 @@ class LookbackState:
                 np.uint32(self.epoch))
 
     def split_args(self, tiles: int) -> tuple:
-        """(counter, lo words, hi words, epoch) for a call of the bulk-copy kernels (16,
-        17) over `tiles` tiles: one tagged word a tile for 4-byte values, two (lo, hi) for
-        8-byte ones (sequencer.cuh's SplitStatus)."""
+        """(counter, lo words, hi words, epoch) for 16 and 17 over `tiles` tiles
+        (sequencer.cuh's SplitStatus)."""
         self._fit(tiles, "words_hi")
         counter, words, _, _, _, epoch = self.args(tiles, False)
         return counter, words, self.words_hi, epoch
 
     def graph_args(self, tiles: int) -> tuple:
-        """(counter, lo words, hi words, epoch word) for a graph-launched encoder's call
-        over `tiles` tiles (graph.cuh): the kernel advances the word once a call, the host
-        counts the calls (rle.GraphCall) and resets the word with the arrays."""
+        """(counter, lo words, hi words, epoch word) for 24 and 25 over `tiles` tiles: the
+        kernel advances the word a call, the host counts the calls (rle.GraphCall)."""
         self._fit(tiles, "words", "words_hi")
         self._next_epoch()
         return self.counter, self.words, self.words_hi, self.word
@@ -334,9 +321,8 @@ def _totals(dtype, tiles):
 
 
 def default_variant() -> str:
-    """The fastest variant this GPU runs: "bulk" (16, compute capability 9.0+; 0.87 of the
-    copy and 1.5× torch.cumsum at 2^28 int32 on the H200, scan.targets), else
-    "single-pass" (03); the page's tries table has the retired ones."""
+    """The fastest variant this GPU runs: "bulk" (16, compute capability 9.0+), else
+    "single-pass" (03)."""
     return "bulk" if bulk_missing() is None else "single-pass"
 
 
@@ -407,8 +393,7 @@ def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
 
 def traffic_bytes(variant: str, n: int, itemsize: int, block=DEFAULT_BLOCK,
                   items=None) -> int:
-    """The bytes a variant moves to and from device memory, by its design (input read,
-    output written, totals, tile status)."""
+    """The bytes a variant moves to and from device memory, by its design."""
     items = items or (128 if variant == "single-pass" else 64) // itemsize
     data = n * itemsize
     if variant == "bulk":

@@ -1,7 +1,6 @@
-"""The numbers, tables and figures of the two scan pages (chapters/03-scan.md and
-chapters/03-rle.md), from the rows, live or replayed: each page's facts (PAGE_FACTS, every
-key quoted), its tries (SCAN_TRIES, RLE_TRIES: `tries_table`) and targets (TARGETS). A
-number a page quotes that its rows lack is an error here, never a "nan" in the book."""
+"""The two scan pages' numbers, tables and figures from the rows, live or replayed: facts
+(PAGE_FACTS), tries (`tries_table`) and TARGETS. A number a page quotes that its rows lack
+is an error here, never a "nan" in the book."""
 from __future__ import annotations
 
 import math
@@ -33,8 +32,7 @@ def pow2(n) -> str:
 
 # -- the scan page ------------------------------------------------------------------------
 def sizes_facts(sizes) -> dict:
-    """scan.sizes: the copy's rate, 01 at its largest size, 02 and 03 at 2^28, the smallest
-    size's times."""
+    """scan.sizes: the copy, 01 at its largest size, 02 and 03 at 2^28, the smallest size."""
     sp = "single-pass"
     f = quote(sizes, {"sp_of_copy": ("of_copy", sp), "tk_of_copy": ("of_copy", "three-kernel"),
                       "cub_of_copy": ("of_copy", "cupy.cumsum (CUB)"),
@@ -66,8 +64,7 @@ def profile_facts(prof) -> dict:
 
 
 def lookback_facts(lookback, staged, chunked) -> dict:
-    """What the look-back costs: 03's two widths (scan.lookback), 10 and 14 with and
-    without their chain of prefixes (scan.staged, scan.chunked)."""
+    """03's two look-back widths, 10 and 14 with and without their chain of prefixes."""
     f = {f"lb_{lb}_tile": need(lookback, "of_copy", lookback=lb, grid="per-tile") * 100
          for lb in ("warp", "block")}
     st = staged[staged["of_copy"].notna() & staged["variant"].str.startswith("staged")]
@@ -147,9 +144,8 @@ def lookback_cost_table(f: dict) -> pd.DataFrame:
 
 
 def sizes_figure(fig, sizes, bulk=None) -> list:
-    """Time a call (left) and fraction of the copy (right) against n; with `bulk`, 16 at
-    its default; live off the reference GPU, its recorded fractions dotted. Returns the
-    frames to stamp."""
+    """Time a call and fraction of the copy against n (with `bulk`, 16), the reference
+    GPU's recorded fractions dotted; returns the frames to stamp."""
     from ... import sidebyside
     ax1, ax2 = fig.subplots(1, 2)
     frames = sidebyside.beside(sizes)
@@ -201,8 +197,7 @@ def order_table(order):
 
 
 def serial_source() -> str:
-    """01_serial_block.cu for the page, its old "seed" names renamed (the file, hashed in
-    the rows, stays as it ran)."""
+    """01_serial_block.cu for the page, its old "seed" names renamed (the file stays)."""
     from ... import paths
     text = (paths.ROOT / "kernels" / "03-scan" / "01_serial_block.cu").read_text()
     for old, new in (("The seed's scan", "The portfolio's scan"), ("SEED_BLOCK", "SERIAL_BLOCK"),
@@ -411,9 +406,8 @@ def room_kinds_table(rows) -> pd.DataFrame:
 # -- the tries, as data ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Try:
-    """One try of a page: its idea, kernel, run and row (`where`; with `best` the largest
-    `metric` of the rows whose variant starts so), the kernel and row it raced
-    (`against`), and whether it was kept."""
+    """A page's try: idea, kernel, run and row (`where`; `best`: the largest `metric` of
+    the variants starting so), the kernel and row it raced (`against`), what was kept."""
     idea: str
     kernel: str
     experiment: str
@@ -511,8 +505,7 @@ RLE_TRIES = (
 
 
 def tries_table(tries, runs: dict) -> pd.DataFrame:
-    """A line a try: idea, kernel, result (and × the kernel it raced), run, kept; `runs`:
-    experiment name -> rows."""
+    """A line a try: idea, kernel, result, run, kept; `runs`: experiment name -> rows."""
     out = []
     for t in tries:
         df = runs[t.experiment]

@@ -18,12 +18,8 @@ BULK_SIZES = (1 << 28, 1 << 25)
 
 
 def shape_params(shape) -> dict:
-    sc, rd, kib, st, wd, d = shape[:6]
-    p = {"scanners": sc, "reducers": rd, "tile_kib": kib, "stages": st, "width": wd,
-         "delay_ns": d}
-    if len(shape) > 6:
-        p["elems_per_lane"] = shape[6]
-    return p
+    return dict(zip(("scanners", "reducers", "tile_kib", "stages", "width", "delay_ns",
+                     "elems_per_lane"), shape))
 
 
 def shape_name(shape) -> str:

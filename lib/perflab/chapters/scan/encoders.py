@@ -51,18 +51,6 @@ def stress(ctx, variant: str, calls: int, sizes) -> None:
         cp.get_default_memory_pool().free_all_blocks()
 
 
-def check_encoder(ctx, variant: str, kinds, check_sizes, large, calls: int,
-                  stress_sizes) -> None:
-    """`variant` checked at `check_sizes` on each kind, at `large` and back to back."""
-    for m in check_sizes:
-        for kind in kinds:
-            encode_once(ctx, m, seed(), variant, {"n": m, "kind": kind, "part": "check"}, kind)
-    for m in large:
-        encode_once(ctx, m, seed(), variant, {"n": m, "kind": "short", "part": "large"})
-    if calls:
-        stress(ctx, variant, calls, stress_sizes)
-
-
 def check_replay(ctx, sizes, kinds) -> None:
     """25's graph replayed: a second call on the same array, checked (part "replay")."""
     import cupy as cp
@@ -180,9 +168,8 @@ L1_PLAN = {
 
 
 def ballot_params(shape) -> dict:
-    w, piece, batch, cap, mb, width, seq = shape
-    return {"warps": w, "piece": piece, "batch": batch, "cap": cap, "blocks_per_sm": mb,
-            "width": width, "sequencer": seq, "tile": w * piece}
+    return {**dict(zip(("warps", "piece", "batch", "cap", "blocks_per_sm", "width", "sequencer"),
+                       shape)), "tile": shape[0] * shape[1]}
 
 
 def plan_spec(name: str):
@@ -217,7 +204,13 @@ def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=CHECK_SIZES, large=LAR
              replay_sizes=(1, 31, 4097, 1000003, (1 << 25) + 5), rounds=7, n_repeat=20):
     """25 checked, L1_PLAN's encoders raced with 05, torch, ceiling and floor; call time."""
     cc = device.current().compute_capability
-    check_encoder(ctx, "room", kinds, check_sizes, large, calls, stress_sizes)
+    for m in check_sizes:
+        for kind in kinds:
+            encode_once(ctx, m, seed(), "room", {"n": m, "kind": kind, "part": "check"}, kind)
+    for m in large:
+        encode_once(ctx, m, seed(), "room", {"n": m, "kind": "short", "part": "large"})
+    if calls:
+        stress(ctx, "room", calls, stress_sizes)
     check_replay(ctx, replay_sizes, kinds)
     entries = {name: one_pass_entry(n, {"variant": "room", "shape": shape,
                                         "head_bytes": head_bytes, "all_shared": all_shared},

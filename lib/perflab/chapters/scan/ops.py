@@ -250,13 +250,6 @@ def check_array(x, name="x", dtypes=CTYPES):
                           "(a slice?): the kernels load 16-byte vectors; pass a copy")
 
 
-def _overlap(a, b) -> bool:
-    if a.size == 0 or b.size == 0:
-        return False
-    a0, b0 = a.data.ptr, b.data.ptr
-    return a0 < b0 + b.nbytes and b0 < a0 + a.nbytes
-
-
 _PLANS = Plans()
 
 
@@ -345,7 +338,8 @@ def scan(x, out=None, *, inclusive: bool = True, variant: str | None = None,
         if out.shape != x.shape or out.dtype != x.dtype:
             raise ConfigError(f"out has shape {out.shape} and dtype {out.dtype}; it must "
                               f"match x ({x.shape}, {x.dtype})")
-        if _overlap(x, out):
+        a0, b0 = x.data.ptr, out.data.ptr
+        if x.size and out.size and a0 < b0 + out.nbytes and b0 < a0 + x.nbytes:
             raise ConfigError("out overlaps x: in-place scans are not supported, pass a "
                               "separate output array")
     enqueue(x, out, inclusive, variant, block, items)

@@ -120,11 +120,9 @@ def check_facts(check, stress, targets) -> dict:
 
 def tune_facts(tune) -> dict:
     t = tune[tune["of_copy"].notna()].sort_values("of_copy")
-    f = {}
-    for key, r in (("best", t.iloc[-1]), ("worst", t.iloc[0])):
-        f[f"tune_{key}"] = f"block {int(r['block'])} × {int(r['items'])} items"
-        f[f"tune_{key}_of_copy"] = float(r["of_copy"]) * 100
-    return f
+    return {k: v for key, r in (("best", t.iloc[-1]), ("worst", t.iloc[0])) for k, v in (
+        (f"tune_{key}", f"block {int(r['block'])} × {int(r['items'])} items"),
+        (f"tune_{key}_of_copy", float(r["of_copy"]) * 100))}
 
 
 #: 14's default shape in the archived sweep (24 data warps, 8 vectors a lane, one batch,
@@ -162,20 +160,19 @@ def sizes_figure(fig, sizes, bulk=None) -> list:
             d = ref[(ref["variant"] == v) & ref["of_copy"].notna()].sort_values("n")
             ax2.plot(d["n"], d["of_copy"], ":", lw=1.2, color=COLORS[v])
         ax2.plot([], [], ":", color="0.3", label=f"{sidebyside.short_name(ref)}, recorded")
-    if bulk is not None and len(bulk):
-        d = bulk[(bulk["variant"] == "bulk") & bulk["median_ms"].notna()].sort_values("n")
-        if len(d):
-            kw = dict(color="C3", marker="D", ms=5, ls="none", label="bulk copy + sequencer (16)")
-            ax1.plot(d["n"], d["median_ms"] * 1e3, **kw)
-            ax2.plot(d["n"], d["of_copy"], **kw)
-            ax2.errorbar(d["n"], d["of_copy"], yerr=[d["of_copy"] - d["of_copy_min"],
-                         d["of_copy_max"] - d["of_copy"]], color="C3", ls="none")
-    for ax in (ax1, ax2):
+    bulk = bulk if bulk is not None and len(bulk) else None
+    d = bulk[(bulk["variant"] == "bulk") & bulk["median_ms"].notna()].sort_values("n") \
+        if bulk is not None else ()
+    if len(d):
+        kw = dict(color="C3", marker="D", ms=5, ls="none", label="bulk copy + sequencer (16)")
+        ax1.plot(d["n"], d["median_ms"] * 1e3, **kw)
+        ax2.plot(d["n"], d["of_copy"], **kw)
+        ax2.errorbar(d["n"], d["of_copy"], yerr=[d["of_copy"] - d["of_copy_min"],
+                     d["of_copy_max"] - d["of_copy"]], color="C3", ls="none")
+    for ax, ylabel in ((ax1, "time per call (µs)"), (ax2, "speed as a fraction of the copy")):
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("elements (int32)")
+        ax.set(xlabel="elements (int32)", ylabel=ylabel)
     ax1.set_yscale("log")
-    ax1.set_ylabel("time per call (µs)")
-    ax2.set_ylabel("speed as a fraction of the copy")
     ax2.axhline(2 / 3, color="C2", lw=0.8, ls=":")
     ax2.text(2 ** 10, 2 / 3 + 0.02, "2/3: the three kernels' bound", color="C2", fontsize=9)
     handles, labels = ax1.get_legend_handles_labels()
@@ -185,7 +182,7 @@ def sizes_figure(fig, sizes, bulk=None) -> list:
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.01), ncol=3,
                fontsize=9, frameon=False)
     fig.tight_layout(rect=(0, 0.22, 1, 1))
-    return frames + ([bulk] if bulk is not None and len(bulk) else [])
+    return frames + ([bulk] if bulk is not None else [])
 
 
 def sizes_table(sizes):
@@ -229,10 +226,9 @@ def _parts(rows) -> pd.Series:
     return rows["part"] if "part" in rows else pd.Series("", index=rows.index)
 
 
-def _race(rows, kind: str = "short"):
-    part = _parts(rows)
-    r = rows[~part.isin(["check", "large", "stress", "replay", "call time"])]
-    return r[r["kind"] == kind]
+def _race(rows, kind: str | None = "short"):
+    r = rows[~_parts(rows).isin(["check", "large", "stress", "replay", "call time"])]
+    return r if kind is None else r[r["kind"] == kind]
 
 
 def encode_facts(rle) -> dict:
@@ -373,30 +369,24 @@ def rle_figure(ax, rle, n=RLE_N):
 def room_l1_table(rows) -> pd.DataFrame:
     """scan.rle_room's race on runs of 1-15, a line an encoder of ROOM_RACE."""
     race = _race(rows)
-    out = []
-    for _, nm, label in ROOM_RACE:
-        r = lookup.first(race, variant=nm)
-        out.append({"encoder": label, **{c: lookup.cell(r, c) for c in (
-            "bytes_a_head", "shared_kib_sm", "l1_kib", "in_flight_kib", "x_torch")},
-            "us": lookup.cell(r, "median_ms") * 1e3})
-    return pd.DataFrame(out)
+    return pd.DataFrame([{"encoder": label, **{c: lookup.cell(r, c) for c in (
+        "bytes_a_head", "shared_kib_sm", "l1_kib", "in_flight_kib", "x_torch")},
+        "us": lookup.cell(r, "median_ms") * 1e3}
+        for _, nm, label in ROOM_RACE for r in (lookup.first(race, variant=nm),)])
 
 
 def room_call_table(rows) -> pd.DataFrame:
     """scan.rle_room's call-time part, a line a call of ROOM_CALLS."""
     ct = rows[_parts(rows) == "call time"]
-    out = []
-    for v, (_, label) in ROOM_CALLS.items():
-        r = lookup.first(ct, variant=v)
-        out.append({"call": label, **{f"{m}_us": lookup.cell(r, f"{m}_ms") * 1e3
-                                      for m in ("call", "host", "queued")},
-                    "x_torch": lookup.cell(r, "x_torch"),
-                    "x_torch_queued": lookup.cell(r, "x_torch_queued")})
-    return pd.DataFrame(out)
+    return pd.DataFrame([{"call": label, **{f"{m}_us": lookup.cell(r, f"{m}_ms") * 1e3
+                                            for m in ("call", "host", "queued")},
+                          **{c: lookup.cell(r, c) for c in ("x_torch", "x_torch_queued")}}
+                         for v, (_, label) in ROOM_CALLS.items()
+                         for r in (lookup.first(ct, variant=v),)])
 
 
 def room_kinds_table(rows) -> pd.DataFrame:
-    race = rows[~_parts(rows).isin(["check", "large", "stress", "replay", "call time"])]
+    race = _race(rows, None)
     race = race[race["median_ms"].notna() & (race["variant"] != "copy")]
     cols = [c for c in ("variant", "kind", "runs", "median_ms", "x_torch", "x_torch_min",
                         "x_torch_max", "correct") if c in race]

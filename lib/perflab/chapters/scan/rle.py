@@ -107,10 +107,6 @@ def room_smem(shape) -> int:
     return ballot_smem(shape, 6)
 
 
-def check_room_shape(shape) -> None:
-    check_ballot_shape(shape, room_smem)
-
-
 def ballot_threads(shape) -> int:
     """23's threads: the walkers, the look-back warp, the sequencer's (if any)."""
     return (shape[0] + 1 + (shape[6] > 0)) * 32

@@ -92,8 +92,7 @@ def _profile_or_bulk_missing():
             # segments the pages quote; plan="full" profiles where Nsight Compute is installed
             reader={}, replay_reader=REPLAYED)
 def bulk_profile(ctx, segments=(("bulk", 1 << 28), ("rle bulk", 1 << 25))):
-    """16 at 2^28 and 17 at 2^25 (runs of 1-15) once each under Nsight Compute: DRAM bytes
-    read and written over the input's 4n, and the L2 hit rate."""
+    """16 at 2^28 and 17 at 2^25 under Nsight Compute: DRAM bytes over the input's 4n."""
     def derive(n, m):
         return {f"dram_{k}_over_input": (m[f"dram_{k}_MB"][0] * 1e6 / (4 * n), "x")
                 for k in ("read", "write") if f"dram_{k}_MB" in m}

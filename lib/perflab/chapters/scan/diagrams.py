@@ -1,5 +1,4 @@
-"""The scan pages' diagrams (matplotlib patches): the look-back's tile states and
-run-length encoding worked on 16 elements; every text 9 pt or more, at most 7.5 in wide."""
+"""The scan pages' diagrams: the look-back's tile states and run-length encoding worked."""
 from __future__ import annotations
 
 import numpy as np
@@ -29,15 +28,14 @@ def published(states, sums) -> list:
 def lookback_walk(states, sums, tile: int) -> dict:
     """The look-back of `tile`, nearest first, adding aggregates up to the first prefix or
     stopping at an X: {"read": tiles read, "prefix": or None, "waits_on": X tile or None}."""
-    words = published(states, sums)
-    read, total = [], 0
+    words, read, total = published(states, sums), [], 0
     for t in range(tile - 1, -1, -1):
         read.append(t)
         if states[t] == "X":
             return {"read": read, "prefix": None, "waits_on": t}
         total += words[t]
         if states[t] == "P":
-            return {"read": read, "prefix": total, "waits_on": None}
+            break
     return {"read": read, "prefix": total, "waits_on": None}
 
 
@@ -93,7 +91,7 @@ def lookback_figure(fig=None):
             msg = (f"tile {walk['waits_on']} has published nothing yet: the walk stops "
                    f"there and polls again")
         else:
-            parts = " + ".join(str(published(states, TILE_SUMS)[t]) for t in walk["read"])
+            parts = " + ".join(str(words[t]) for t in walk["read"])
             msg = (f"prefix of tile {looking} = {parts} = {walk['prefix']} "
                    f"(A words added, stop at the first P)")
         ax.text(-1.85, y - 0.32, msg, ha="left", va="center", fontsize=FONT)

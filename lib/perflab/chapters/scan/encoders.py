@@ -1,5 +1,4 @@
-"""The one-pass encoders' experiments: scan.rle_bulk (17 by shape) and scan.rle_room (25,
-and 24 at its shapes: room in L1 for the loads in flight)."""
+"""The one-pass encoders' experiments: scan.rle_bulk (17) and scan.rle_room (25 and 24)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,4 @@
-"""The scan chapters' experiments: every scan and encoder checked on fresh inputs into
-poisoned output, then timed round by round next to CUB (CuPy, PyTorch) and the copy."""
+"""The scan chapters' experiments: every scan and encoder checked, then raced with CUB."""
 from __future__ import annotations
 
 import math
@@ -46,14 +45,12 @@ def fresh(n: int, dtype: str, s: int, dist: str = "small"):
 
 
 def float_tolerance(n: int) -> float:
-    """Relative-error bound of a float32 scan of n: a level of the tree each (log2 n) plus a
-    random walk along the tiles' prefixes (√(n / 4096)), times 8."""
+    """Relative-error bound of a float32 scan of n: log2 n levels plus a √(n / 4096) walk."""
     return 8 * 2.0 ** -24 * (8 + math.log2(n + 1) + math.sqrt(n / 4096))
 
 
 def _int_scan_wrong(out, x, inclusive: bool, chunk: int = 1 << 26) -> int:
-    """Wrong elements of the integer scan `out` of `x`: out[i] - out[i-1] must be x[i]
-    (inclusive) or x[i-1], modulo 2^bits."""
+    """Wrong elements of the integer scan `out` of `x`: out[i] - out[i-1] against x."""
     import cupy as cp
     n = x.size
     if n == 0:
@@ -143,8 +140,7 @@ VENDORS = {"cupy.cumsum (CUB)": "x_cub", "torch.cumsum": "x_torch"}
 
 
 def scan_entry(name, fn, x, sets, inclusive, kernels, judge=None, **kw) -> race.Entry:
-    """One scan `fn(x, out)` in a race, checked into poisoned output (`judge(out, x)`,
-    check_scan by default); `kw`: race.Entry's other fields."""
+    """One scan `fn(x, out)` in a race, checked by `judge(out, x)` (check_scan) first."""
     out = sets[0][1]
 
     def check():
@@ -155,8 +151,7 @@ def scan_entry(name, fn, x, sets, inclusive, kernels, judge=None, **kw) -> race.
 
 
 def vendor_entries(x, sets, names=tuple(VENDORS), row=True) -> list[race.Entry]:
-    """The copy and the vendor scans of `names` as a race's baselines, checked; with `row`,
-    a row each naming the kernels they launched."""
+    """The copy and the vendor scans of `names` as a race's baselines, checked."""
     out = sets[0][1]
     entries = [race.copy_of(sets, row=row)]
     for name, fn in baselines(x, out, True).items():
@@ -193,8 +188,7 @@ NUMPY_SCAN = "NumPy float32 (CPU, left to right)"
 
 
 def check_rows(ctx, n, dtype, pairs, metrics=lambda out, x, dt: {}, **params):
-    """Each scan of `pairs` ((name, inclusive)) that runs here checked on a fresh input:
-    a row each, `metrics(out, x, seconds)`."""
+    """Each scan of `pairs` ((name, inclusive)) checked on a fresh input, a row each."""
     import cupy as cp
     s = seed()
     x = fresh(n, dtype, s, params.get("input", "small"))
@@ -233,8 +227,7 @@ def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
 
 def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
              **part):
-    """Our `variants`, the vendor scans and the copy, checked, then raced; returns the
-    rows. `part`: params every row carries."""
+    """Our `variants`, the vendor scans and the copy, checked, then raced: the rows."""
     s, x, sets = timed_input(ctx, n, dtype)
     useful = 2 * x.nbytes
     entries = []
@@ -367,8 +360,7 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
 
 
 def encoder_entry(name, enc, run, x, kernels, moved, state: dict, **kw) -> race.Entry:
-    """One encoder `run(enc, x)` in a race, checked (its runs left in `state` for the
-    entries after it); `moved(runs)`: its bytes moved by design."""
+    """One encoder `run(enc, x)` in a race, checked (its runs left in `state`)."""
     def judge():
         enc.poison()
         run(enc, x)
@@ -390,8 +382,7 @@ def torch_runs(torch, tx, enc, runs: int) -> Check:
 
 
 def torch_rle_entry(x, state: dict) -> race.Entry | None:
-    """torch.unique_consecutive as an encoder race's baseline x_torch, checked against
-    the last encoder's runs (`state`); None without PyTorch."""
+    """torch.unique_consecutive, a race's x_torch, checked (None without PyTorch)."""
     torch = torch_or_none()
     if torch is None:
         return None
@@ -431,8 +422,7 @@ def profile_missing():
 
 
 def profile_rows(ctx, segments, kernels_of, extra=(), derive=None) -> None:
-    """Each segment (variant, n) once under Nsight Compute (`profiling`), a row each: its
-    counters and `derive(n, metrics)`'s."""
+    """Each segment (variant, n) once under Nsight Compute (`profiling`), a row each."""
     from ...profile import profile as run_ncu
 
     if not ctx.timing or not segments:
@@ -493,8 +483,7 @@ def available(variants) -> tuple:
 
 
 def back_to_back(ctx, name: str, calls: int, call, want, wrong_after, **row) -> None:
-    """`calls` calls `call(k)` with no host wait, each result against `want(k)` at the
-    end, plus `wrong_after()`: one row."""
+    """`calls` calls `call(k)` with no host wait, each against `want(k)`: one row."""
     import cupy as cp
     got = cp.empty(calls, dtype=cp.int32)
     t0 = time.perf_counter()
@@ -545,8 +534,7 @@ def encode_once(ctx, n: int, s: int, mode: str, params: dict, kind: str = "short
 
 
 def floor_entry(x, state: dict) -> race.Entry:
-    """An encoder's floor, the baseline "of_floor": the input read once, 8 bytes written a
-    run, nothing computed (machine.read_write)."""
+    """The floor, baseline "of_floor": the input read once, 8 bytes written a run."""
     held = {}
 
     def check():
@@ -565,9 +553,8 @@ def floor_entry(x, state: dict) -> race.Entry:
 def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float = 1.2,
                   ceilings: dict | None = None, floor: bool = False, copy_row: bool = True,
                   numpy: bool = False) -> None:
-    """`entries` (name -> {"encoder", "run": fn(encoder, x), "params", "kernels", "bytes":
-    fn(runs)}), `baselines` (encode variants), torch, the copy, `ceilings` (name ->
-    (make(x), specs)) and the floor raced on each kind of runs, each checked first."""
+    """`entries` (name -> {"encoder", "run", "params", "kernels", "bytes"}), `baselines`,
+    torch, the copy, `ceilings` and the floor raced on each kind of runs, checked first."""
     import cupy as cp
     rng = np.random.default_rng(seed())
     base = rle.Encoder(n) if baselines else None

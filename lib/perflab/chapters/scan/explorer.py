@@ -1,5 +1,4 @@
-"""The single pass's tile explorer: block size × ITEMS_PER_THREAD against its recorded
-fraction of the copy (or why it cannot run); with a GPU, in Jupyter, measured live."""
+"""The single pass's tile explorer: block × ITEMS_PER_THREAD, recorded or measured live."""
 from __future__ import annotations
 
 import functools

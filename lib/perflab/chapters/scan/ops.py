@@ -27,8 +27,7 @@ EPOCH_LIMIT = (1 << 30) - 1
 
 
 def default_items(dtype, variant: str = "single-pass") -> int:
-    """ITEMS_PER_THREAD by default: 128 bytes a thread for the single pass (scan.tune's
-    best), 64 for the three kernels (at 128 their downsweep spills on sm_89)."""
+    """ITEMS_PER_THREAD: 128 bytes a thread for the single pass, 64 for the others."""
     return (128 if variant == "single-pass" else 64) // np.dtype(dtype).itemsize
 
 
@@ -89,8 +88,7 @@ BULK_SMEM_LIMIT = 227 * 1024 - 1024
 
 
 def check_bulk(dtype: str, shape, halo: int = 0, extra: int = 0) -> None:
-    """ConfigError, naming the rule, for a bulk-copy shape (`halo`: bytes before each
-    stage's tile; `extra`: shared memory past the ring)."""
+    """ConfigError for a bulk-copy shape (`halo`: bytes before each tile, `extra`: after)."""
     check_dtype(dtype)
     scanners, reducers, kib, stages, width, delay = shape
     if not 1 <= scanners <= 16 or not 1 <= reducers <= scanners or scanners % reducers:
@@ -210,15 +208,13 @@ class LookbackState:
                 np.uint32(self.epoch))
 
     def split_args(self, tiles: int) -> tuple:
-        """(counter, lo words, hi words, epoch) for 16 and 17 over `tiles` tiles
-        (sequencer.cuh's SplitStatus)."""
+        """(counter, lo words, hi words, epoch) for 16 and 17 (SplitStatus)."""
         self._fit(tiles, "words_hi")
         counter, words, _, _, _, epoch = self.args(tiles, False)
         return counter, words, self.words_hi, epoch
 
     def graph_args(self, tiles: int) -> tuple:
-        """(counter, lo words, hi words, epoch word) for 24 and 25 over `tiles` tiles: the
-        kernel advances the word a call, the host counts the calls (rle.GraphCall)."""
+        """(counter, lo words, hi words, epoch word) for 24 and 25 (rle.GraphCall)."""
         self._fit(tiles, "words", "words_hi")
         self._next_epoch()
         return self.counter, self.words, self.words_hi, self.word
@@ -314,8 +310,7 @@ def _totals(dtype, tiles):
 
 
 def default_variant() -> str:
-    """The fastest variant this GPU runs: "bulk" (16, compute capability 9.0+), else
-    "single-pass" (03)."""
+    """The fastest variant this GPU runs: "bulk" (16, 9.0+), else "single-pass" (03)."""
     return "bulk" if bulk_missing() is None else "single-pass"
 
 

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 
 def prepare(segments: list[dict]) -> list:
-    """One callable per segment {"variant", "n"} ("rle bulk": runs of 1-15, "shape"), every
-    kernel compiled, nothing launched after."""
+    """One callable per segment {"variant", "n"} ("rle bulk": "shape"), kernels compiled."""
     import cupy as cp
     import numpy as np
 

@@ -291,11 +291,10 @@ def graph_facts(rle_graph) -> dict:
     """24 (scan.rle_graph): its race with 23 and the host's part of a call."""
     g = _race(rle_graph)
     ct = rle_graph[_parts(rle_graph) == "call time"]
-    return {
+    return quote(ct, {"gr15_ct_bl_host_us": ("host_ms", "rle ballot"),
+                      "gr15_ct_gr_host_us": ("host_ms", "rle graph")}, 1e3) | {
         "gr15_over_ballot": (need(g, "median_ms", variant="rle ballot")
                              / need(g, "median_ms", variant="rle graph")),
-        "gr15_ct_bl_host_us": need(ct, "host_ms", variant="rle ballot") * 1e3,
-        "gr15_ct_gr_host_us": need(ct, "host_ms", variant="rle graph") * 1e3,
         "gr15_ct_work_diff_us": (need(ct, "queued_ms", variant="rle graph")
                                  - need(ct, "queued_ms", variant="rle ballot")) * 1e3}
 
@@ -396,8 +395,7 @@ def room_kinds_table(rows) -> pd.DataFrame:
 # -- the tries, as data ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Try:
-    """A page's try: idea, kernel, run and row (`where`; `best`: the largest `metric` of
-    the variants starting so), the kernel and row it raced (`against`), what was kept."""
+    """A page's try: its row (`where`; `best`: the largest `metric`), what it raced, kept."""
     idea: str
     kernel: str
     experiment: str

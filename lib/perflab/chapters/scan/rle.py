@@ -266,8 +266,7 @@ class Encoder:
         return self.values, self.lengths, self.count
 
     def _prepare(self, variant, shape, all_shared, head_bytes):
-        """17's PreparedLaunch and tile, or 24's and 25's GraphCall; ConfigError where its
-        blocks do not fit an SM."""
+        """17's PreparedLaunch and tile, or 24's and 25's GraphCall (ConfigError: no fit)."""
         from ...device import current
         from ...kernels import PreparedLaunch, blocks_per_sm
         from .ops import bulk_threads, require_bulk_copy
@@ -353,8 +352,7 @@ def decode(values, lengths, n: int):
 
 
 def numpy_steps(x: np.ndarray) -> dict:
-    """The encoder's steps in NumPy (the page's worked example): `flags`, `positions` (their
-    exclusive scan), `heads`, `values`, `lengths`."""
+    """The encoder's steps in NumPy: `flags`, `positions`, `heads`, `values`, `lengths`."""
     x = np.asarray(x)
     n = x.size
     flags = np.ones(n, dtype=np.int64)
@@ -392,8 +390,7 @@ def reference(x):
 
 
 def make_runs(n: int, kind: str, rng):
-    """n int32 in runs that differ: "short" (1-15), "long" (100-10000), "mixed" (90 %
-    short), "equal" (one run), "distinct" (n runs)."""
+    """n int32 in runs: "short" (1-15), "long" (100-10000), "mixed", "equal", "distinct"."""
     import cupy as cp
     if kind == "equal":
         return cp.full(n, int(rng.integers(-2**31, 2**31 - 1)), dtype=cp.int32)

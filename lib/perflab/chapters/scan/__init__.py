@@ -12,16 +12,10 @@ TITLE = "Parallel scan"
 #: the pages this package serves: chapters/03-scan.md and chapters/03-rle.md
 PAGES = (CHAPTER, "03-rle")
 
-from . import experiments  # noqa: E402,F401  (registers the scans' experiments)
-from . import bulk  # noqa: E402,F401  (registers scan.bulk, scan.bulk_profile)
-from . import encoders  # noqa: E402,F401  (registers scan.rle_bulk, scan.rle_room)
-from . import archive  # noqa: E402,F401  (registers the retired tries, replay only)
-from . import sanitize  # noqa: E402,F401  (registers scan.sanitize)
+# each registers its experiments (archive: the retired tries, replay only)
+from . import experiments, bulk, encoders, archive, sanitize  # noqa: E402,F401
 
 #: the package's own modules beyond the roles of perflab.chapters (module -> role)
-PARTS = {
-    "rle": "the encoders, the decoder and inputs with runs (the library's second half)",
-    "bulk": "the bulk-copy scan's experiments",
-    "encoders": "the one-pass encoders' experiments",
-    "archive": "the retired tries the pages cite, replayed from their rows",
-}
+PARTS = {"rle": "the encoders, the decoder and inputs with runs (the library's second half)",
+         "bulk": "the bulk-copy scan's experiments", "encoders": "the one-pass encoders' experiments",
+         "archive": "the retired tries the pages cite, replayed from their rows"}

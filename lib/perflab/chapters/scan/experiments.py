@@ -502,12 +502,10 @@ def check_tile_scans(out, x, tile: int) -> Check:
     """Every tile of `tile` elements scanned alone, exactly (the diagnostic's check)."""
     import cupy as cp
     n = x.size
-    full = n - n % tile
-    wrong = 0
+    full, wrong = n - n % tile, 0
     if full:
-        ref = cp.cumsum(x[:full].reshape(-1, tile), axis=1, dtype=x.dtype)
-        wrong += int((out[:full].reshape(-1, tile) != ref).sum())
-        del ref
+        wrong += int((out[:full].reshape(-1, tile)
+                      != cp.cumsum(x[:full].reshape(-1, tile), axis=1, dtype=x.dtype)).sum())
     if n > full:
         wrong += int((out[full:] != cp.cumsum(x[full:], dtype=x.dtype)).sum())
     return Check(wrong == 0, wrong / max(n, 1), 0.0, 0)

@@ -11,6 +11,7 @@ import pandas as pd
 from ... import lookup
 from ...lookup import need, quote
 from ...targets import Target, table as targets_table
+from . import ops, rle as rle_mod
 from .bulk import shape_name
 
 #: One colour per series of the scan pages (CUB in the vendor greys, the copy dashed).
@@ -79,7 +80,6 @@ def lookback_facts(lookback, staged, chunked) -> dict:
 
 def bulk_facts(bulk, bulk_prof) -> dict:
     """16 at its default in scan.bulk's rounds, and its DRAM bytes (scan.bulk_profile)."""
-    from . import ops
     default = f"bulk {shape_name(ops.BULK)}"
     f = {"bk6_shape": shape_name(ops.BULK)}
     f |= quote(bulk, {"bk6_of_copy": ("of_copy", default), "bk6_of_copy_min": ("of_copy_min", default),
@@ -250,12 +250,10 @@ def encode_facts(rle) -> dict:
 
 def sequencer_facts(targets, bulk_prof, rle_bulk, parts) -> dict:
     """17 against 15, its DRAM bytes, its ring alone and the read ceiling."""
-    from . import rle as rle_mod
     t = targets[(targets["part"] == "rle") & (targets["kind"] == "short")]
     default = f"rle bulk {shape_name(rle_mod.BULK)}"
-    return {"bk6_rle_short_us": need(t, "median_ms", variant="bulk") * 1e3} | quote(t, {
-        "bk6_rle_short_x_torch": ("x_torch", "bulk"),
-        "bk6_rle_ch_short_x_torch": ("x_torch", "chunked")}) | {
+    return quote(t, {"bk6_rle_short_us": ("median_ms", "bulk")}, 1e3) | quote(t, {
+        "bk6_rle_short_x_torch": ("x_torch", "bulk"), "bk6_rle_ch_short_x_torch": ("x_torch", "chunked")}) | {
         "bk6_rle_dram_read_x": need(bulk_prof, "dram_read_over_input", variant="rle bulk"),
         "bk6_rsw_short_diag4_us": need(parts, "median_ms", variant=f"{default} diagnostic 4",
                                       kind="short") * 1e3,
@@ -265,7 +263,6 @@ def sequencer_facts(targets, bulk_prof, rle_bulk, parts) -> dict:
 
 def ballot_facts(rle_ballot, ballot_prof, walk_prof) -> dict:
     """23 against 20 in its rounds, its profile and 22's instructions."""
-    from . import rle as rle_mod
     b = _race(rle_ballot)
     us = need(b, "median_ms", variant=BALLOT_DEFAULT)
     prof = {d: lookup.first(ballot_prof, variant="rle ballot", diagnostic=d) for d in (0, 1, 2)}
@@ -281,8 +278,7 @@ def ballot_facts(rle_ballot, ballot_prof, walk_prof) -> dict:
                                 diagnostic=0) / 1e6,
         "bl12_dram_read_x": need(ballot_prof, "dram_read_over_input", variant="rle ballot",
                                  diagnostic=0),
-        "bl12_prof_chain_us": dur[0] - dur[1],
-        "bl12_prof_writes_us": dur[0] - dur[2],
+        "bl12_prof_chain_us": dur[0] - dur[1], "bl12_prof_writes_us": dur[0] - dur[2],
         "wk11_enc_inst_M": need(walk_prof, "inst_executed", variant="rle walk",
                                 diagnostic=0) / 1e6}
 

@@ -139,24 +139,6 @@ def bulk_spec(dtype="int32", shape=None, inclusive=True, lookback=True) -> Kerne
                       template=(CTYPES[dtype], sc, rd, kib * 1024, st, wd, d, bool(inclusive)))
 
 
-def three_kernel_specs(dtype="int32", block=DEFAULT_BLOCK, items=None,
-                       inclusive=True) -> list[KernelSpec]:
-    items = items or default_items(dtype, "three-kernel")
-    f = f"{CHAPTER}/02_three_kernel.cu"
-    c = CTYPES[dtype]
-    return [KernelSpec(f, "reduce_tiles", template=(c, block, items)),
-            KernelSpec(f, "scan_totals", template=(c, block, items)),
-            KernelSpec(f, "scan_tiles", template=(c, block, items, bool(inclusive)))]
-
-
-def serial_specs(dtype="int32", inclusive=True) -> list[KernelSpec]:
-    f = f"{CHAPTER}/01_serial_block.cu"
-    c = CTYPES[dtype]
-    return [KernelSpec(f, "seed_reduce", template=(c,)),
-            KernelSpec(f, "seed_scan_totals", template=(c,)),
-            KernelSpec(f, "seed_downsweep", template=(c, bool(inclusive)))]
-
-
 def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
           items=None) -> list[KernelSpec]:
     check_variant(variant)
@@ -164,9 +146,13 @@ def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
         return [single_pass_spec(dtype, block, items, inclusive)]
     if variant == "bulk":
         return [bulk_spec(dtype, inclusive=inclusive)]
+    c, inc = CTYPES[dtype], bool(inclusive)
     if variant == "three-kernel":
-        return three_kernel_specs(dtype, block, items, inclusive)
-    return serial_specs(dtype, inclusive)
+        t = (c, block, items or default_items(dtype, "three-kernel"))
+        return [KernelSpec(f"{CHAPTER}/02_three_kernel.cu", name, template=tmpl) for name, tmpl in
+                (("reduce_tiles", t), ("scan_totals", t), ("scan_tiles", t + (inc,)))]
+    return [KernelSpec(f"{CHAPTER}/01_serial_block.cu", name, template=tmpl) for name, tmpl in
+            (("seed_reduce", (c,)), ("seed_scan_totals", (c,)), ("seed_downsweep", (c, inc)))]
 
 
 class LookbackState:
@@ -280,12 +266,12 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
         if variant == "serial":
             check_dtype(dtype)
             tiles = _tiles(n, SEED_BLOCK, (1 << 31) - 1, "blocks exceed the grid's 2^31 - 1 blocks")
-            return [get_kernel(s) for s in serial_specs(dtype, inclusive)], tiles
+            return [get_kernel(s) for s in specs(variant, dtype, inclusive)], tiles
         check_tile(dtype, block, items)
         if variant == "three-kernel":
             tiles = _tiles(n, block * items, (1 << 31) - 1,
                            "tiles exceed the grid's 2^31 - 1 blocks")
-            return [get_kernel(s) for s in three_kernel_specs(dtype, block, items, inclusive)], tiles
+            return [get_kernel(s) for s in specs(variant, dtype, inclusive, block, items)], tiles
         tiles = _tiles(n, block * items, ticket, "tiles exceed the 32-bit tile ticket; use a "
                        "larger tile (block × items)")
         k = get_kernel(single_pass_spec(dtype, block, items, inclusive, lookback, grid))

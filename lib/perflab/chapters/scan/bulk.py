@@ -56,8 +56,7 @@ def bulk(ctx, sizes=BULK_SIZES, sweep=ops.BULK_SWEEP, diagnostic=ops.BULK_DIAGNO
     for n in sizes:
         s, x, sets = timed_input(ctx, n)
         entries = []
-        plan = [(sh, True) for sh in sweep] + [(sh, False) for sh in diagnostic]
-        for sh, lb in plan:
+        for sh, lb in [(sh, True) for sh in sweep] + [(sh, False) for sh in diagnostic]:
             name = f"bulk {shape_name(sh)}" + ("" if lb else " without sequencer")
             params = {"kernel": "bulk", "lookback": lb, **shape_params(sh)}
             why = bulk_reason("int32", sh)

@@ -129,9 +129,8 @@ def rle_figure(fig=None, x=RLE_EXAMPLE):
         ax.text(left - 0.15, y + 0.4, label, ha="right", va="center", fontsize=FONT)
         for i in range(n):
             head = i in heads
-            fill = "white" if key == "index" else ("#f6d2d2" if head else "white")
-            edge = "none" if key == "index" else "0.4"
-            _cell(ax, left + i * cw, y, cw, 0.8, fill, edge)
+            _cell(ax, left + i * cw, y, cw, 0.8, "#f6d2d2" if head and key != "index" else "white",
+                  "none" if key == "index" else "0.4")
             color = "C3" if head and key in ("flags", "positions") else (
                 "0.45" if key == "index" else "black")
             ax.text(left + i * cw + cw / 2, y + 0.4, str(int(d[key][i])), ha="center",

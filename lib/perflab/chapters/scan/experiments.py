@@ -156,9 +156,7 @@ def vendor_entries(x, sets, names=tuple(VENDORS), row=True) -> list[race.Entry]:
     entries = [race.copy_of(sets, row=row)]
     for name, fn in baselines(x, out, True).items():
         if name in names:
-            extra = {}
-            if row:
-                extra["gpu_kernels"] = gpu_kernels(lambda fn=fn: fn(x, out))
+            extra = {"gpu_kernels": gpu_kernels(lambda fn=fn: fn(x, out))} if row else {}
             if row and name == "cupy.cumsum (CUB)":
                 extra["cupy_accelerators"] = cupy_accelerators()
             entries.append(scan_entry(name, fn, x, sets, True, [], baseline=VENDORS[name],

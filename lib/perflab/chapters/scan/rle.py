@@ -203,9 +203,7 @@ class Encoder:
         check_tile("int32", block, items)
         self.n, self.block, self.items = n, block, items
         size = max(n, 1)
-        self.values = cp.empty(size, dtype=cp.int32)
-        self.starts = cp.empty(size, dtype=cp.int32)
-        self.lengths = cp.empty(size, dtype=cp.int32)
+        self.values, self.starts, self.lengths = (cp.empty(size, dtype=cp.int32) for _ in range(3))
         self.count = cp.zeros(1, dtype=cp.int32)
         self._flags = self._pos = None
         self._prepared = {}                 # (variant, head bytes) -> its launch, made once
@@ -317,8 +315,7 @@ class Encoder:
 
 def traffic_bytes(variant: str, n: int, runs: int) -> int:
     """Bytes each encoder moves by design (4-byte values, starts and lengths)."""
-    out = 4 * runs + 4 * runs                    # values and starts written
-    lengths = 4 * runs + 4 * runs                # starts read, lengths written
+    out = lengths = 8 * runs        # values and starts written; starts read, lengths written
     if variant == "fused":
         return 4 * n + out + lengths
     if variant in ONE_PASS:                      # values, lengths in the pass

@@ -88,12 +88,12 @@ def test_25s_stages_take_three_quarters_of_24s():
     shape = rle.ROOM
     assert rle.room_smem(shape) == 3 * 8 * 288 * 6
     assert rle.room_smem(shape) * 4 == rle.ballot_smem(shape) * 3
-    rle.check_room_shape(shape)
+    rle.check_ballot_shape(shape, rle.room_smem)
     # 384 heads a walker at four blocks an SM: 24's stages do not fit, 25's do
     big = shape[:3] + (384, 4) + shape[5:]
     with pytest.raises(rle.ConfigError, match="228 KiB"):
         rle.check_ballot_shape(big)
-    rle.check_room_shape(big)
+    rle.check_ballot_shape(big, rle.room_smem)
 
 
 def test_the_l1_left_follows_the_split():
@@ -110,7 +110,7 @@ def test_the_l1_left_follows_the_split():
 
 def test_the_race_plan_is_buildable_and_named():
     for name, (head_bytes, shape, _) in enc_mod.L1_PLAN.items():
-        (rle.check_room_shape if head_bytes == 6 else rle.check_ballot_shape)(shape)
+        rle.check_ballot_shape(shape, rle.room_smem if head_bytes == 6 else rle.ballot_smem)
         assert name.startswith("rle room" if head_bytes == 6 else "rle graph")
     assert enc_mod.L1_PLAN[enc_mod.ROOM_NAME] == (6, rle.ROOM, False)
     assert {nm for _, nm, _ in report.ROOM_RACE} == set(enc_mod.L1_PLAN)

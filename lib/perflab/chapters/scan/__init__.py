@@ -1,35 +1,21 @@
-"""Parallel scan (chapters/03-scan.md) and run-length encoding (chapters/03-rle.md): the
-portfolio's serial-in-block scan, the three-kernel fix, the single pass with decoupled
-look-back, the bulk-copy scan with one sequencer warp, and run-length encoding built on
-them, each checked before it is timed next to CUB (through CuPy and PyTorch) and the copy
-of the same bytes, in the same run.
+"""Parallel scan (chapters/03-scan.md) and run-length encoding (chapters/03-rle.md), each
+scan and encoder checked before it is timed next to CUB and the copy, in the same run.
 
     from perflab.chapters.scan import ops, rle
     y = ops.scan(x, inclusive=True)                 # x: 1-D int32, int64 or float32
     values, lengths, count = rle.Encoder(x.size).encode(x)
-
-Modules: ops (the scans), rle (the encoders, the decoder, inputs with runs), experiments
-(the scans' experiments, and what bulk and encoders share) and PARTS below; kernels:
-kernels/03-scan/; tests: tests/chapters/test_scan*.py.
 """
 from __future__ import annotations
 
 CHAPTER = "03-scan"
 TITLE = "Parallel scan"
-#: the pages this package serves: chapters/03-scan.md and chapters/03-rle.md (Run-length
-#: encoding), both built on these experiments, kernels and results
+#: the pages this package serves: chapters/03-scan.md and chapters/03-rle.md
 PAGES = (CHAPTER, "03-rle")
 
-from . import experiments  # noqa: E402,F401  (registers the scans' experiments)
-from . import bulk  # noqa: E402,F401  (registers scan.bulk, scan.bulk_profile)
-from . import encoders  # noqa: E402,F401  (registers scan.rle_bulk, scan.rle_room)
-from . import archive  # noqa: E402,F401  (registers the retired tries, replay only)
-from . import sanitize  # noqa: E402,F401  (registers scan.sanitize)
+# each registers its experiments (archive: the retired tries, replay only)
+from . import experiments, bulk, encoders, archive, sanitize  # noqa: E402,F401
 
 #: the package's own modules beyond the roles of perflab.chapters (module -> role)
-PARTS = {
-    "rle": "the encoders, the decoder and inputs with runs (the library's second half)",
-    "bulk": "the bulk-copy scan's experiments",
-    "encoders": "the one-pass encoders' experiments",
-    "archive": "the retired tries the pages cite, replayed from their rows",
-}
+PARTS = {"rle": "the encoders, the decoder and inputs with runs (the library's second half)",
+         "bulk": "the bulk-copy scan's experiments", "encoders": "the one-pass encoders' experiments",
+         "archive": "the retired tries the pages cite, replayed from their rows"}

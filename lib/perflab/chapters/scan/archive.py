@@ -1,12 +1,6 @@
-"""The tries the scan pages still cite but the lab no longer runs: their experiments,
-kernels and tests left the tree after commit ARCHIVED_AT (git show ARCHIVED_AT:kernels/03-scan/
-has every kernel; chapters/notes/03-scan.md tells each try's story). Their recorded rows
-replay on every machine, live or not, with a note naming that commit, and their kernels
-are held against that commit (perflab.store.stale_kernels).
-
-17's diagnostics, the template flag that took its parts away one at a time (its scanners'
-work, its reducers' reading, its prefix waits, its sequencer), left the kernel after
-PARTS_AT; their rows, split out of scan.rle_bulk's run, are scan.rle_bulk_parts."""
+"""The tries the scan pages cite but the lab no longer runs: their code left the tree after
+ARCHIVED_AT (17's diagnostics after PARTS_AT: scan.rle_bulk_parts); their recorded rows
+replay everywhere, their kernels held against that commit (perflab.store.stale_kernels)."""
 from __future__ import annotations
 
 from ...registry import archived

@@ -1,6 +1,5 @@
-"""The bulk-copy single pass (16) with the sequencer (kernels/03-scan/sequencer.cuh;
-compute capability 9.0 and later): scan.bulk, its shapes raced, and scan.bulk_profile, 16
-and 17 under Nsight Compute. 16 is also in scan.stress, 17's own race in encoders.py."""
+"""The bulk-copy single pass (16, compute capability 9.0+): scan.bulk, its shapes raced,
+and scan.bulk_profile, 16 and 17 under Nsight Compute."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,12 +18,8 @@ BULK_SIZES = (1 << 28, 1 << 25)
 
 
 def shape_params(shape) -> dict:
-    sc, rd, kib, st, wd, d = shape[:6]
-    p = {"scanners": sc, "reducers": rd, "tile_kib": kib, "stages": st, "width": wd,
-         "delay_ns": d}
-    if len(shape) > 6:
-        p["elems_per_lane"] = shape[6]
-    return p
+    return dict(zip(("scanners", "reducers", "tile_kib", "stages", "width", "delay_ns",
+                     "elems_per_lane"), shape))
 
 
 def shape_name(shape) -> str:
@@ -55,17 +50,13 @@ def _bulk_specs():
             reader={"sweep": (ops.BULK,)})
 def bulk(ctx, sizes=BULK_SIZES, sweep=ops.BULK_SWEEP, diagnostic=ops.BULK_DIAGNOSTIC,
          wide_bytes=1 << 30):
-    """Every shape of 16 (scanner warps + reducer warps, tile KiB x stages, sequencer words
-    a lane, pause) at each size, int32 inclusive, checked exactly, then timed in the same
-    rounds as the copy, torch.cumsum (dtype=int32), the single pass of 03 and 16 without its
-    sequencer (each tile scanned alone, checked as such). Then 16 at its default on int64
-    and float32 (`wide_bytes` of input), against torch.cumsum and the copy: int64 is the
-    status that needs two words."""
+    """Every shape of 16 at each size, int32 inclusive, checked, then raced with the copy,
+    torch.cumsum, 03 and 16 without its sequencer (each tile scanned alone); then 16 on
+    int64 (two status words) and float32, `wide_bytes` of input."""
     for n in sizes:
         s, x, sets = timed_input(ctx, n)
         entries = []
-        plan = [(sh, True) for sh in sweep] + [(sh, False) for sh in diagnostic]
-        for sh, lb in plan:
+        for sh, lb in [(sh, True) for sh in sweep] + [(sh, False) for sh in diagnostic]:
             name = f"bulk {shape_name(sh)}" + ("" if lb else " without sequencer")
             params = {"kernel": "bulk", "lookback": lb, **shape_params(sh)}
             why = bulk_reason("int32", sh)
@@ -100,9 +91,7 @@ def _profile_or_bulk_missing():
             # segments the pages quote; plan="full" profiles where Nsight Compute is installed
             reader={}, replay_reader=REPLAYED)
 def bulk_profile(ctx, segments=(("bulk", 1 << 28), ("rle bulk", 1 << 25))):
-    """16 at 2^28 int32 and 17 at 2^25 (runs of 1-15) once each under Nsight Compute
-    (clocks untouched): DRAM bytes read and written against the input's 4n bytes (one read
-    of the input each; 16 writes 4n, 17 about 8 bytes a run), and the L2 hit rate."""
+    """16 at 2^28 and 17 at 2^25 under Nsight Compute: DRAM bytes over the input's 4n."""
     def derive(n, m):
         return {f"dram_{k}_over_input": (m[f"dram_{k}_MB"][0] * 1e6 / (4 * n), "x")
                 for k in ("read", "write") if f"dram_{k}_MB" in m}

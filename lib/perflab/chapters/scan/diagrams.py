@@ -1,8 +1,4 @@
-"""The scan and run-length pages' diagrams, drawn with matplotlib patches: the decoupled
-look-back's tile states (`lookback_figure`, modelled by `lookback_walk`) and run-length
-encoding worked on 16 elements (`rle_figure`, from `rle.numpy_steps`). The lab's colours,
-every text at 9 pt or more, at most 7.5 in wide.
-"""
+"""The scan pages' diagrams: the look-back's tile states and run-length encoding worked."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +7,7 @@ from .rle import numpy_steps
 
 #: The fixed 16-element example the run-length page works through.
 RLE_EXAMPLE = np.array([7, 7, 3, 3, 3, 9, 1, 1, 1, 1, 4, 4, 8, 8, 8, 8], dtype=np.int32)
-#: The look-back example: eight tiles' sums, and what each tile had published at two
-#: moments while tile 7 looks back ("P", "A" or "X"; tile 7 itself is looking).
+#: eight tiles' sums, and what each had published ("P", "A", "X") at two polls of tile 7
 TILE_SUMS = np.array([4, 3, 5, 2, 6, 1, 3, 5], dtype=np.int64)
 POLLS = (("P", "P", "P", "P", "A", "X", "A", None),
          ("P", "P", "P", "P", "A", "A", "A", None))
@@ -31,18 +26,16 @@ def published(states, sums) -> list:
 
 
 def lookback_walk(states, sums, tile: int) -> dict:
-    """The look-back of `tile`, nearest first: it adds the aggregates (A) up to the first
-    prefix (P), or stops at an X to poll again. Returns {"read": tiles read, "prefix": the
-    exclusive prefix or None, "waits_on": the X tile or None}."""
-    words = published(states, sums)
-    read, total = [], 0
+    """The look-back of `tile`, nearest first, adding aggregates up to the first prefix or
+    stopping at an X: {"read": tiles read, "prefix": or None, "waits_on": X tile or None}."""
+    words, read, total = published(states, sums), [], 0
     for t in range(tile - 1, -1, -1):
         read.append(t)
         if states[t] == "X":
             return {"read": read, "prefix": None, "waits_on": t}
         total += words[t]
         if states[t] == "P":
-            return {"read": read, "prefix": total, "waits_on": None}
+            break
     return {"read": read, "prefix": total, "waits_on": None}
 
 
@@ -98,7 +91,7 @@ def lookback_figure(fig=None):
             msg = (f"tile {walk['waits_on']} has published nothing yet: the walk stops "
                    f"there and polls again")
         else:
-            parts = " + ".join(str(published(states, TILE_SUMS)[t]) for t in walk["read"])
+            parts = " + ".join(str(words[t]) for t in walk["read"])
             msg = (f"prefix of tile {looking} = {parts} = {walk['prefix']} "
                    f"(A words added, stop at the first P)")
         ax.text(-1.85, y - 0.32, msg, ha="left", va="center", fontsize=FONT)
@@ -136,9 +129,8 @@ def rle_figure(fig=None, x=RLE_EXAMPLE):
         ax.text(left - 0.15, y + 0.4, label, ha="right", va="center", fontsize=FONT)
         for i in range(n):
             head = i in heads
-            fill = "white" if key == "index" else ("#f6d2d2" if head else "white")
-            edge = "none" if key == "index" else "0.4"
-            _cell(ax, left + i * cw, y, cw, 0.8, fill, edge)
+            _cell(ax, left + i * cw, y, cw, 0.8, "#f6d2d2" if head and key != "index" else "white",
+                  "none" if key == "index" else "0.4")
             color = "C3" if head and key in ("flags", "positions") else (
                 "0.45" if key == "index" else "black")
             ax.text(left + i * cw + cw / 2, y + 0.4, str(int(d[key][i])), ha="center",

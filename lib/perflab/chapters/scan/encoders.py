@@ -1,5 +1,4 @@
-"""The one-pass encoders' experiments: scan.rle_bulk (17 by shape) and scan.rle_room (25,
-and 24 at its shapes: room in L1 for the loads in flight)."""
+"""The one-pass encoders' experiments: scan.rle_bulk (17) and scan.rle_room (25 and 24)."""
 from __future__ import annotations
 
 import numpy as np
@@ -51,19 +50,6 @@ def stress(ctx, variant: str, calls: int, sizes) -> None:
         cp.get_default_memory_pool().free_all_blocks()
 
 
-def check_encoder(ctx, variant: str, kinds, check_sizes, large, calls: int,
-                  stress_sizes) -> None:
-    """`variant` checked at `check_sizes` on each kind (rows part "check"), at `large`
-    (part "large") and back to back (part "stress")."""
-    for m in check_sizes:
-        for kind in kinds:
-            encode_once(ctx, m, seed(), variant, {"n": m, "kind": kind, "part": "check"}, kind)
-    for m in large:
-        encode_once(ctx, m, seed(), variant, {"n": m, "kind": "short", "part": "large"})
-    if calls:
-        stress(ctx, variant, calls, stress_sizes)
-
-
 def check_replay(ctx, sizes, kinds) -> None:
     """25's graph replayed: a second call on the same array, checked (part "replay")."""
     import cupy as cp
@@ -85,15 +71,13 @@ def check_replay(ctx, sizes, kinds) -> None:
             cp.get_default_memory_pool().free_all_blocks()
 
 
-#: the encoders call_time_rows times: row name -> (encode options, its kernels); the
-#: torch call is checked against the last one's runs
+#: the encoders call_time_rows times: row name -> (encode options, its kernels)
 CALL_ENCODERS = {ROOM_NAME: ({"variant": "room"}, lambda: [rle.room_spec()]),
                  GRAPH_NAME: ({"variant": "room", "head_bytes": 8}, lambda: [rle.graph_spec()])}
 
 
 def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
-    """CALL_ENCODERS and torch.unique_consecutive on runs of 1-15, checked, then timed
-    three ways by timing.interleaved (rows part "call time")."""
+    """CALL_ENCODERS and torch on runs of 1-15, checked, then timed by timing.interleaved."""
     torch = torch_or_none()
     s = seed()
     x = rle.make_runs(n, "short", np.random.default_rng(s))
@@ -183,9 +167,8 @@ L1_PLAN = {
 
 
 def ballot_params(shape) -> dict:
-    w, piece, batch, cap, mb, width, seq = shape
-    return {"warps": w, "piece": piece, "batch": batch, "cap": cap, "blocks_per_sm": mb,
-            "width": width, "sequencer": seq, "tile": w * piece}
+    return {**dict(zip(("warps", "piece", "batch", "cap", "blocks_per_sm", "width", "sequencer"),
+                       shape)), "tile": shape[0] * shape[1]}
 
 
 def plan_spec(name: str):
@@ -194,8 +177,7 @@ def plan_spec(name: str):
 
 
 def plan_params(name: str, cc: str) -> dict:
-    """An L1_PLAN entry's row params: its shape, head bytes, split, L1 left, loads in
-    flight an SM (KiB)."""
+    """An L1_PLAN entry's row params: shape, head bytes, split, L1 left, loads in flight."""
     head_bytes, shape, all_shared = L1_PLAN[name]
     smem = (rle.room_smem if head_bytes == 6 else rle.ballot_smem)(shape)
     return {**ballot_params(shape), "diagnostic": 0, "part": "race",
@@ -219,10 +201,15 @@ def _room_specs():
 def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=CHECK_SIZES, large=LARGE,
              calls=1000, stress_sizes=(1000003, 1 << 24),
              replay_sizes=(1, 31, 4097, 1000003, (1 << 25) + 5), rounds=7, n_repeat=20):
-    """25 checked (check_encoder, check_replay), L1_PLAN's encoders raced with 05, torch,
-    the read ceiling and the floor, then call_time_rows."""
+    """25 checked, L1_PLAN's encoders raced with 05, torch, ceiling and floor; call time."""
     cc = device.current().compute_capability
-    check_encoder(ctx, "room", kinds, check_sizes, large, calls, stress_sizes)
+    for m in check_sizes:
+        for kind in kinds:
+            encode_once(ctx, m, seed(), "room", {"n": m, "kind": kind, "part": "check"}, kind)
+    for m in large:
+        encode_once(ctx, m, seed(), "room", {"n": m, "kind": "short", "part": "large"})
+    if calls:
+        stress(ctx, "room", calls, stress_sizes)
     check_replay(ctx, replay_sizes, kinds)
     entries = {name: one_pass_entry(n, {"variant": "room", "shape": shape,
                                         "head_bytes": head_bytes, "all_shared": all_shared},

@@ -1,5 +1,4 @@
-"""The scan chapters' experiments: every scan and encoder checked on fresh inputs into
-poisoned output, then timed round by round next to CUB (CuPy, PyTorch) and the copy."""
+"""The scan chapters' experiments: every scan and encoder checked, then raced with CUB."""
 from __future__ import annotations
 
 import math
@@ -20,7 +19,6 @@ from ...vendors import as_torch, cupy_accelerators, gpu_kernels, release, torch_
 from .. import machine
 from . import ops, rle
 
-EPS32 = 2.0 ** -24
 DTYPES = tuple(ops.CTYPES)
 SWEEP_SIZES = tuple(1 << k for k in range(10, 31, 2))
 SERIAL_MAX = 1 << 24          # the seed's version takes ~10 ms per call past this
@@ -47,14 +45,12 @@ def fresh(n: int, dtype: str, s: int, dist: str = "small"):
 
 
 def float_tolerance(n: int) -> float:
-    """Relative-error bound of a float32 scan of n: roundoff a level of the tile's tree
-    (log2 n) plus a random walk along the tiles' prefixes (√(n / 4096)), times 8."""
-    return 8 * EPS32 * (8 + math.log2(n + 1) + math.sqrt(n / 4096))
+    """Relative-error bound of a float32 scan of n: log2 n levels plus a √(n / 4096) walk."""
+    return 8 * 2.0 ** -24 * (8 + math.log2(n + 1) + math.sqrt(n / 4096))
 
 
 def _int_scan_wrong(out, x, inclusive: bool, chunk: int = 1 << 26) -> int:
-    """Wrong elements of the integer scan `out` of `x`, exactly and without a reference:
-    out[i] - out[i-1] must be x[i] (inclusive) or x[i-1], modulo 2^bits."""
+    """Wrong elements of the integer scan `out` of `x`: out[i] - out[i-1] against x."""
     import cupy as cp
     n = x.size
     if n == 0:
@@ -71,8 +67,7 @@ def _int_scan_wrong(out, x, inclusive: bool, chunk: int = 1 << 26) -> int:
 
 
 def check_scan(out, x, inclusive: bool) -> Check:
-    """Integers exactly (rel_err: the wrong fraction), floats within float_tolerance(n) of
-    a float64 scan."""
+    """Integers exactly (rel_err: the wrong fraction), floats within float_tolerance(n)."""
     import cupy as cp
     n = x.size
     if x.dtype.kind in "iu":
@@ -120,13 +115,6 @@ def baselines(x, out, inclusive: bool) -> dict:
     return calls
 
 
-def run_checked(fn, x, out, inclusive):
-    poison(out)
-    with capture_launches() as launches:
-        checked(lambda: fn(x, out), "scan")
-    return check_scan(out, x, inclusive), launches
-
-
 def ours(variant, inclusive, block=ops.DEFAULT_BLOCK, items=None):
     return lambda a, b: ops.enqueue(a, b, inclusive, variant, block, items)
 
@@ -137,17 +125,10 @@ def rotated(x, n_sets: int):
 
 
 def timed_input(ctx, n: int, dtype: str = "int32"):
-    """(seed, x, sets): a fresh input and the (input, output) pairs it is timed over, more
-    than L2 holds (one in the correctness pass)."""
+    """(seed, x, sets): a fresh input and the (input, output) pairs, more than L2 holds."""
     s = seed()
     x = fresh(n, dtype, s)
     return s, x, rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
-
-
-def all_scans(x, out, inclusive: bool) -> dict:
-    calls = {v: ours(v, inclusive) for v in ops.RACED}
-    calls.update({k: v for k, v in baselines(x, out, inclusive).items() if k != "copy"})
-    return calls
 
 
 def raced_specs(name: str, dtype: str, inclusive: bool = True) -> list:
@@ -159,8 +140,7 @@ VENDORS = {"cupy.cumsum (CUB)": "x_cub", "torch.cumsum": "x_torch"}
 
 
 def scan_entry(name, fn, x, sets, inclusive, kernels, judge=None, **kw) -> race.Entry:
-    """One scan `fn(x, out)` in a race, checked into poisoned output (`judge(out, x)`,
-    check_scan by default), timed over `sets`; `kw`: race.Entry's other fields."""
+    """One scan `fn(x, out)` in a race, checked by `judge(out, x)` (check_scan) first."""
     out = sets[0][1]
 
     def check():
@@ -171,15 +151,12 @@ def scan_entry(name, fn, x, sets, inclusive, kernels, judge=None, **kw) -> race.
 
 
 def vendor_entries(x, sets, names=tuple(VENDORS), row=True) -> list[race.Entry]:
-    """The copy (of_copy) and the vendor scans of `names` (x_cub, x_torch) as a race's
-    baselines, checked; with `row`, a row each naming the kernels they launched."""
+    """The copy and the vendor scans of `names` as a race's baselines, checked."""
     out = sets[0][1]
     entries = [race.copy_of(sets, row=row)]
     for name, fn in baselines(x, out, True).items():
         if name in names:
-            extra = {}
-            if row:
-                extra["gpu_kernels"] = gpu_kernels(lambda fn=fn: fn(x, out))
+            extra = {"gpu_kernels": gpu_kernels(lambda fn=fn: fn(x, out))} if row else {}
             if row and name == "cupy.cumsum (CUB)":
                 extra["cupy_accelerators"] = cupy_accelerators()
             entries.append(scan_entry(name, fn, x, sets, True, [], baseline=VENDORS[name],
@@ -193,8 +170,7 @@ def vendor_entries(x, sets, names=tuple(VENDORS), row=True) -> list[race.Entry]:
             kernels=lambda: [s for dt in DTYPES for inc in (True, False)
                              for v in ("single-pass", "three-kernel", "serial")
                              for s in ops.specs(v, dt, inc)],
-            # reader={}: every check is seconds; the page counts them all
-            reader={})
+            reader={})          # every check is seconds; the page counts them all
 def check(ctx, sizes=(0, 1, 31, 4097, 1000003, 1 << 24)):
     """Each scan × dtype × inclusive/exclusive × size, integers also wrapping."""
     for n in sizes:
@@ -210,18 +186,20 @@ NUMPY_SCAN = "NumPy float32 (CPU, left to right)"
 
 
 def check_rows(ctx, n, dtype, pairs, metrics=lambda out, x, dt: {}, **params):
-    """A fresh input of n `dtype` (`params["input"]`: see fresh) and each scan of `pairs`
-    ((name, inclusive)) that runs here checked: a row each, `metrics(out, x, seconds)`."""
+    """Each scan of `pairs` ((name, inclusive)) checked on a fresh input, a row each."""
     import cupy as cp
     s = seed()
     x = fresh(n, dtype, s, params.get("input", "small"))
     out = cp.empty_like(x)
     numpy = {NUMPY_SCAN: lambda a, b: b.set(np.cumsum(cp.asnumpy(a), dtype=np.float32))}
     for name, inc in pairs:
-        fn = {**all_scans(x, out, inc), **numpy}.get(name)
-        if fn is not None:
+        fn = {**{v: ours(v, inc) for v in ops.RACED}, **baselines(x, out, inc), **numpy}.get(name)
+        if fn is not None and name != "copy":
             t0 = time.perf_counter()
-            chk, launches = run_checked(fn, x, out, inc)
+            poison(out)
+            with capture_launches() as launches:
+                checked(lambda: fn(x, out), "scan")
+            chk = check_scan(out, x, inc)
             ctx.row(variant=name, params={"n": n, "dtype": dtype, "inclusive": inc, **params},
                     metrics=metrics(out, x, time.perf_counter() - t0), check=chk,
                     kernels=raced_specs(name, dtype, inc), launch=launches, seed=s)
@@ -232,8 +210,7 @@ def check_rows(ctx, n, dtype, pairs, metrics=lambda out, x, dt: {}, **params):
 @experiment("scan.float_order", title="Summation order and the float32 result",
             small={"sizes": (1 << 16,)},
             kernels=lambda: [s for v in ops.RACED for s in ops.specs(v, "float32", True)],
-            # reader={}: three float32 scans per size, no timing
-            reader={})
+            reader={})          # three float32 scans per size, no timing
 def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
     """One float32 input scanned by each, and by NumPy left to right, against float64."""
     import cupy as cp
@@ -248,8 +225,7 @@ def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
 
 def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
              **part):
-    """Our `variants` (for each of `inclusive_set`), the vendor scans and the copy,
-    checked, then raced; returns the rows. `part`: params every row carries."""
+    """Our `variants`, the vendor scans and the copy, checked, then raced: the rows."""
     s, x, sets = timed_input(ctx, n, dtype)
     useful = 2 * x.nbytes
     entries = []
@@ -288,8 +264,7 @@ def sizes(ctx, sizes=SWEEP_SIZES):
             kernels=lambda: [s for dt in DTYPES for inc in (True, False)
                              for v in ("single-pass", "three-kernel")
                              for s in ops.specs(v, dt, inc)],
-            # reader={}: one size; its table is the page's only use
-            reader={})
+            reader={})          # one size; its table is the page's only use
 def dtypes(ctx, n=1 << 28):
     for dt in DTYPES:
         time_set(ctx, n, dt, (True, False), ("single-pass", "three-kernel"), budget_s=1.2)
@@ -383,8 +358,7 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
 
 
 def encoder_entry(name, enc, run, x, kernels, moved, state: dict, **kw) -> race.Entry:
-    """One encoder `run(enc, x)` in a race, checked (its runs left in `state` for the
-    entries after it); `moved(runs)`: its bytes moved by design."""
+    """One encoder `run(enc, x)` in a race, checked (its runs left in `state`)."""
     def judge():
         enc.poison()
         run(enc, x)
@@ -406,8 +380,7 @@ def torch_runs(torch, tx, enc, runs: int) -> Check:
 
 
 def torch_rle_entry(x, state: dict) -> race.Entry | None:
-    """torch.unique_consecutive as an encoder race's baseline x_torch, checked against
-    the last encoder's runs (`state`); None without PyTorch."""
+    """torch.unique_consecutive, a race's x_torch, checked (None without PyTorch)."""
     torch = torch_or_none()
     if torch is None:
         return None
@@ -428,11 +401,9 @@ def torch_rle_entry(x, state: dict) -> race.Entry | None:
             kernels=lambda: (ops.specs("single-pass", "int32", True)
                              + ops.specs("single-pass", "int32", False)
                              + ops.specs("three-kernel", "int32", True) + rle.all_specs()),
-            # reader={}: the claim past 2^31 is the point of the run
-            reader={})
+            reader={})          # the claim past 2^31 is the point of the run
 def large(ctx, sizes=((1 << 30) + 1, (1 << 31) + 5)):
-    """Scans whose byte offsets (2^30 + 1) or count (2^31 + 5) pass 2^31, wrapping; the
-    encoder at the first size, its refusal at the second."""
+    """Scans whose byte offsets or count pass 2^31; the encoder, or its refusal."""
     for n in sizes:
         if 3 * 4 * n > current().total_mem_bytes:
             continue
@@ -449,8 +420,7 @@ def profile_missing():
 
 
 def profile_rows(ctx, segments, kernels_of, extra=(), derive=None) -> None:
-    """Each segment (variant, n) once under Nsight Compute (`profiling`), a row each: its
-    counters and `derive(n, metrics)`'s, `kernels_of(variant)`, the kernels it saw."""
+    """Each segment (variant, n) once under Nsight Compute (`profiling`), a row each."""
     from ...profile import profile as run_ncu
 
     if not ctx.timing or not segments:
@@ -483,8 +453,7 @@ def profile(ctx, segments=(("serial", 1 << 24), ("three-kernel", 1 << 24),
             # 1000 calls at one size: the page quotes the calls and the wrong ones
             reader={"sizes": (1000003,)})
 def stress(ctx, calls=1000, sizes=(1000003, 1 << 24), variants=("single-pass", "bulk")):
-    """`calls` scans back to back (back_to_back: a new epoch each) over four rotating
-    inputs, each call's last element against its input's sum."""
+    """`calls` scans back to back over four rotating inputs, each last element checked."""
     import cupy as cp
     for v in available(variants):
         for n in sizes:
@@ -512,8 +481,7 @@ def available(variants) -> tuple:
 
 
 def back_to_back(ctx, name: str, calls: int, call, want, wrong_after, **row) -> None:
-    """`calls` calls `call(k)` with no host wait, each one-element result compared with
-    `want(k)` at the end, plus `wrong_after()`: one row (`row`: its fields)."""
+    """`calls` calls `call(k)` with no host wait, each against `want(k)`: one row."""
     import cupy as cp
     got = cp.empty(calls, dtype=cp.int32)
     t0 = time.perf_counter()
@@ -532,12 +500,10 @@ def check_tile_scans(out, x, tile: int) -> Check:
     """Every tile of `tile` elements scanned alone, exactly (the diagnostic's check)."""
     import cupy as cp
     n = x.size
-    full = n - n % tile
-    wrong = 0
+    full, wrong = n - n % tile, 0
     if full:
-        ref = cp.cumsum(x[:full].reshape(-1, tile), axis=1, dtype=x.dtype)
-        wrong += int((out[:full].reshape(-1, tile) != ref).sum())
-        del ref
+        wrong += int((out[:full].reshape(-1, tile)
+                      != cp.cumsum(x[:full].reshape(-1, tile), axis=1, dtype=x.dtype)).sum())
     if n > full:
         wrong += int((out[full:] != cp.cumsum(x[full:], dtype=x.dtype)).sum())
     return Check(wrong == 0, wrong / max(n, 1), 0.0, 0)
@@ -564,8 +530,7 @@ def encode_once(ctx, n: int, s: int, mode: str, params: dict, kind: str = "short
 
 
 def floor_entry(x, state: dict) -> race.Entry:
-    """An encoder's floor as the baseline "of_floor": machine.read_write, the input read
-    once and 8 bytes written a run of `state`, nothing computed; checked."""
+    """The floor, baseline "of_floor": the input read once, 8 bytes written a run."""
     held = {}
 
     def check():
@@ -584,11 +549,8 @@ def floor_entry(x, state: dict) -> race.Entry:
 def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float = 1.2,
                   ceilings: dict | None = None, floor: bool = False, copy_row: bool = True,
                   numpy: bool = False) -> None:
-    """The encoders of a sweep raced on each kind of runs at n int32, each checked first:
-    `entries` (row name -> {"encoder", "run": fn(encoder, x), "params", "kernels", "bytes":
-    fn(runs)}), the `baselines` (encode variants), torch.unique_consecutive, the copy
-    (`copy_row`: with a row), `ceilings` (row name -> (make(x), specs): passes that are no
-    encoders), with `floor` floor_entry; with `numpy`, NumPy's encoder after the race."""
+    """`entries` (name -> {"encoder", "run", "params", "kernels", "bytes"}), `baselines`,
+    torch, the copy, `ceilings` and the floor raced on each kind of runs, checked first."""
     import cupy as cp
     rng = np.random.default_rng(seed())
     base = rle.Encoder(n) if baselines else None

@@ -1,6 +1,4 @@
-"""The tile-shape explorer of chapter 3: choose the block size and ITEMS_PER_THREAD of the
-single-pass scan and read its recorded speed as a fraction of the copy measured in the
-same rounds (or the reason it cannot run); with a GPU, in Jupyter, measure it live."""
+"""The single pass's tile explorer: block × ITEMS_PER_THREAD, recorded or measured live."""
 from __future__ import annotations
 
 import functools

@@ -1,10 +1,6 @@
-"""The scans of the scan chapter as Python calls, checked before anything is launched:
-`scan(x, out=None, inclusive=True, variant=None, block=None, items=None)` on a 1-D
-contiguous CuPy array of int32, int64 or float32 (integer sums wrap as C's do; float sums
-in the kernel's order). VARIANTS (kernels/03-scan/): "serial" (01), "three-kernel" (02),
-"single-pass" (03, decoupled look-back) and "bulk" (16: bulk copies and one sequencer
-warp, compute capability 9.0+, the default where it runs; see `default_variant`).
-"""
+"""The scans as Python calls, checked before anything is launched: `scan(x)` on a 1-D
+contiguous CuPy array of int32, int64 or float32 (integer sums wrap as C's do). VARIANTS:
+"serial" (01), "three-kernel" (02), "single-pass" (03) and "bulk" (16, 9.0+)."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,14 +11,12 @@ from . import CHAPTER
 
 #: dtype name -> C type of the kernels' template parameter
 CTYPES = {"int32": "int", "int64": "long long", "float32": "float"}
-#: the three scans that scan.check, scan.sizes, scan.float_order and scan.profile race
-#: (their recorded rows are these three)
+#: the three scans scan.check, scan.sizes, scan.float_order and scan.profile race
 RACED = ("serial", "three-kernel", "single-pass")
 #: every variant `scan` accepts
 VARIANTS = RACED + ("bulk",)
 DEFAULT_BLOCK, DEFAULT_ITEMS = 256, 32          # DEFAULT_ITEMS: for 4-byte values
-#: The single pass's look-back (every thread of the block, or one warp) and grid
-#: (resident blocks that take their next ticket early, or one block a tile).
+#: the single pass's look-back (the block or one warp) and grid (persistent or a block a tile)
 LOOKBACKS = ("block", "warp")
 GRIDS = ("persistent", "per-tile")
 DEFAULT_LOOKBACK, DEFAULT_GRID = "warp", "per-tile"     # measured best: scan.lookback
@@ -33,8 +27,7 @@ EPOCH_LIMIT = (1 << 30) - 1
 
 
 def default_items(dtype, variant: str = "single-pass") -> int:
-    """ITEMS_PER_THREAD by default: 128 bytes a thread for the single pass (scan.tune's
-    best), 64 for the three kernels (at 128 their downsweep spills on sm_89)."""
+    """ITEMS_PER_THREAD: 128 bytes a thread for the single pass, 64 for the others."""
     return (128 if variant == "single-pass" else 64) // np.dtype(dtype).itemsize
 
 
@@ -81,9 +74,8 @@ def single_pass_spec(dtype="int32", block=DEFAULT_BLOCK, items=None,
                                 lookback == "block", grid == "persistent"))
 
 
-#: The bulk-copy single pass (16): (scanner warps, reducer warps, tile KiB, stages,
-#: sequencer words a lane a round trip, pause between polls in ns), one block an SM; the
-#: default's story is in the notes (chapters/notes/03-scan.md).
+#: 16's shape: (scanner warps, reducer warps, tile KiB, stages, sequencer words a lane,
+#: pause between polls in ns), one block an SM
 BULK = (16, 4, 32, 6, 4, 128)
 #: the shapes scan.bulk sweeps, and the diagnostic (no sequencer: every tile scanned alone)
 BULK_SWEEP = ((8, 4, 32, 6, 4, 128), (8, 2, 32, 6, 4, 128), (8, 8, 32, 6, 4, 128),
@@ -96,8 +88,7 @@ BULK_SMEM_LIMIT = 227 * 1024 - 1024
 
 
 def check_bulk(dtype: str, shape, halo: int = 0, extra: int = 0) -> None:
-    """ConfigError, naming the rule, for a bulk-copy shape that cannot be built (`halo`:
-    bytes before each stage's tile; `extra`: shared memory past the ring)."""
+    """ConfigError for a bulk-copy shape (`halo`: bytes before each tile, `extra`: after)."""
     check_dtype(dtype)
     scanners, reducers, kib, stages, width, delay = shape
     if not 1 <= scanners <= 16 or not 1 <= reducers <= scanners or scanners % reducers:
@@ -148,24 +139,6 @@ def bulk_spec(dtype="int32", shape=None, inclusive=True, lookback=True) -> Kerne
                       template=(CTYPES[dtype], sc, rd, kib * 1024, st, wd, d, bool(inclusive)))
 
 
-def three_kernel_specs(dtype="int32", block=DEFAULT_BLOCK, items=None,
-                       inclusive=True) -> list[KernelSpec]:
-    items = items or default_items(dtype, "three-kernel")
-    f = f"{CHAPTER}/02_three_kernel.cu"
-    c = CTYPES[dtype]
-    return [KernelSpec(f, "reduce_tiles", template=(c, block, items)),
-            KernelSpec(f, "scan_totals", template=(c, block, items)),
-            KernelSpec(f, "scan_tiles", template=(c, block, items, bool(inclusive)))]
-
-
-def serial_specs(dtype="int32", inclusive=True) -> list[KernelSpec]:
-    f = f"{CHAPTER}/01_serial_block.cu"
-    c = CTYPES[dtype]
-    return [KernelSpec(f, "seed_reduce", template=(c,)),
-            KernelSpec(f, "seed_scan_totals", template=(c,)),
-            KernelSpec(f, "seed_downsweep", template=(c, bool(inclusive)))]
-
-
 def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
           items=None) -> list[KernelSpec]:
     check_variant(variant)
@@ -173,20 +146,20 @@ def specs(variant: str, dtype="int32", inclusive=True, block=DEFAULT_BLOCK,
         return [single_pass_spec(dtype, block, items, inclusive)]
     if variant == "bulk":
         return [bulk_spec(dtype, inclusive=inclusive)]
+    c, inc = CTYPES[dtype], bool(inclusive)
     if variant == "three-kernel":
-        return three_kernel_specs(dtype, block, items, inclusive)
-    return serial_specs(dtype, inclusive)
+        t = (c, block, items or default_items(dtype, "three-kernel"))
+        return [KernelSpec(f"{CHAPTER}/02_three_kernel.cu", name, template=tmpl) for name, tmpl in
+                (("reduce_tiles", t), ("scan_totals", t), ("scan_tiles", t + (inc,)))]
+    return [KernelSpec(f"{CHAPTER}/01_serial_block.cu", name, template=tmpl) for name, tmpl in
+            (("seed_reduce", (c,)), ("seed_scan_totals", (c,)), ("seed_downsweep", (c, inc)))]
 
 
 class LookbackState:
-    """The tile status of the single-pass kernels on one device and stream: the ticket
-    counter, the status words (and for 8-byte values the flags and the two value arrays;
-    for the bulk-copy kernels a second array of words; for a graph-launched encoder, 24
-    and 25, the word on the GPU that holds its next epoch), and the epoch that tells this
-    call's words from older ones. It is never cleared between calls; when it grows it is
-    allocated zeroed (`generation` counts that: a graph built over the old arrays is not
-    used again), and after 2^30 - 1 calls the epoch starts again from 1 over zeroed
-    arrays."""
+    """The single-pass kernels' tile status on one device and stream: ticket counter,
+    status words (and flags and values for 8-byte sums, hi words for 16 and 17, the epoch
+    word of 24 and 25) and the epoch. Never cleared between calls: it grows zeroed
+    (`generation` counts that), and after 2^30 - 1 calls restarts from 1 over zeroes."""
 
     def __init__(self):
         import cupy as cp
@@ -221,17 +194,13 @@ class LookbackState:
                 np.uint32(self.epoch))
 
     def split_args(self, tiles: int) -> tuple:
-        """(counter, lo words, hi words, epoch) for a call of the bulk-copy kernels (16,
-        17) over `tiles` tiles: one tagged word a tile for 4-byte values, two (lo, hi) for
-        8-byte ones (sequencer.cuh's SplitStatus)."""
+        """(counter, lo words, hi words, epoch) for 16 and 17 (SplitStatus)."""
         self._fit(tiles, "words_hi")
         counter, words, _, _, _, epoch = self.args(tiles, False)
         return counter, words, self.words_hi, epoch
 
     def graph_args(self, tiles: int) -> tuple:
-        """(counter, lo words, hi words, epoch word) for a graph-launched encoder's call
-        over `tiles` tiles (graph.cuh): the kernel advances the word once a call, the host
-        counts the calls (rle.GraphCall) and resets the word with the arrays."""
+        """(counter, lo words, hi words, epoch word) for 24 and 25 (rle.GraphCall)."""
         self._fit(tiles, "words", "words_hi")
         self._next_epoch()
         return self.counter, self.words, self.words_hi, self.word
@@ -261,13 +230,6 @@ def check_array(x, name="x", dtypes=CTYPES):
     if x.size and x.data.ptr % 16:
         raise ConfigError(f"{name} starts at an address that is not a multiple of 16 bytes "
                           "(a slice?): the kernels load 16-byte vectors; pass a copy")
-
-
-def _overlap(a, b) -> bool:
-    if a.size == 0 or b.size == 0:
-        return False
-    a0, b0 = a.data.ptr, b.data.ptr
-    return a0 < b0 + b.nbytes and b0 < a0 + a.nbytes
 
 
 _PLANS = Plans()
@@ -304,12 +266,12 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
         if variant == "serial":
             check_dtype(dtype)
             tiles = _tiles(n, SEED_BLOCK, (1 << 31) - 1, "blocks exceed the grid's 2^31 - 1 blocks")
-            return [get_kernel(s) for s in serial_specs(dtype, inclusive)], tiles
+            return [get_kernel(s) for s in specs(variant, dtype, inclusive)], tiles
         check_tile(dtype, block, items)
         if variant == "three-kernel":
             tiles = _tiles(n, block * items, (1 << 31) - 1,
                            "tiles exceed the grid's 2^31 - 1 blocks")
-            return [get_kernel(s) for s in three_kernel_specs(dtype, block, items, inclusive)], tiles
+            return [get_kernel(s) for s in specs(variant, dtype, inclusive, block, items)], tiles
         tiles = _tiles(n, block * items, ticket, "tiles exceed the 32-bit tile ticket; use a "
                        "larger tile (block × items)")
         k = get_kernel(single_pass_spec(dtype, block, items, inclusive, lookback, grid))
@@ -334,9 +296,7 @@ def _totals(dtype, tiles):
 
 
 def default_variant() -> str:
-    """The fastest variant this GPU runs: "bulk" (16, compute capability 9.0+; 0.87 of the
-    copy and 1.5× torch.cumsum at 2^28 int32 on the H200, scan.targets), else
-    "single-pass" (03); the page's tries table has the retired ones."""
+    """The fastest variant this GPU runs: "bulk" (16, 9.0+), else "single-pass" (03)."""
     return "bulk" if bulk_missing() is None else "single-pass"
 
 
@@ -359,7 +319,8 @@ def scan(x, out=None, *, inclusive: bool = True, variant: str | None = None,
         if out.shape != x.shape or out.dtype != x.dtype:
             raise ConfigError(f"out has shape {out.shape} and dtype {out.dtype}; it must "
                               f"match x ({x.shape}, {x.dtype})")
-        if _overlap(x, out):
+        a0, b0 = x.data.ptr, out.data.ptr
+        if x.size and out.size and a0 < b0 + out.nbytes and b0 < a0 + x.nbytes:
             raise ConfigError("out overlaps x: in-place scans are not supported, pass a "
                               "separate output array")
     enqueue(x, out, inclusive, variant, block, items)
@@ -407,8 +368,7 @@ def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
 
 def traffic_bytes(variant: str, n: int, itemsize: int, block=DEFAULT_BLOCK,
                   items=None) -> int:
-    """The bytes a variant moves to and from device memory, by its design (input read,
-    output written, totals, tile status)."""
+    """The bytes a variant moves to and from device memory, by its design."""
     items = items or (128 if variant == "single-pass" else 64) // itemsize
     data = n * itemsize
     if variant == "bulk":

@@ -1,12 +1,9 @@
-"""The scan segments of the profiler experiment (perflab.profile runs this module's
-`prepare` inside the process ncu watches): one scan at one size each."""
+"""The scan segments perflab.profile runs under ncu (`prepare`): one scan at one size each."""
 from __future__ import annotations
 
 
 def prepare(segments: list[dict]) -> list:
-    """One callable per segment {"variant", "n"} (and for the encoder "shape"):
-    int32 inputs made from the host (for "rle bulk" (17), runs of 1-15), every kernel
-    compiled (the encoder run once), nothing launched after."""
+    """One callable per segment {"variant", "n"} ("rle bulk": "shape"), kernels compiled."""
     import cupy as cp
     import numpy as np
 

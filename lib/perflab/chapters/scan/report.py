@@ -1,7 +1,6 @@
-"""The numbers, tables and figures of the two scan pages (chapters/03-scan.md and
-chapters/03-rle.md), from the rows, live or replayed: each page's facts (PAGE_FACTS, every
-key quoted), its tries (SCAN_TRIES, RLE_TRIES: `tries_table`) and targets (TARGETS). A
-number a page quotes that its rows lack is an error here, never a "nan" in the book."""
+"""The two scan pages' numbers, tables and figures from the rows, live or replayed: facts
+(PAGE_FACTS), tries (`tries_table`) and TARGETS. A number a page quotes that its rows lack
+is an error here, never a "nan" in the book."""
 from __future__ import annotations
 
 import math
@@ -12,6 +11,8 @@ import pandas as pd
 from ... import lookup
 from ...lookup import need, quote
 from ...targets import Target, table as targets_table
+from . import ops, rle as rle_mod
+from .bulk import shape_name
 
 #: One colour per series of the scan pages (CUB in the vendor greys, the copy dashed).
 COLORS = {"single-pass": "C0", "three-kernel": "C2", "serial": "C1",
@@ -30,15 +31,9 @@ def pow2(n) -> str:
     return "2" + str(int(round(math.log2(n)))).translate(_SUPERSCRIPT)
 
 
-def _bulk_name(shape) -> str:
-    from .bulk import shape_name
-    return shape_name(shape)
-
-
 # -- the scan page ------------------------------------------------------------------------
 def sizes_facts(sizes) -> dict:
-    """scan.sizes: the copy's rate, 01 at its largest size, 02 and 03 at 2^28, the smallest
-    size's times."""
+    """scan.sizes: the copy, 01 at its largest size, 02 and 03 at 2^28, the smallest size."""
     sp = "single-pass"
     f = quote(sizes, {"sp_of_copy": ("of_copy", sp), "tk_of_copy": ("of_copy", "three-kernel"),
                       "cub_of_copy": ("of_copy", "cupy.cumsum (CUB)"),
@@ -70,8 +65,7 @@ def profile_facts(prof) -> dict:
 
 
 def lookback_facts(lookback, staged, chunked) -> dict:
-    """What the look-back costs: 03's two widths (scan.lookback), 10 and 14 with and
-    without their chain of prefixes (scan.staged, scan.chunked)."""
+    """03's two look-back widths, 10 and 14 with and without their chain of prefixes."""
     f = {f"lb_{lb}_tile": need(lookback, "of_copy", lookback=lb, grid="per-tile") * 100
          for lb in ("warp", "block")}
     st = staged[staged["of_copy"].notna() & staged["variant"].str.startswith("staged")]
@@ -86,9 +80,8 @@ def lookback_facts(lookback, staged, chunked) -> dict:
 
 def bulk_facts(bulk, bulk_prof) -> dict:
     """16 at its default in scan.bulk's rounds, and its DRAM bytes (scan.bulk_profile)."""
-    from . import ops
-    default = f"bulk {_bulk_name(ops.BULK)}"
-    f = {"bk6_shape": _bulk_name(ops.BULK)}
+    default = f"bulk {shape_name(ops.BULK)}"
+    f = {"bk6_shape": shape_name(ops.BULK)}
     f |= quote(bulk, {"bk6_of_copy": ("of_copy", default), "bk6_of_copy_min": ("of_copy_min", default),
                       "bk6_of_copy_max": ("of_copy_max", default),
                       "bk6_diag_of_copy": ("of_copy", f"{default} without sequencer")}, 100, n=BIG)
@@ -127,11 +120,9 @@ def check_facts(check, stress, targets) -> dict:
 
 def tune_facts(tune) -> dict:
     t = tune[tune["of_copy"].notna()].sort_values("of_copy")
-    f = {}
-    for key, r in (("best", t.iloc[-1]), ("worst", t.iloc[0])):
-        f[f"tune_{key}"] = f"block {int(r['block'])} × {int(r['items'])} items"
-        f[f"tune_{key}_of_copy"] = float(r["of_copy"]) * 100
-    return f
+    return {k: v for key, r in (("best", t.iloc[-1]), ("worst", t.iloc[0])) for k, v in (
+        (f"tune_{key}", f"block {int(r['block'])} × {int(r['items'])} items"),
+        (f"tune_{key}_of_copy", float(r["of_copy"]) * 100))}
 
 
 #: 14's default shape in the archived sweep (24 data warps, 8 vectors a lane, one batch,
@@ -151,9 +142,8 @@ def lookback_cost_table(f: dict) -> pd.DataFrame:
 
 
 def sizes_figure(fig, sizes, bulk=None) -> list:
-    """Time a call (left) and fraction of the copy (right) against n; with `bulk`, 16 at
-    its default; live off the reference GPU, its recorded fractions dotted. Returns the
-    frames to stamp."""
+    """Time a call and fraction of the copy against n (with `bulk`, 16), the reference
+    GPU's recorded fractions dotted; returns the frames to stamp."""
     from ... import sidebyside
     ax1, ax2 = fig.subplots(1, 2)
     frames = sidebyside.beside(sizes)
@@ -170,20 +160,19 @@ def sizes_figure(fig, sizes, bulk=None) -> list:
             d = ref[(ref["variant"] == v) & ref["of_copy"].notna()].sort_values("n")
             ax2.plot(d["n"], d["of_copy"], ":", lw=1.2, color=COLORS[v])
         ax2.plot([], [], ":", color="0.3", label=f"{sidebyside.short_name(ref)}, recorded")
-    if bulk is not None and len(bulk):
-        d = bulk[(bulk["variant"] == "bulk") & bulk["median_ms"].notna()].sort_values("n")
-        if len(d):
-            kw = dict(color="C3", marker="D", ms=5, ls="none", label="bulk copy + sequencer (16)")
-            ax1.plot(d["n"], d["median_ms"] * 1e3, **kw)
-            ax2.plot(d["n"], d["of_copy"], **kw)
-            ax2.errorbar(d["n"], d["of_copy"], yerr=[d["of_copy"] - d["of_copy_min"],
-                         d["of_copy_max"] - d["of_copy"]], color="C3", ls="none")
-    for ax in (ax1, ax2):
+    bulk = bulk if bulk is not None and len(bulk) else None
+    d = bulk[(bulk["variant"] == "bulk") & bulk["median_ms"].notna()].sort_values("n") \
+        if bulk is not None else ()
+    if len(d):
+        kw = dict(color="C3", marker="D", ms=5, ls="none", label="bulk copy + sequencer (16)")
+        ax1.plot(d["n"], d["median_ms"] * 1e3, **kw)
+        ax2.plot(d["n"], d["of_copy"], **kw)
+        ax2.errorbar(d["n"], d["of_copy"], yerr=[d["of_copy"] - d["of_copy_min"],
+                     d["of_copy_max"] - d["of_copy"]], color="C3", ls="none")
+    for ax, ylabel in ((ax1, "time per call (µs)"), (ax2, "speed as a fraction of the copy")):
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("elements (int32)")
+        ax.set(xlabel="elements (int32)", ylabel=ylabel)
     ax1.set_yscale("log")
-    ax1.set_ylabel("time per call (µs)")
-    ax2.set_ylabel("speed as a fraction of the copy")
     ax2.axhline(2 / 3, color="C2", lw=0.8, ls=":")
     ax2.text(2 ** 10, 2 / 3 + 0.02, "2/3: the three kernels' bound", color="C2", fontsize=9)
     handles, labels = ax1.get_legend_handles_labels()
@@ -193,7 +182,7 @@ def sizes_figure(fig, sizes, bulk=None) -> list:
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.01), ncol=3,
                fontsize=9, frameon=False)
     fig.tight_layout(rect=(0, 0.22, 1, 1))
-    return frames + ([bulk] if bulk is not None and len(bulk) else [])
+    return frames + ([bulk] if bulk is not None else [])
 
 
 def sizes_table(sizes):
@@ -205,8 +194,7 @@ def order_table(order):
 
 
 def serial_source() -> str:
-    """01_serial_block.cu for the page, its old "seed" names renamed (the file, hashed in
-    the rows, stays as it ran)."""
+    """01_serial_block.cu for the page, its old "seed" names renamed (the file stays)."""
     from ... import paths
     text = (paths.ROOT / "kernels" / "03-scan" / "01_serial_block.cu").read_text()
     for old, new in (("The seed's scan", "The portfolio's scan"), ("SEED_BLOCK", "SERIAL_BLOCK"),
@@ -238,10 +226,9 @@ def _parts(rows) -> pd.Series:
     return rows["part"] if "part" in rows else pd.Series("", index=rows.index)
 
 
-def _race(rows, kind: str = "short"):
-    part = _parts(rows)
-    r = rows[~part.isin(["check", "large", "stress", "replay", "call time"])]
-    return r[r["kind"] == kind]
+def _race(rows, kind: str | None = "short"):
+    r = rows[~_parts(rows).isin(["check", "large", "stress", "replay", "call time"])]
+    return r if kind is None else r[r["kind"] == kind]
 
 
 def encode_facts(rle) -> dict:
@@ -263,12 +250,10 @@ def encode_facts(rle) -> dict:
 
 def sequencer_facts(targets, bulk_prof, rle_bulk, parts) -> dict:
     """17 against 15, its DRAM bytes, its ring alone and the read ceiling."""
-    from . import rle as rle_mod
     t = targets[(targets["part"] == "rle") & (targets["kind"] == "short")]
-    default = f"rle bulk {_bulk_name(rle_mod.BULK)}"
-    return {"bk6_rle_short_us": need(t, "median_ms", variant="bulk") * 1e3} | quote(t, {
-        "bk6_rle_short_x_torch": ("x_torch", "bulk"),
-        "bk6_rle_ch_short_x_torch": ("x_torch", "chunked")}) | {
+    default = f"rle bulk {shape_name(rle_mod.BULK)}"
+    return quote(t, {"bk6_rle_short_us": ("median_ms", "bulk")}, 1e3) | quote(t, {
+        "bk6_rle_short_x_torch": ("x_torch", "bulk"), "bk6_rle_ch_short_x_torch": ("x_torch", "chunked")}) | {
         "bk6_rle_dram_read_x": need(bulk_prof, "dram_read_over_input", variant="rle bulk"),
         "bk6_rsw_short_diag4_us": need(parts, "median_ms", variant=f"{default} diagnostic 4",
                                       kind="short") * 1e3,
@@ -278,7 +263,6 @@ def sequencer_facts(targets, bulk_prof, rle_bulk, parts) -> dict:
 
 def ballot_facts(rle_ballot, ballot_prof, walk_prof) -> dict:
     """23 against 20 in its rounds, its profile and 22's instructions."""
-    from . import rle as rle_mod
     b = _race(rle_ballot)
     us = need(b, "median_ms", variant=BALLOT_DEFAULT)
     prof = {d: lookup.first(ballot_prof, variant="rle ballot", diagnostic=d) for d in (0, 1, 2)}
@@ -294,8 +278,7 @@ def ballot_facts(rle_ballot, ballot_prof, walk_prof) -> dict:
                                 diagnostic=0) / 1e6,
         "bl12_dram_read_x": need(ballot_prof, "dram_read_over_input", variant="rle ballot",
                                  diagnostic=0),
-        "bl12_prof_chain_us": dur[0] - dur[1],
-        "bl12_prof_writes_us": dur[0] - dur[2],
+        "bl12_prof_chain_us": dur[0] - dur[1], "bl12_prof_writes_us": dur[0] - dur[2],
         "wk11_enc_inst_M": need(walk_prof, "inst_executed", variant="rle walk",
                                 diagnostic=0) / 1e6}
 
@@ -304,11 +287,10 @@ def graph_facts(rle_graph) -> dict:
     """24 (scan.rle_graph): its race with 23 and the host's part of a call."""
     g = _race(rle_graph)
     ct = rle_graph[_parts(rle_graph) == "call time"]
-    return {
+    return quote(ct, {"gr15_ct_bl_host_us": ("host_ms", "rle ballot"),
+                      "gr15_ct_gr_host_us": ("host_ms", "rle graph")}, 1e3) | {
         "gr15_over_ballot": (need(g, "median_ms", variant="rle ballot")
                              / need(g, "median_ms", variant="rle graph")),
-        "gr15_ct_bl_host_us": need(ct, "host_ms", variant="rle ballot") * 1e3,
-        "gr15_ct_gr_host_us": need(ct, "host_ms", variant="rle graph") * 1e3,
         "gr15_ct_work_diff_us": (need(ct, "queued_ms", variant="rle graph")
                                  - need(ct, "queued_ms", variant="rle ballot")) * 1e3}
 
@@ -316,50 +298,38 @@ def graph_facts(rle_graph) -> dict:
 def room_facts(rows) -> dict:
     """25 (scan.rle_room): its checks, the L1 race on runs of 1-15 and its call time."""
     part = _parts(rows)
-    f = {}
     chk = rows[part.isin(["check", "large", "replay"]) & rows["correct"].notna()]
-    f["rm17_n_checked"] = int(len(chk))
-    f["rm17_n_failed"] = int((chk["correct"] == False).sum())  # noqa: E712
-    f["rm17_replay_n"] = int((part == "replay").sum())
     refused = rows[(part == "large") & rows["invalid"].notna()] if "invalid" in rows else rows.iloc[:0]
-    f["rm17_refusal"] = str(refused["invalid"].iloc[0])
-    st = rows[part == "stress"]
-    f["rm17_stress_calls"] = int(st["calls"].max())
-    f["rm17_stress_runs"] = int(len(st))
-    f["rm17_stress_wrong"] = int(st["wrong_calls"].sum())
-    race = _race(rows)
+    st, race, ct = rows[part == "stress"], _race(rows), rows[part == "call time"]
     us = {sfx: need(race, "median_ms", variant=nm) * 1e3 for sfx, nm, _ in ROOM_RACE}
-    f["rm17_short_us"] = us[""]
-    f["rm17_short_read_us"] = need(race, "median_ms", variant="read ceiling") * 1e3
+    # the floor reads the input once and writes the runs; 25's "of_floor": the floor's time
+    # over 25's, round by round, so 25 takes 1 / of_floor times the floor's
+    f = {"rm17_n_checked": int(len(chk)), "rm17_n_failed": int((chk["correct"] == False).sum()),  # noqa: E712
+         "rm17_replay_n": int((part == "replay").sum()), "rm17_refusal": str(refused["invalid"].iloc[0]),
+         "rm17_stress_calls": int(st["calls"].max()), "rm17_stress_runs": int(len(st)),
+         "rm17_stress_wrong": int(st["wrong_calls"].sum()), "rm17_short_us": us[""]}
+    f |= quote(race, {"rm17_short_read_us": ("median_ms", "read ceiling"),
+                      "rm17_short_floor_us": ("median_ms", "floor")}, 1e3)
     f["rle_room_over_read"] = f["rm17_short_us"] / f["rm17_short_read_us"]
-    # the floor (the input read once, the runs written) over the same rounds: its time over
-    # 25's, round by round, is 25's "of_floor"; 25 takes 1 / of_floor times the floor's
-    f["rm17_short_floor_us"] = need(race, "median_ms", variant="floor") * 1e3
-    f["rle_room_x_floor"] = 1 / need(race, "of_floor", variant="rle room")
-    f["rle_room_x_floor_lo"] = 1 / need(race, "of_floor_max", variant="rle room")
-    f["rle_room_x_floor_hi"] = 1 / need(race, "of_floor_min", variant="rle room")
+    f |= {k: 1 / need(race, c, variant="rle room") for k, c in (
+        ("rle_room_x_floor", "of_floor"), ("rle_room_x_floor_lo", "of_floor_max"),
+        ("rle_room_x_floor_hi", "of_floor_min"))}
     f |= quote(race, {f"rm17{sfx}_{c}": (c, nm) for sfx, nm, _ in ROOM_RACE
                       if sfx in ("", "_g384") for c in ("shared_kib_sm", "l1_kib")}
                | {"rm17_g384_in_flight_kib": ("in_flight_kib", "rle graph")})
-    f["rm17_l1_gain_us"] = us["_g384"] - us["_g288"]
-    f["rm17_least_cost_us"] = us["_g288_least"] - us["_g288"]
-    f["rm17_room_least_cost_us"] = us["_least"] - us[""]
-    measured = {"l1_gain_us": f["rm17_l1_gain_us"], "least_cost_us": f["rm17_least_cost_us"],
+    measured = {"l1_gain_us": us["_g384"] - us["_g288"], "least_cost_us": us["_g288_least"] - us["_g288"],
                 "g288_b32_cost_us": us["_g288_b32"] - us["_g288"],
                 "room_b32_change_us": abs(us["_b32"] - us[""]),
-                "room_least_cost_us": f["rm17_room_least_cost_us"],
-                "g288_off_room": abs(us["_g288"] / us[""] - 1)}
+                "room_least_cost_us": us["_least"] - us[""], "g288_off_room": abs(us["_g288"] / us[""] - 1)}
+    f |= {f"rm17_{k}": measured[k] for k in ("l1_gain_us", "least_cost_us", "room_least_cost_us")}
     held = targets_table(ROOM_PREDICTIONS, measured)["met"].all()
     f["rm17_predictions"] = ("Every prediction held." if held else
                              "Not every prediction held; the table shows which.")
-    ct = rows[part == "call time"]
     f |= quote(ct, {f"rm17_ct_{short}_{m}_us": (f"{m}_ms", v) for v, (short, _) in ROOM_CALLS.items()
                     if short != "gr" for m in ("call", "queued")}, 1e3)
-    f |= quote(ct, {"rm17_ct_rm_x_torch": ("x_torch", "rle room"),
-                    "rm17_ct_rm_x_torch_queued": ("x_torch_queued", "rle room")})
-    f["rm17_ct_torch_host_pct"] = (100 * need(ct, "host_ms", variant="torch.unique_consecutive")
-                                   / need(ct, "call_ms", variant="torch.unique_consecutive"))
-    return f
+    f |= quote(ct, {f"rm17_ct_rm_{c}": (c, "rle room") for c in ("x_torch", "x_torch_queued")})
+    t = quote(ct, {c: (c, "torch.unique_consecutive") for c in ("host_ms", "call_ms")})
+    return f | {"rm17_ct_torch_host_pct": 100 * t["host_ms"] / t["call_ms"]}
 
 
 #: what the run-length page predicted of scan.rle_room's L1 race on runs of 1-15, as data:
@@ -394,30 +364,24 @@ def rle_figure(ax, rle, n=RLE_N):
 def room_l1_table(rows) -> pd.DataFrame:
     """scan.rle_room's race on runs of 1-15, a line an encoder of ROOM_RACE."""
     race = _race(rows)
-    out = []
-    for _, nm, label in ROOM_RACE:
-        r = lookup.first(race, variant=nm)
-        out.append({"encoder": label, **{c: lookup.cell(r, c) for c in (
-            "bytes_a_head", "shared_kib_sm", "l1_kib", "in_flight_kib", "x_torch")},
-            "us": lookup.cell(r, "median_ms") * 1e3})
-    return pd.DataFrame(out)
+    return pd.DataFrame([{"encoder": label, **{c: lookup.cell(r, c) for c in (
+        "bytes_a_head", "shared_kib_sm", "l1_kib", "in_flight_kib", "x_torch")},
+        "us": lookup.cell(r, "median_ms") * 1e3}
+        for _, nm, label in ROOM_RACE for r in (lookup.first(race, variant=nm),)])
 
 
 def room_call_table(rows) -> pd.DataFrame:
     """scan.rle_room's call-time part, a line a call of ROOM_CALLS."""
     ct = rows[_parts(rows) == "call time"]
-    out = []
-    for v, (_, label) in ROOM_CALLS.items():
-        r = lookup.first(ct, variant=v)
-        out.append({"call": label, **{f"{m}_us": lookup.cell(r, f"{m}_ms") * 1e3
-                                      for m in ("call", "host", "queued")},
-                    "x_torch": lookup.cell(r, "x_torch"),
-                    "x_torch_queued": lookup.cell(r, "x_torch_queued")})
-    return pd.DataFrame(out)
+    return pd.DataFrame([{"call": label, **{f"{m}_us": lookup.cell(r, f"{m}_ms") * 1e3
+                                            for m in ("call", "host", "queued")},
+                          **{c: lookup.cell(r, c) for c in ("x_torch", "x_torch_queued")}}
+                         for v, (_, label) in ROOM_CALLS.items()
+                         for r in (lookup.first(ct, variant=v),)])
 
 
 def room_kinds_table(rows) -> pd.DataFrame:
-    race = rows[~_parts(rows).isin(["check", "large", "stress", "replay", "call time"])]
+    race = _race(rows, None)
     race = race[race["median_ms"].notna() & (race["variant"] != "copy")]
     cols = [c for c in ("variant", "kind", "runs", "median_ms", "x_torch", "x_torch_min",
                         "x_torch_max", "correct") if c in race]
@@ -427,9 +391,7 @@ def room_kinds_table(rows) -> pd.DataFrame:
 # -- the tries, as data ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Try:
-    """One try of a page: its idea, kernel, run and row (`where`; with `best` the largest
-    `metric` of the rows whose variant starts so), the kernel and row it raced
-    (`against`), and whether it was kept."""
+    """A page's try: its row (`where`; `best`: the largest `metric`), what it raced, kept."""
     idea: str
     kernel: str
     experiment: str
@@ -527,8 +489,7 @@ RLE_TRIES = (
 
 
 def tries_table(tries, runs: dict) -> pd.DataFrame:
-    """A line a try: idea, kernel, result (and × the kernel it raced), run, kept; `runs`:
-    experiment name -> rows."""
+    """A line a try: idea, kernel, result, run, kept; `runs`: experiment name -> rows."""
     out = []
     for t in tries:
         df = runs[t.experiment]

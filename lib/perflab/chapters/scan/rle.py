@@ -1,14 +1,10 @@
 """Run-length encoding on the scan, and its decoder.
-
     enc = Encoder(n)                         # buffers for inputs of up to n int32
     values, lengths, count = enc.encode(x)   # on the GPU; count is a 1-element array
     y = decode(values[:r], lengths[:r], n)   # r = int(count[0]); y == x exactly
 
-VARIANTS (kernels/03-scan/): "unfused" (04: flags, scan, scatter, then 06's lengths),
-"fused" (05: one pass on 03's look-back), "bulk" (17: on 16's sequencer, compute
-capability 9.0+) and "room" (25: ballots, a CUDA graph, 6-byte staged heads; 8.0+, the
-default where it runs). Runs are maximal; positions and lengths are int32 (n < 2^31).
-"""
+VARIANTS: "unfused" (04), "fused" (05), "bulk" (17, 9.0+) and "room" (25, 8.0+). Runs are
+maximal; positions and lengths are int32 (n < 2^31)."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,10 +26,8 @@ BULK = (16, 4, 32, 6, 4, 128, 8)
 BULK_SHAPES = ((16, 4, 32, 6, 4, 128, 4), (16, 4, 32, 6, 4, 128, 8), (16, 4, 32, 5, 4, 128, 16),
                (8, 4, 32, 6, 4, 128, 8), (16, 4, 16, 12, 4, 128, 8), (16, 8, 32, 6, 4, 128, 8),
                (16, 2, 32, 6, 4, 128, 8), (16, 4, 32, 6, 8, 128, 8), (16, 4, 32, 6, 4, 32, 8))
-#: ballot.cuh's walk (23; 24 is encode(x, "room", head_bytes=8) at this shape): (walker
-#: warps a block, elements a walker's piece, chunks of 32 in flight a lane, heads a walker
-#: stages, blocks an SM, predecessors a look-back lane reads a round trip, tiles a
-#: sequencer lane takes a round trip or 0 for look-backs); a tile: walkers * piece
+#: 23's and 24's shape (ballot.cuh): (walker warps, a walker's piece, chunks of 32 in
+#: flight a lane, heads a walker stages, blocks an SM, look-back width, sequencer tiles a lane)
 BALLOT = (8, 2048, 16, 384, 3, 1, 2)
 BALLOT_STAGES = 3           # ballot.cuh's STAGES (a test holds them equal)
 #: 25_rle_room.cu: BALLOT's form, 6 bytes a staged head
@@ -46,8 +40,7 @@ DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 item
 
 
 def default_variant() -> str:
-    """The fastest encoder this GPU runs: "room" (25, compute capability 8.0+; on the H200
-    twice 17 and three times 05 at 2^25, scan.rle_room), else "fused" (05)."""
+    """The fastest encoder this GPU runs: "room" (25, compute capability 8.0+), else "fused"."""
     from ...device import current
     return "room" if int(current().compute_capability.split(".")[0]) >= 8 else "fused"
 
@@ -79,10 +72,9 @@ def room_spec(shape=None, all_shared: bool = False) -> KernelSpec:
 
 
 class GraphCall:
-    """The calls of a graph-launched encoder (24, 25): its graphs (GraphLaunch, one an
-    input array and size), its tile status (`state`, its own LookbackState by default)
-    and its last input (held alive): a call with that same array only counts its epoch
-    and launches its graph, the fewest host steps a call can take."""
+    """A graph-launched encoder's calls (24, 25): its graphs (one an input array and size),
+    its tile status and its last input: a call on that same array only counts its epoch
+    and launches its graph."""
 
     def __init__(self, run, tile: int, build=None, state=None):
         self.graphs, self.tile = GraphLaunch(run, build=build), tile
@@ -113,10 +105,6 @@ def ballot_smem(shape, head_bytes: int = 8) -> int:
 
 def room_smem(shape) -> int:
     return ballot_smem(shape, 6)
-
-
-def check_room_shape(shape) -> None:
-    check_ballot_shape(shape, room_smem)
 
 
 def ballot_threads(shape) -> int:
@@ -215,9 +203,7 @@ class Encoder:
         check_tile("int32", block, items)
         self.n, self.block, self.items = n, block, items
         size = max(n, 1)
-        self.values = cp.empty(size, dtype=cp.int32)
-        self.starts = cp.empty(size, dtype=cp.int32)
-        self.lengths = cp.empty(size, dtype=cp.int32)
+        self.values, self.starts, self.lengths = (cp.empty(size, dtype=cp.int32) for _ in range(3))
         self.count = cp.zeros(1, dtype=cp.int32)
         self._flags = self._pos = None
         self._prepared = {}                 # (variant, head bytes) -> its launch, made once
@@ -234,11 +220,9 @@ class Encoder:
 
     def encode(self, x, variant: str | None = None, check: bool = True, *, shape=None,
                all_shared: bool = False, head_bytes: int = 6):
-        """(values, lengths, count): the first count[0] entries of values and lengths are
-        the runs of x, in order; nothing waits for the host. `variant`: of VARIANTS, by
-        default the fastest here. Experiments shape the one-pass encoders (`shape`,
-        `all_shared`, for "room" `head_bytes`=8: 24), fixed at a variant's first call;
-        check=False skips the argument checks (the timed call)."""
+        """(values, lengths, count): the first count[0] entries are the runs of x; nothing
+        waits for the host. `shape`, `all_shared`, `head_bytes` (8: 24) fix a one-pass
+        encoder at its first call; check=False skips the argument checks."""
         variant = default_variant() if variant is None else variant
         if check:
             check_input(x)
@@ -280,8 +264,7 @@ class Encoder:
         return self.values, self.lengths, self.count
 
     def _prepare(self, variant, shape, all_shared, head_bytes):
-        """A one-pass encoder's launch (PreparedLaunch): 17's with its tile, 24's and 25's
-        GraphCall; ConfigError where its blocks do not fit an SM (or 17 has no bulk copies)."""
+        """17's PreparedLaunch and tile, or 24's and 25's GraphCall (ConfigError: no fit)."""
         from ...device import current
         from ...kernels import PreparedLaunch, blocks_per_sm
         from .ops import bulk_threads, require_bulk_copy
@@ -332,8 +315,7 @@ class Encoder:
 
 def traffic_bytes(variant: str, n: int, runs: int) -> int:
     """Bytes each encoder moves by design (4-byte values, starts and lengths)."""
-    out = 4 * runs + 4 * runs                    # values and starts written
-    lengths = 4 * runs + 4 * runs                # starts read, lengths written
+    out = lengths = 8 * runs        # values and starts written; starts read, lengths written
     if variant == "fused":
         return 4 * n + out + lengths
     if variant in ONE_PASS:                      # values, lengths in the pass
@@ -343,8 +325,7 @@ def traffic_bytes(variant: str, n: int, runs: int) -> int:
 
 
 def decode(values, lengths, n: int):
-    """x from exactly its runs: the lengths' exclusive scan, a mark at each run's first
-    index but the first, the marks' inclusive scan (each element's run), a gather."""
+    """x from exactly its runs: the lengths' exclusive scan, marks, their scan, a gather."""
     import cupy as cp
     runs = values.size
     if lengths.size != runs:
@@ -368,8 +349,7 @@ def decode(values, lengths, n: int):
 
 
 def numpy_steps(x: np.ndarray) -> dict:
-    """The encoder's steps in NumPy (the page's worked example): `flags` (1 at a run's
-    head), `positions` (their exclusive scan: a run's slot), `heads`, `values`, `lengths`."""
+    """The encoder's steps in NumPy: `flags`, `positions`, `heads`, `values`, `lengths`."""
     x = np.asarray(x)
     n = x.size
     flags = np.ones(n, dtype=np.int64)
@@ -391,8 +371,7 @@ def numpy_encode(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def reference(x):
-    """(values, lengths) of `x` with CuPy, the encoders' check: head flags, their CUB scan,
-    a scatter of each head's index."""
+    """(values, lengths) of `x` with CuPy, the encoders' check."""
     import cupy as cp
     n = x.size
     if n == 0:
@@ -408,8 +387,7 @@ def reference(x):
 
 
 def make_runs(n: int, kind: str, rng):
-    """n int32 in runs that differ: "short" (1-15), "long" (100-10000), "mixed" (90 %
-    short), "equal" (one run), "distinct" (n runs)."""
+    """n int32 in runs: "short" (1-15), "long" (100-10000), "mixed", "equal", "distinct"."""
     import cupy as cp
     if kind == "equal":
         return cp.full(n, int(rng.integers(-2**31, 2**31 - 1)), dtype=cp.int32)

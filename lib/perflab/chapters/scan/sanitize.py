@@ -1,13 +1,10 @@
-"""Every kernel of the scan chapters once at small sizes, each result checked: small enough to run
-under compute-sanitizer (memcheck, racecheck) in seconds, recorded as scan.sanitize (one
-row a tool, perflab.sanitize).
+"""Every kernel of the scan chapters once at small sizes, each result checked, for
+compute-sanitizer (scan.sanitize: a row a tool, perflab.sanitize); exits 1 if one is wrong.
 
-    compute-sanitizer --tool memcheck python -m perflab.chapters.scan.sanitize
-
-(`python -m perflab sanitize --chapter 03-scan` runs the chapter's whole correctness
-pass the same way.) Exits 1 if a result is wrong."""
+    compute-sanitizer --tool memcheck python -m perflab.chapters.scan.sanitize"""
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
@@ -17,10 +14,7 @@ from ... import sanitize as sanitizers
 def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
     """Every kernel, or with only= one variant of ops.VARIANTS or rle.VARIANTS (argument
     or $SCAN_SMOKE_ONLY) that one alone; 16 and 17 where the GPU can run them."""
-    import os
-
     import cupy as cp
-
     from . import ops, rle
     from .experiments import check_rle, check_scan, fresh
 

@@ -221,7 +221,8 @@ class Encoder:
     def encode(self, x, variant: str | None = None, check: bool = True, *, shape=None,
                all_shared: bool = False, head_bytes: int = 6):
         """(values, lengths, count): the first count[0] entries are the runs of x; nothing
-        waits for the host. `shape`, `all_shared`, `head_bytes` (8: 24) fix a one-pass
+        waits for the host. `variant`: one of VARIANTS, by default the fastest this GPU runs
+        (`default_variant`). `shape`, `all_shared`, `head_bytes` (8: 24) fix a one-pass
         encoder at its first call; check=False skips the argument checks."""
         variant = default_variant() if variant is None else variant
         if check:

@@ -39,9 +39,16 @@ def lookback_walk(states, sums, tile: int) -> dict:
     return {"read": read, "prefix": total, "waits_on": None}
 
 
-def _cell(ax, x, y, w, h, fill, edge="0.3", lw=1.0):
+def _cell(ax, x, y, w, h, fill, edge="0.3", lw=1.0, label=None, **kw):
+    """A w × h box at (x, y), `label` (if any) centred in it in `kw`'s style."""
     from matplotlib.patches import Rectangle
     ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor=edge, lw=lw))
+    _text(ax, x + w / 2, y + h / 2, "" if label is None else label, **kw)
+
+
+def _text(ax, x, y, s, **kw):
+    """`s` at (x, y), centred in the diagrams' font unless `kw` says otherwise."""
+    ax.text(x, y, s, **{"ha": "center", "va": "center", "fontsize": FONT, **kw})
 
 
 def _canvas(fig, height, xlim, ylim):
@@ -49,8 +56,7 @@ def _canvas(fig, height, xlim, ylim):
     import matplotlib.pyplot as plt
     fig = fig or plt.figure(figsize=(WIDTH_IN, height))
     ax = fig.add_axes([0.0, 0.0, 1.0, 1.0])
-    ax.set_xlim(*xlim)
-    ax.set_ylim(*ylim)
+    ax.set(xlim=xlim, ylim=ylim)
     ax.axis("off")
     return fig, ax
 
@@ -63,30 +69,25 @@ def lookback_figure(fig=None):
     looking = tiles - 1
     fig, ax = _canvas(fig, 3.6, (-1.9, tiles + 0.1), (-1.05, 5.0))
     for i in range(tiles):
-        ax.text(i + 0.45, 4.72, f"tile {i}", ha="center", va="center", fontsize=FONT)
+        _text(ax, i + 0.45, 4.72, f"tile {i}")
     for row, states in enumerate(POLLS):
         y = 2.55 - row * 2.35
         words = published(states, TILE_SUMS)
         walk = lookback_walk(states, TILE_SUMS, looking)
-        ax.text(-1.85, y + 0.85, "first poll" if row == 0 else "next poll",
-                ha="left", va="center", fontsize=FONT, weight="bold")
+        _text(ax, -1.85, y + 0.85, "first poll" if row == 0 else "next poll", ha="left",
+              weight="bold")
         for i, s in enumerate(states):
             edge, lw = ("C3", 2.2) if i == looking else ("0.3", 1.0)
-            _cell(ax, i, y, 0.9, 1.3, STATE_FILL[s], edge, lw)
-            if s is None:
-                ax.text(i + 0.45, y + 0.65, "looks\nback", ha="center", va="center",
-                        fontsize=FONT, color="C3")
-                continue
-            ax.text(i + 0.45, y + 0.88, s, ha="center", va="center", fontsize=14,
-                    weight="bold", color=STATE_TEXT[s])
-            ax.text(i + 0.45, y + 0.33, "–" if words[i] is None else str(words[i]),
-                    ha="center", va="center", fontsize=FONT, color=STATE_TEXT[s])
-        prev = looking
-        for k, t in enumerate(walk["read"]):
+            _cell(ax, i, y, 0.9, 1.3, STATE_FILL[s], edge, lw, None if s else "looks\nback",
+                  color="C3")
+            if s is not None:
+                _text(ax, i + 0.45, y + 0.88, s, fontsize=14, weight="bold", color=STATE_TEXT[s])
+                _text(ax, i + 0.45, y + 0.33, "–" if words[i] is None else str(words[i]),
+                      color=STATE_TEXT[s])
+        for prev, t in zip([looking] + walk["read"], walk["read"]):
             ax.add_patch(FancyArrowPatch((prev + 0.4, y + 1.32), (t + 0.5, y + 1.32),
                                          connectionstyle="arc3,rad=0.55", arrowstyle="-|>",
                                          mutation_scale=11, color="C3", lw=1.3))
-            prev = t
         if walk["prefix"] is None:
             msg = (f"tile {walk['waits_on']} has published nothing yet: the walk stops "
                    f"there and polls again")
@@ -94,13 +95,12 @@ def lookback_figure(fig=None):
             parts = " + ".join(str(words[t]) for t in walk["read"])
             msg = (f"prefix of tile {looking} = {parts} = {walk['prefix']} "
                    f"(A words added, stop at the first P)")
-        ax.text(-1.85, y - 0.32, msg, ha="left", va="center", fontsize=FONT)
+        _text(ax, -1.85, y - 0.32, msg, ha="left")
     lx = -1.85
     for s in ("X", "A", "P"):
-        _cell(ax, lx, -0.95, 0.32, 0.32, STATE_FILL[s])
-        ax.text(lx + 0.16, -0.79, s, ha="center", va="center", fontsize=9,
-                color=STATE_TEXT[s], weight="bold")
-        ax.text(lx + 0.42, -0.79, STATE_WORD[s], ha="left", va="center", fontsize=FONT)
+        _cell(ax, lx, -0.95, 0.32, 0.32, STATE_FILL[s], label=s, fontsize=9,
+              color=STATE_TEXT[s], weight="bold")
+        _text(ax, lx + 0.42, -0.79, STATE_WORD[s], ha="left")
         lx += 2.75
     return fig
 
@@ -126,35 +126,30 @@ def rle_figure(fig=None, x=RLE_EXAMPLE):
     heads = set(int(h) for h in d["heads"])
     for r, (key, label) in enumerate(RLE_ROWS):
         y = 3.3 - r * 1.0
-        ax.text(left - 0.15, y + 0.4, label, ha="right", va="center", fontsize=FONT)
+        _text(ax, left - 0.15, y + 0.4, label, ha="right")
         for i in range(n):
             head = i in heads
-            _cell(ax, left + i * cw, y, cw, 0.8, "#f6d2d2" if head and key != "index" else "white",
-                  "none" if key == "index" else "0.4")
             color = "C3" if head and key in ("flags", "positions") else (
                 "0.45" if key == "index" else "black")
-            ax.text(left + i * cw + cw / 2, y + 0.4, str(int(d[key][i])), ha="center",
-                    va="center", fontsize=FONT, color=color,
-                    weight="bold" if head and key != "index" else "normal")
+            _cell(ax, left + i * cw, y, cw, 0.8, "#f6d2d2" if head and key != "index" else "white",
+                  "none" if key == "index" else "0.4", label=str(int(d[key][i])), color=color,
+                  weight="bold" if head and key != "index" else "normal")
     # output: one cell a run, at the slot its head's scan gives
     yo = -2.2
     for row, (key, label) in enumerate((("values", "values"), ("lengths", "lengths"))):
         y = yo - row * 1.0
-        ax.text(left - 0.15, y + 0.4, label, ha="right", va="center", fontsize=FONT)
+        _text(ax, left - 0.15, y + 0.4, label, ha="right")
         for k in range(runs):
-            _cell(ax, left + k * cw, y, cw, 0.8, "#b9d3ea" if key == "values" else "white")
-            ax.text(left + k * cw + cw / 2, y + 0.4, str(int(d[key][k])), ha="center",
-                    va="center", fontsize=FONT)
-    ax.text(left - 0.15, yo + 1.45, "slot", ha="right", va="center", fontsize=FONT)
+            _cell(ax, left + k * cw, y, cw, 0.8, "#b9d3ea" if key == "values" else "white",
+                  label=str(int(d[key][k])))
+    _text(ax, left - 0.15, yo + 1.45, "slot", ha="right")
     for k in range(runs):
-        ax.text(left + k * cw + cw / 2, yo + 1.45, str(k), ha="center", va="center",
-                fontsize=FONT, color="0.45")
+        _text(ax, left + k * cw + cw / 2, yo + 1.45, str(k), color="0.45")
     for h, k in zip(d["heads"], d["positions"][d["heads"]]):
         ax.add_patch(FancyArrowPatch((left + h * cw + cw / 2, 0.3 - 0.02),
                                      (left + k * cw + cw / 2, yo + 1.75), arrowstyle="-|>",
                                      mutation_scale=10, color="C3", lw=1.1))
-    ax.text(left + runs * cw + 0.3, yo - 0.1,
-            f"{runs} runs: a head writes x[i] at its slot;\nlength = next head's i − this "
-            f"head's i\n(the last run ends at n = {n})", ha="left", va="center",
-            fontsize=FONT)
+    _text(ax, left + runs * cw + 0.3, yo - 0.1, f"{runs} runs: a head writes x[i] at its "
+          f"slot;\nlength = next head's i − this head's i\n(the last run ends at n = {n})",
+          ha="left")
     return fig

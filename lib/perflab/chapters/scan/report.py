@@ -402,54 +402,45 @@ class Try:
     metric: str = "of_copy"
 
 
-def _pick(df, metric: str, where: dict, best: bool):
-    if not best:
-        return lookup.first(df, **where)
-    w = dict(where)
-    d = df[df["variant"].str.startswith(w.pop("variant")) & df[metric].notna()]
-    for k, v in w.items():
-        d = d[d[k] == v]
-    return d.loc[d[metric].idxmax()] if len(d) else None
+def scan_try(idea, kernel, experiment, variant, kept, against=None, best=False,
+             metric="of_copy", **where) -> Try:
+    """A try of `variant` where `where`; `against`: (kernel, variant) raced in its rows."""
+    where = {"variant": variant, **where}
+    return Try(idea, kernel, experiment, where, kept, against and (
+        against[0], {**where, "variant": against[1]}), best, metric)
 
 
+def rle_try(*args, **where) -> Try:
+    """A run-length try: × torch on runs of 1-15."""
+    return scan_try(*args, metric="x_torch", **where, kind="short")
+
+
+SP = ("03", "single-pass")
 SCAN_TRIES = (
-    Try("one thread of each block works", "01", "scan.sizes", {"variant": "serial", "n": 1 << 24},
-        "replaced by 02: too few loads in flight"),
-    Try("every thread works, three kernels", "02", "scan.sizes",
-        {"variant": "three-kernel", "n": BIG}, "kept as the step that shows the 2/3 bound"),
-    Try("one pass, one warp looks back, one block a tile", "03", "scan.sizes",
-        {"variant": "single-pass", "n": BIG}, "kept: the portable single pass"),
-    Try("the whole block looks back", "03", "scan.lookback",
-        {"lookback": "block", "grid": "per-tile"}, "dropped: no faster"),
-    Try("persistent blocks take the next ticket early", "03", "scan.lookback",
-        {"lookback": "warp", "grid": "persistent"}, "dropped: fewer blocks fit, slower"),
-    Try("persistent blocks, tiles loading ahead by cp.async", "08", "scan.targets",
-        {"variant": "pipelined", "part": "scan"}, "dropped: tiles leave ticket order",
-        against=("03", {"variant": "single-pass", "part": "scan"})),
-    Try("the tile waits in shared memory", "10", "scan.staged",
-        {"variant": "staged", "lookback": True}, "dropped; it showed the look-back is the cost",
-        best=True),
-    Try("a warp looks back while the tile loads", "12", "scan.targets",
-        {"variant": "lookahead", "part": "scan"}, "dropped for 16",
-        against=("03", {"variant": "single-pass", "part": "scan"})),
-    Try("reduce from memory, scan again from L2", "14", "scan.targets",
-        {"variant": "chunked", "part": "scan"}, "dropped for 16",
-        against=("03", {"variant": "single-pass", "part": "scan"})),
-    Try("two-level look-back over super-chunks", "14", "scan.chunked",
-        {"variant": "chunked 8x4x1x4 256 ns tier 32"}, "dropped with 14",
-        against=("its one-level shape", {"variant": "chunked 8x4x1x4 256 ns x8"})),
-    Try("one sequencer warp, tiles by bulk copy into a ring", "16", "scan.targets",
-        {"variant": "bulk", "part": "scan"}, "kept: the fastest (variant \"bulk\")",
-        against=("14", {"variant": "chunked", "part": "scan"})),
+    scan_try("one thread of each block works", "01", "scan.sizes", "serial",
+             "replaced by 02: too few loads in flight", n=1 << 24),
+    scan_try("every thread works, three kernels", "02", "scan.sizes", "three-kernel",
+             "kept as the step that shows the 2/3 bound", n=BIG),
+    scan_try("one pass, one warp looks back, one block a tile", "03", "scan.sizes",
+             "single-pass", "kept: the portable single pass", n=BIG),
+    scan_try("the whole block looks back", "03", "scan.lookback", "block look-back, per-tile",
+             "dropped: no faster"),
+    scan_try("persistent blocks take the next ticket early", "03", "scan.lookback",
+             "warp look-back, persistent", "dropped: fewer blocks fit, slower"),
+    scan_try("persistent blocks, tiles loading ahead by cp.async", "08", "scan.targets",
+             "pipelined", "dropped: tiles leave ticket order", SP, part="scan"),
+    scan_try("the tile waits in shared memory", "10", "scan.staged", "staged",
+             "dropped; it showed the look-back is the cost", best=True, lookback=True),
+    scan_try("a warp looks back while the tile loads", "12", "scan.targets", "lookahead",
+             "dropped for 16", SP, part="scan"),
+    scan_try("reduce from memory, scan again from L2", "14", "scan.targets", "chunked",
+             "dropped for 16", SP, part="scan"),
+    scan_try("two-level look-back over super-chunks", "14", "scan.chunked",
+             "chunked 8x4x1x4 256 ns tier 32", "dropped with 14",
+             ("its one-level shape", "chunked 8x4x1x4 256 ns x8")),
+    scan_try("one sequencer warp, tiles by bulk copy into a ring", "16", "scan.targets", "bulk",
+             "kept: the fastest (variant \"bulk\")", ("14", "chunked"), part="scan"),
 )
-
-
-
-def rle_try(idea, kernel, experiment, variant, kept, against=None, **where) -> Try:
-    """A run-length try: × torch on runs of 1-15; `against`: (kernel, variant) raced."""
-    where = {"variant": variant, **where, "kind": "short"}
-    return Try(idea, kernel, experiment, where, kept, metric="x_torch", against=against and (
-        against[0], {**where, "variant": against[1]}))
 
 
 LEAN = "rle lean 8+4 warps, 32 KiB x 3, 8 a lane, 2 a SM"
@@ -488,24 +479,32 @@ RLE_TRIES = (
 )
 
 
+def _result(t: Try, df) -> str:
+    """A try's result in its rows `df`: its `metric`, and how much faster than `against`."""
+    if t.best:
+        w = dict(t.where)
+        d = df[df["variant"].str.startswith(w.pop("variant")) & df[t.metric].notna()]
+        for k, v in w.items():
+            d = d[d[k] == v]
+        r = d.loc[d[t.metric].idxmax()] if len(d) else None
+    else:
+        r = lookup.first(df, **t.where)
+    v = lookup.cell(r, t.metric)
+    if math.isnan(v):
+        raise ValueError(f"try {t.kernel} ({t.idea}): no {t.metric} in {t.experiment} "
+                         f"where {t.where}")
+    text = f"{v * 100:.0f} % of the copy" if t.metric == "of_copy" else f"{v:.2f}×"
+    if not t.against:
+        return text
+    x = lookup.value(df, "median_ms", **t.against[1]) / lookup.cell(r, "median_ms")
+    return text + f"; {x:.2f}× as fast as {t.against[0]}"
+
+
 def tries_table(tries, runs: dict) -> pd.DataFrame:
     """A line a try: idea, kernel, result, run, kept; `runs`: experiment name -> rows."""
-    out = []
-    for t in tries:
-        df = runs[t.experiment]
-        r = _pick(df, t.metric, t.where, t.best)
-        v = lookup.cell(r, t.metric)
-        if math.isnan(v):
-            raise ValueError(f"try {t.kernel} ({t.idea}): no {t.metric} in {t.experiment} "
-                             f"where {t.where}")
-        text = f"{v * 100:.0f} % of the copy" if t.metric == "of_copy" else f"{v:.2f}×"
-        if t.against:
-            kernel, where = t.against
-            x = lookup.cell(lookup.first(df, **where), "median_ms") / lookup.cell(r, "median_ms")
-            text += f"; {x:.2f}× as fast as {kernel}"
-        out.append({"idea": t.idea, "kernel": t.kernel, "result": text,
-                    "run": t.experiment, "kept?": t.kept})
-    return pd.DataFrame(out)
+    return pd.DataFrame([{"idea": t.idea, "kernel": t.kernel,
+                          "result": _result(t, runs[t.experiment]), "run": t.experiment,
+                          "kept?": t.kept} for t in tries])
 
 
 # -- the targets, as data --------------------------------------------------------------------

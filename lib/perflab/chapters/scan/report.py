@@ -175,12 +175,10 @@ def sizes_figure(fig, sizes, bulk=None) -> list:
     ax1.set_yscale("log")
     ax2.axhline(2 / 3, color="C2", lw=0.8, ls=":")
     ax2.text(2 ** 10, 2 / 3 + 0.02, "2/3: the three kernels' bound", color="C2", fontsize=9)
-    handles, labels = ax1.get_legend_handles_labels()
-    for h, lab_ in zip(*ax2.get_legend_handles_labels()):
-        if lab_.endswith(", recorded"):
-            handles, labels = handles + [h], labels + [lab_]
-    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.01), ncol=3,
-               fontsize=9, frameon=False)
+    legend = [*zip(*ax1.get_legend_handles_labels())] + [
+        (h, lab_) for h, lab_ in zip(*ax2.get_legend_handles_labels()) if lab_.endswith(", recorded")]
+    fig.legend(*zip(*legend), loc="lower center", bbox_to_anchor=(0.5, 0.01), ncol=3, fontsize=9,
+               frameon=False)
     fig.tight_layout(rect=(0, 0.22, 1, 1))
     return frames + ([bulk] if bulk is not None else [])
 

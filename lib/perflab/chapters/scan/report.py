@@ -43,12 +43,10 @@ def sizes_facts(sizes) -> dict:
     f |= quote(sizes, {"sp_x_torch": ("x_torch", sp), "sp_x_cub": ("x_cub", sp)}, n=BIG)
     f["copy_tbs"] = need(sizes, "GB/s", variant="copy", n=BIG) / 1e3
     f["sp_tbs"] = need(sizes, "GB/s", variant=sp, n=BIG) / 1e3
-    small = int(sizes["n"].min())
-    f["small_n_pow"] = pow2(small)
+    f["small_n_pow"] = pow2(small := int(sizes["n"].min()))
     f |= quote(sizes, {"sp_small_us": ("median_ms", sp), "copy_small_us": ("median_ms", "copy"),
                        "torch_small_us": ("median_ms", "torch.cumsum")}, 1e3, n=small)
-    ser = sizes[(sizes["variant"] == "serial") & sizes["GB/s"].notna()].sort_values("n")
-    n_ser = int(ser["n"].iloc[-1])
+    n_ser = int(sizes[(sizes["variant"] == "serial") & sizes["GB/s"].notna()]["n"].max())
     f["serial_n_pow"] = pow2(n_ser)
     f |= quote(sizes, {"serial_gbs": ("GB/s", "serial"),
                        "tk_at_serial_gbs": ("GB/s", "three-kernel")}, n=n_ser)

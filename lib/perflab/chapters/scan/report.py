@@ -350,10 +350,9 @@ def rle_figure(ax, rle, n=RLE_N):
     for j, v in enumerate(variants):
         ys = [lookup.value(d, "median_ms", variant=v, kind=k) * 1e3 for k in kinds]
         ax.bar([i + j * w for i in range(len(kinds))], ys, w, color=COLORS[v], label=v)
-    ax.set_xticks([i + w * (len(variants) - 1) / 2 for i in range(len(kinds))])
-    ax.set_xticklabels([f"{k} runs" for k in kinds], fontsize=9)
-    ax.set_yscale("log")
-    ax.set_ylabel(f"µs per encode of 2^{int(math.log2(n))} int32")
+    ax.set_xticks([i + w * (len(variants) - 1) / 2 for i in range(len(kinds))],
+                  [f"{k} runs" for k in kinds], fontsize=9)
+    ax.set(yscale="log", ylabel=f"µs per encode of 2^{int(math.log2(n))} int32")
     ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
 
 

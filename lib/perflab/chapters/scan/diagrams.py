@@ -88,13 +88,10 @@ def lookback_figure(fig=None):
             ax.add_patch(FancyArrowPatch((prev + 0.4, y + 1.32), (t + 0.5, y + 1.32),
                                          connectionstyle="arc3,rad=0.55", arrowstyle="-|>",
                                          mutation_scale=11, color="C3", lw=1.3))
-        if walk["prefix"] is None:
-            msg = (f"tile {walk['waits_on']} has published nothing yet: the walk stops "
-                   f"there and polls again")
-        else:
-            parts = " + ".join(str(words[t]) for t in walk["read"])
-            msg = (f"prefix of tile {looking} = {parts} = {walk['prefix']} "
-                   f"(A words added, stop at the first P)")
+        parts = " + ".join(str(words[t]) for t in walk["read"])
+        msg = (f"tile {walk['waits_on']} has published nothing yet: the walk stops there and "
+               "polls again" if walk["prefix"] is None else f"prefix of tile {looking} = "
+               f"{parts} = {walk['prefix']} (A words added, stop at the first P)")
         _text(ax, -1.85, y - 0.32, msg, ha="left")
     lx = -1.85
     for s in ("X", "A", "P"):

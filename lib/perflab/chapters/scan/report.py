@@ -261,6 +261,7 @@ def ballot_facts(rle_ballot, ballot_prof, walk_prof) -> dict:
     """23 against 20 in its rounds, its profile and 22's instructions."""
     b = _race(rle_ballot)
     us = need(b, "median_ms", variant=BALLOT_DEFAULT)
+    p0 = dict(variant="rle ballot", diagnostic=0)
     prof = {d: lookup.first(ballot_prof, variant="rle ballot", diagnostic=d) for d in (0, 1, 2)}
     dur = {d: lookup.cell(r, "duration_us") for d, r in prof.items()}
     return {
@@ -270,10 +271,8 @@ def ballot_facts(rle_ballot, ballot_prof, walk_prof) -> dict:
         "bl12_short_x_torch": need(b, "x_torch", variant=BALLOT_DEFAULT),
         "bl12_walk_over_read_us": (need(b, "median_ms", variant=f"{BALLOT_DEFAULT} diagnostic 3")
                                    - need(b, "median_ms", variant="read ceiling")) * 1e3,
-        "bl12_enc_inst_M": need(ballot_prof, "inst_executed", variant="rle ballot",
-                                diagnostic=0) / 1e6,
-        "bl12_dram_read_x": need(ballot_prof, "dram_read_over_input", variant="rle ballot",
-                                 diagnostic=0),
+        "bl12_enc_inst_M": need(ballot_prof, "inst_executed", **p0) / 1e6,
+        "bl12_dram_read_x": need(ballot_prof, "dram_read_over_input", **p0),
         "bl12_prof_chain_us": dur[0] - dur[1], "bl12_prof_writes_us": dur[0] - dur[2],
         "wk11_enc_inst_M": need(walk_prof, "inst_executed", variant="rle walk",
                                 diagnostic=0) / 1e6}

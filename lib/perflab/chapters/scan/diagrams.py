@@ -133,9 +133,9 @@ def rle_figure(fig=None, x=RLE_EXAMPLE):
                   weight="bold" if head and key != "index" else "normal")
     # output: one cell a run, at the slot its head's scan gives
     yo = -2.2
-    for row, (key, label) in enumerate((("values", "values"), ("lengths", "lengths"))):
+    for row, key in enumerate(("values", "lengths")):
         y = yo - row * 1.0
-        _text(ax, left - 0.15, y + 0.4, label, ha="right")
+        _text(ax, left - 0.15, y + 0.4, key, ha="right")
         for k in range(runs):
             _cell(ax, left + k * cw, y, cw, 0.8, "#b9d3ea" if key == "values" else "white",
                   label=str(int(d[key][k])))

@@ -22,12 +22,8 @@ def block_shapes() -> list[tuple[int, int]]:
 
 def block_reason(bx: int, by: int) -> str | None:
     """Why a block shape cannot run (ops.check_block's answer), or None."""
-    from ...errors import ConfigError
-    try:
-        ops.check_block((bx, by))
-    except ConfigError as exc:
-        return str(exc)
-    return None
+    from ...errors import refusal
+    return refusal(ops.check_block, (bx, by))
 
 
 def _blocks_kernels():

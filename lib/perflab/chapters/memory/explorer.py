@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...errors import ConfigError
+from ...errors import refusal
 from ...explorer import Explorer, Field
 from .experiments import EXPLORE_SIZES, EXPLORE_STRIDES
 from .latency import slots_for
@@ -14,11 +14,7 @@ from .report import size_label
 def stride_explorer(rows: pd.DataFrame) -> Explorer:
     """An explorer over the rows of memory.stride_chase (replayed or live)."""
     def reason(p):
-        try:
-            slots_for(int(p["bytes"]), int(p["stride"]))
-        except ConfigError as exc:
-            return str(exc)
-        return None
+        return refusal(slots_for, int(p["bytes"]), int(p["stride"]))
 
     return Explorer(
         "memory-stride", rows, experiment="memory.stride_chase", match={"variant": "strided"},

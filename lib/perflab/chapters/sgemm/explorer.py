@@ -7,7 +7,7 @@ import functools
 
 import pandas as pd
 
-from ...errors import ConfigError
+from ...errors import refusal
 from ...explorer import Explorer, Field
 from . import get
 from .experiments import SWEEP_SIZE, Problem, baselines, run_variant
@@ -24,11 +24,7 @@ def tile_explorer(variant_name: str, sweep: pd.DataFrame, size=SWEEP_SIZE) -> Ex
     base = "fp32" if v.precision == "fp32" else "tf32"
 
     def reason(p):
-        try:
-            v.check({**v.default_params, **fixed, **p}, M, N, K, device)
-        except ConfigError as exc:
-            return str(exc)
-        return None
+        return refusal(v.check, {**v.default_params, **fixed, **p}, M, N, K, device)
 
     return Explorer(
         f"sgemm-{variant_name}", sweep, experiment="sgemm.sweep",

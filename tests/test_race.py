@@ -102,3 +102,43 @@ def test_every_recorded_ratio_is_named_the_race_s_way():
                     if any(f not in m or m[f]["unit"] != "1" for f in family):
                         bad.add((path.rsplit("/", 1)[-1], k[:-4]))
     assert not bad, sorted(bad)[:20]
+
+
+def test_the_fastest_baseline_of_a_key_is_the_baseline_and_the_row_names_it():
+    """Two copies share the key of_copy: each round's ratio is taken against the one with
+    the lower median (here the kernel), and every row names it; the declared bytes and
+    FLOPs are metrics of their own, and the ratio's rounds are counted."""
+    ctx = FakeCtx({"mine": [2.0, 2.0, 4.0], "cudaMemcpy": [1.5, 1.5, 1.5],
+                   "copy kernel": [1.0, 1.0, 3.0]})
+    entries = [race.Entry("mine", lambda: None, check=lambda: OK, bytes=100, flops=7),
+               race.Entry("cudaMemcpy", lambda: None, check=lambda: OK, bytes=100,
+                          baseline="of_copy"),
+               race.Entry("copy kernel", lambda: None, check=lambda: OK, bytes=100,
+                          baseline="of_copy")]
+    rows = race.run(ctx, entries)
+    m = rows["mine"]["metrics"]
+    assert rows["mine"]["baseline"] == "copy kernel" == rows["cudaMemcpy"]["baseline"]
+    assert m["of_copy"][0] == pytest.approx(0.5)                # 1/2, 1/2, 3/4
+    assert (m["of_copy_min"][0], m["of_copy_max"][0]) == (pytest.approx(0.5),
+                                                          pytest.approx(0.75))
+    assert m["rounds"] == (3, "1") and m["bytes_moved"] == (100, "B")
+    assert m["flops"] == (7, "FLOP")
+    assert rows["cudaMemcpy"]["metrics"]["of_copy"][0] == pytest.approx(2 / 3)
+    assert "of_copy" not in rows["copy kernel"]["metrics"]
+
+
+def test_a_baseline_by_rate_compares_bytes_per_second():
+    """A copy ceiling timed over 4x the bytes the contender moves: by rate, a contender
+    that takes a quarter of the copy's time runs at the copy's speed."""
+    ctx = FakeCtx({"mine": [1.0, 1.0, 1.0], "copy": [4.0, 2.0, 4.0]})
+    entries = [race.Entry("mine", lambda: None, check=lambda: OK, bytes=100),
+               race.Entry("copy", lambda: None, check=lambda: OK, bytes=400,
+                          baseline="of_copy", by_rate=True)]
+    m = race.run(ctx, entries)["mine"]["metrics"]
+    assert m["of_copy"][0] == pytest.approx(1.0)
+    assert (m["of_copy_min"][0], m["of_copy_max"][0]) == (pytest.approx(0.5), pytest.approx(1))
+    bad = [race.Entry("mine", lambda: None, check=lambda: OK),
+           race.Entry("copy", lambda: None, check=lambda: OK, bytes=400,
+                      baseline="of_copy", by_rate=True)]
+    with pytest.raises(ValueError, match="by rate"):
+        race.run(FakeCtx({"mine": [1.0], "copy": [1.0]}), bad)

@@ -13,10 +13,17 @@ The rows' metrics:
 - the times of the interleaved rounds: median_ms, p20_ms, p80_ms, min_ms, n_timed;
 - "GB/s" and "TB/s" from the entry's declared `bytes` (the useful bytes of one call), and
   "TFLOP/s" from its declared `flops`: the core derives rates, a chapter never does;
-- for every baseline B of the race (an entry with `baseline`, its key), the ratio B's
-  time / this entry's time round by round: `<key>` (the median over the rounds),
-  `<key>_min`, `<key>_max`, unit "1". The copy's key is "of_copy" (a fraction of the
-  copy's speed), a vendor's "x_<vendor>" (how many times as fast as it).
+- "bytes_moved" (B) and "flops" (FLOP): the declared numerators themselves;
+- for every baseline key of the race (the `baseline` of one or more entries), the ratio
+  B's time / this entry's time round by round, B the fastest entry of that key (by
+  median; e.g. the faster of cudaMemcpy and a copy kernel): `<key>` (the median over the
+  rounds), `<key>_min`, `<key>_max`, unit "1", and "rounds". A baseline declared
+  `by_rate` is compared by rate instead (this entry's bytes / time over B's bytes / time,
+  round by round): a copy ceiling measured over other bytes than the contender moves.
+  The copy's key is "of_copy" (a fraction of the copy's speed), a vendor's "x_<vendor>"
+  (how many times as fast as it) or "of_<vendor>" where the vendor is the roof;
+- "baseline": in the row itself (not a metric), the name of the fastest copy when the
+  race has entries of the copy's key.
 
 An entry whose check fails is written with its check and never timed. `ctx.timing` False
 (the correctness pass): every entry is checked and nothing is timed.
@@ -45,7 +52,9 @@ class Entry:
     its row ({name: (value, unit)}, or a function returning them, called after every
     check has run); `bytes` and `flops`: one call's useful bytes and floating-point
     operations (the rates' numerators); `baseline`: the key of this entry's ratios when it
-    is a baseline of the race; `row`: False for an entry timed only to be a baseline."""
+    is a baseline of the race (several entries may share one: the fastest of them is the
+    baseline); `by_rate`: a baseline compared by rate (bytes / time; both entries declare
+    `bytes`) rather than by time; `row`: False for an entry timed only to be a baseline."""
     name: str
     call: Callable
     sets: list = field(default_factory=lambda: [()])
@@ -57,13 +66,16 @@ class Entry:
     bytes: int | None = None
     flops: int | None = None
     baseline: str | None = None
+    by_rate: bool = False
     row: bool = True
 
 
-def copy_of(sets, nbytes: int | None = None, row: bool = True, name: str = "copy") -> Entry:
+def copy_of(sets, nbytes: int | None = None, row: bool = True, name: str = "copy",
+            by_rate: bool = False) -> Entry:
     """The copy of the input's bytes (cudaMemcpy device to device) as the baseline
     "of_copy": `sets` as the contestants', each (src, dst, ...); the copy moves src into
-    dst (`nbytes` of it: all of src by default) and is checked exactly."""
+    dst (`nbytes` of it: all of src by default) and is checked exactly. `by_rate`: compared
+    by rate (a copy of other bytes than the contestants move)."""
     def call(src, dst, *rest):
         dst.data.copy_from_device(src.data, nbytes or src.nbytes)
 
@@ -76,11 +88,23 @@ def copy_of(sets, nbytes: int | None = None, row: bool = True, name: str = "copy
         return compare(dst.ravel()[:n], src.ravel()[:n], "exact")
     src = sets[0][0]
     return Entry(name, call, sets, check=check, bytes=2 * (nbytes or src.nbytes),
-                 baseline=COPY_KEY, row=row)
+                 baseline=COPY_KEY, by_rate=by_rate, row=row)
 
 
-def metrics_of(t: dict, entry: Entry, res: dict, baselines: list[Entry]) -> dict:
-    """An entry's timed metrics from the interleaved result `res` (its times `t`)."""
+def fastest_baselines(entries: list[Entry], res: dict) -> dict[str, Entry]:
+    """key -> the entry timed fastest (lowest median) among the baselines of that key."""
+    out: dict[str, Entry] = {}
+    for e in entries:
+        if e.baseline and e.name in res and (
+                e.baseline not in out
+                or res[e.name]["median_ms"] < res[out[e.baseline].name]["median_ms"]):
+            out[e.baseline] = e
+    return out
+
+
+def metrics_of(t: dict, entry: Entry, res: dict, baselines: dict[str, Entry]) -> dict:
+    """An entry's timed metrics from the interleaved result `res` (its times `t`);
+    `baselines`: key -> the baseline entry of that key (fastest_baselines)."""
     m = {k: (t[k], "ms") for k in ("median_ms", "p20_ms", "p80_ms", "min_ms")}
     m["n_timed"] = (t["n_timed"], "1")
     if entry.bytes:
@@ -89,12 +113,19 @@ def metrics_of(t: dict, entry: Entry, res: dict, baselines: list[Entry]) -> dict
         m["TB/s"] = (rate / 1e12, "TB/s")
     if entry.flops:
         m["TFLOP/s"] = (entry.flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
-    for b in baselines:
-        if b.name != entry.name and b.name in res:
-            r = ratio(res, b.name, entry.name)
-            m[b.baseline] = (r["ratio"], "1")
-            m[b.baseline + "_min"] = (r["ratio_min"], "1")
-            m[b.baseline + "_max"] = (r["ratio_max"], "1")
+    for key, b in baselines.items():
+        if b.name == entry.name:
+            continue
+        r = ratio(res, b.name, entry.name)
+        scale = 1.0
+        if b.by_rate:
+            if not (entry.bytes and b.bytes):
+                raise ValueError(f"{entry.name!r} against {b.name!r} by rate: both need bytes")
+            scale = entry.bytes / b.bytes
+        m[key] = (r["ratio"] * scale, "1")
+        m[key + "_min"] = (r["ratio_min"] * scale, "1")
+        m[key + "_max"] = (r["ratio_max"] * scale, "1")
+        m["rounds"] = (r["rounds"], "1")
     return m
 
 
@@ -120,12 +151,18 @@ def run(ctx, entries: list[Entry], *, params: dict | None = None,
              if checks[e.name] is None or checks[e.name].correct}
     res = ctx.time_interleaved(calls, budget_s=budget_s, rounds=rounds) \
         if ctx.timing and calls else {}
-    baselines = [e for e in entries if e.baseline]
+    baselines = fastest_baselines(entries, res)
+    if COPY_KEY in baselines:
+        row_extra = {"baseline": baselines[COPY_KEY].name, **row_extra}
     rows = {}
     for e in entries:
         if not e.row:
             continue
         metrics = dict(e.metrics() if callable(e.metrics) else e.metrics)
+        if e.bytes:
+            metrics["bytes_moved"] = (e.bytes, "B")
+        if e.flops:
+            metrics["flops"] = (e.flops, "FLOP")
         if e.name in res:
             metrics.update(metrics_of(res[e.name], e, res, baselines))
         rows[e.name] = ctx.row(variant=e.name, params={**(params or {}), **e.params},

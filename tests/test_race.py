@@ -142,3 +142,10 @@ def test_a_baseline_by_rate_compares_bytes_per_second():
                       baseline="of_copy", by_rate=True)]
     with pytest.raises(ValueError, match="by rate"):
         race.run(FakeCtx({"mine": [1.0], "copy": [1.0]}), bad)
+
+
+def test_an_entry_s_row_may_name_another_variant():
+    ctx = FakeCtx({}, timing=False)
+    rows = race.run(ctx, [race.Entry("05 32x8", lambda: None, check=lambda: OK, variant="05"),
+                          race.Entry("05 16x4", lambda: None, check=lambda: OK, variant="05")])
+    assert [r["variant"] for r in rows.values()] == ["05", "05"]

@@ -54,7 +54,9 @@ class Entry:
     operations (the rates' numerators); `baseline`: the key of this entry's ratios when it
     is a baseline of the race (several entries may share one: the fastest of them is the
     baseline); `by_rate`: a baseline compared by rate (bytes / time; both entries declare
-    `bytes`) rather than by time; `row`: False for an entry timed only to be a baseline."""
+    `bytes`) rather than by time; `row`: False for an entry timed only to be a baseline;
+    `variant`: its row's variant where that is not its name (names must be distinct
+    within a race, variants need not: one rung at two tile shapes)."""
     name: str
     call: Callable
     sets: list = field(default_factory=lambda: [()])
@@ -68,6 +70,7 @@ class Entry:
     baseline: str | None = None
     by_rate: bool = False
     row: bool = True
+    variant: str | None = None
 
 
 def copy_of(sets, nbytes: int | None = None, row: bool = True, name: str = "copy",
@@ -165,7 +168,7 @@ def run(ctx, entries: list[Entry], *, params: dict | None = None,
             metrics["flops"] = (e.flops, "FLOP")
         if e.name in res:
             metrics.update(metrics_of(res[e.name], e, res, baselines))
-        rows[e.name] = ctx.row(variant=e.name, params={**(params or {}), **e.params},
+        rows[e.name] = ctx.row(variant=e.variant or e.name, params={**(params or {}), **e.params},
                                metrics=metrics, check=checks[e.name], kernels=e.kernels,
                                launch=launches[e.name], **{**row_extra, **e.extra})
     return rows

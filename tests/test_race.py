@@ -149,3 +149,50 @@ def test_an_entry_s_row_may_name_another_variant():
     rows = race.run(ctx, [race.Entry("05 32x8", lambda: None, check=lambda: OK, variant="05"),
                           race.Entry("05 16x4", lambda: None, check=lambda: OK, variant="05")])
     assert [r["variant"] for r in rows.values()] == ["05", "05"]
+
+
+def test_an_entry_is_compared_with_the_baselines_it_names_and_keeps_its_own_launch():
+    """A kernel of another function than the vendor's is compared with the copy alone
+    (`against`); a row records the chapter's launch where the entry gives one, the
+    launches captured during its check otherwise."""
+    ctx = FakeCtx({"conv": [1.0, 1.0, 1.0], "depthwise": [2.0, 2.0, 2.0],
+                   "copy": [0.5, 0.5, 0.5], "vendor": [4.0, 4.0, 4.0]})
+    entries = [race.Entry("conv", lambda: None, check=lambda: OK, launch={"grid": [8]}),
+               race.Entry("depthwise", lambda: None, check=lambda: OK,
+                          against=(race.COPY_KEY,)),
+               race.Entry("copy", lambda: None, check=lambda: OK, baseline=race.COPY_KEY,
+                          against=(race.COPY_KEY,)),
+               race.Entry("vendor", lambda: None, check=lambda: OK, baseline="vs_vendor")]
+    rows = race.run(ctx, entries)
+    assert rows["conv"]["metrics"]["vs_vendor"][0] == pytest.approx(4.0)
+    assert rows["depthwise"]["metrics"]["of_copy"][0] == pytest.approx(0.25)
+    assert "vs_vendor" not in rows["depthwise"]["metrics"]
+    assert set(rows["copy"]["metrics"]) & {"of_copy", "vs_vendor", "rounds"} == set()
+    assert rows["vendor"]["metrics"]["of_copy"][0] == pytest.approx(0.125)
+    assert rows["conv"]["launch"] == {"grid": [8]} and rows["depthwise"]["launch"] == []
+
+
+class AloneCtx(FakeCtx):
+    """A FakeCtx that also times one call on its own (Context.time)."""
+
+    def time(self, fn, args_sets, variant, *, budget_s=None):
+        self.timed = (self.timed or []) + [(variant, budget_s)]
+        t = self.times[variant]
+        return {"median_ms": t, "p20_ms": t, "p80_ms": t, "min_ms": t, "n_timed": 5}
+
+
+def test_entries_timed_alone_have_times_and_rates_and_no_baseline():
+    ctx = AloneCtx({"tile 8x4": 2.0})
+    entry = race.Entry("tile 8x4", lambda: None, check=lambda: OK, bytes=4e9, flops=2e9,
+                       variant="tile", metrics={"smem_bytes": (96, "B")})
+    rows = race.run(ctx, [entry, race.Entry("bad", lambda: None, check=lambda: BAD)],
+                    params={"bx": 8}, budget_s=0.05, alone=True)
+    m = rows["tile 8x4"]["metrics"]
+    assert ctx.timed == [("tile 8x4", 0.05)] and rows["tile 8x4"]["variant"] == "tile"
+    assert m["median_ms"] == (2.0, "ms") and m["n_timed"] == (5, "1")
+    assert m["TB/s"][0] == pytest.approx(2.0) and m["TFLOP/s"][0] == pytest.approx(1.0)
+    assert m["smem_bytes"] == (96, "B") and "rounds" not in m
+    assert rows["bad"]["metrics"] == {}
+    with pytest.raises(ValueError, match="alone"):
+        race.run(ctx, [entry, race.Entry("copy", lambda: None, baseline=race.COPY_KEY)],
+                 alone=True)

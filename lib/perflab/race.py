@@ -26,7 +26,11 @@ The rows' metrics:
   race has entries of the copy's key.
 
 An entry whose check fails is written with its check and never timed. `ctx.timing` False
-(the correctness pass): every entry is checked and nothing is timed.
+(the correctness pass): every entry is checked and nothing is timed. An entry may be
+compared with some of the race's baselines only (`against`: a kernel that computes
+another function than the vendor's is compared with the copy alone). `alone=True` times
+each entry on its own (`ctx.time`: a shape of a sweep, nothing to compare it with): its
+row has the times and the rates, and no ratios.
 """
 from __future__ import annotations
 
@@ -56,7 +60,10 @@ class Entry:
     baseline); `by_rate`: a baseline compared by rate (bytes / time; both entries declare
     `bytes`) rather than by time; `row`: False for an entry timed only to be a baseline;
     `variant`: its row's variant where that is not its name (names must be distinct
-    within a race, variants need not: one rung at two tile shapes)."""
+    within a race, variants need not: one rung at two tile shapes); `against`: the
+    baseline keys its row is compared with (None: every key of the race); `launch`: its
+    row's launch where the chapter records its own configuration (None: the launches
+    captured during its check)."""
     name: str
     call: Callable
     sets: list = field(default_factory=lambda: [()])
@@ -71,6 +78,8 @@ class Entry:
     by_rate: bool = False
     row: bool = True
     variant: str | None = None
+    against: tuple | None = None
+    launch: dict | list | None = None
 
 
 def copy_of(sets, nbytes: int | None = None, row: bool = True, name: str = "copy",
@@ -117,7 +126,7 @@ def metrics_of(t: dict, entry: Entry, res: dict, baselines: dict[str, Entry]) ->
     if entry.flops:
         m["TFLOP/s"] = (entry.flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
     for key, b in baselines.items():
-        if b.name == entry.name:
+        if b.name == entry.name or (entry.against is not None and key not in entry.against):
             continue
         r = ratio(res, b.name, entry.name)
         scale = 1.0
@@ -133,14 +142,19 @@ def metrics_of(t: dict, entry: Entry, res: dict, baselines: dict[str, Entry]) ->
 
 
 def run(ctx, entries: list[Entry], *, params: dict | None = None,
-        budget_s: float | None = None, rounds: int = 9, **row_extra) -> dict:
+        budget_s: float | None = None, rounds: int = 9, alone: bool = False,
+        **row_extra) -> dict:
     """Check every entry (in order: a later check may use what an earlier one left), time
-    the correct ones interleaved with `ctx.time_interleaved`, and write one row each (but
-    entries with row=False). `params` and `row_extra` go into every row. Returns
-    name -> row (the rows written)."""
+    the correct ones interleaved with `ctx.time_interleaved` (with `alone`, each on its
+    own with `ctx.time`, its name the timed region's, about `budget_s` seconds each), and
+    write one row each (but entries with row=False). `params` and `row_extra` go into
+    every row. Returns name -> row (the rows written)."""
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise ValueError(f"a race's entries need distinct names: {names}")
+    if alone and any(e.baseline for e in entries):
+        raise ValueError("entries timed alone are compared with no baseline: "
+                         f"{[e.name for e in entries if e.baseline]}")
     checks, launches = {}, {}
     for e in entries:
         if e.check is None:
@@ -152,8 +166,12 @@ def run(ctx, entries: list[Entry], *, params: dict | None = None,
         launches[e.name] = got
     calls = {e.name: (e.call, e.sets) for e in entries
              if checks[e.name] is None or checks[e.name].correct}
-    res = ctx.time_interleaved(calls, budget_s=budget_s, rounds=rounds) \
-        if ctx.timing and calls else {}
+    if not (ctx.timing and calls):
+        res = {}
+    elif alone:
+        res = {k: ctx.time(fn, sets, k, budget_s=budget_s) for k, (fn, sets) in calls.items()}
+    else:
+        res = ctx.time_interleaved(calls, budget_s=budget_s, rounds=rounds)
     baselines = fastest_baselines(entries, res)
     if COPY_KEY in baselines:
         row_extra = {"baseline": baselines[COPY_KEY].name, **row_extra}
@@ -170,5 +188,6 @@ def run(ctx, entries: list[Entry], *, params: dict | None = None,
             metrics.update(metrics_of(res[e.name], e, res, baselines))
         rows[e.name] = ctx.row(variant=e.variant or e.name, params={**(params or {}), **e.params},
                                metrics=metrics, check=checks[e.name], kernels=e.kernels,
-                               launch=launches[e.name], **{**row_extra, **e.extra})
+                               launch=launches[e.name] if e.launch is None else e.launch,
+                               **{**row_extra, **e.extra})
     return rows

@@ -282,3 +282,87 @@ def test_the_sliding_diagram_draws():
         assert min(t.get_fontsize() for t in texts if t.get_text()) >= 9
     finally:
         plt.close(fig)
+
+
+# ---- the races, without a GPU (perflab.race with a faked timing) ----------------------------
+
+def test_a_race_is_checked_timed_and_rated_against_the_faster_copy_ceiling(monkeypatch):
+    """The contestants and the three copies in one race: the baseline is the faster of
+    cudaMemcpy and cupy copyto (chapter 0's copy kernel, faster still, is a contestant),
+    compared by rate over the copies' own bytes (992 B: 500 rounded down to 16, read and
+    written) against the contestants' 1000; the rows keep their roles, launches and check
+    metrics, and the report reads the ceiling from the baseline's own row."""
+    from perflab import lab
+    from perflab.chapters.images import experiments as E, report
+
+    from .race_helpers import OK, context, fake_cupy, value
+
+    fake_cupy(monkeypatch)
+    monkeypatch.setattr(E, "get_kernel", lambda spec: "copy_vec4")
+    monkeypatch.setattr(E, "launch", lambda k, g, b, args: np.copyto(args[1], args[0]))
+    ctx, log = context("images.vecadd", {
+        "per-element": [2.0] * 9, "vec4": [1.0] * 8 + [2.0], "CuPy a + b": [1.25] * 9,
+        "cudaMemcpy": [1.1] * 9, "cupy copyto": [1.0] * 9, "chapter 0 copy kernel": [0.9] * 9})
+    ran = []
+
+    def kernel(v):
+        return E.contestant(v, lambda: ran.append(v), lambda: (OK, {"max_abs_diff": (0, "levels")}),
+                            1000, "kernel", [ops.vecadd_spec(v)], {"grid": 8, "block": 256})
+    entries = [kernel("per-element"), kernel("vec4"),
+               E.contestant("CuPy a + b", lambda: None, lambda: (OK, {}), 1000, "library")]
+    rows = E.run_race(ctx, entries, 500, {"n": 250}, budget_s=1.0)
+    names = ["per-element", "vec4", "CuPy a + b", "cudaMemcpy", "cupy copyto",
+             "chapter 0 copy kernel"]
+    assert log == [("interleaved", names, 1.0)] and list(rows) == names
+    assert {r["baseline"] for r in rows.values()} == {"cupy copyto"}
+    assert [r["params"] for r in rows.values()] == [{"n": 250, "role": role} for role in
+                                                    ("kernel", "kernel", "library", "copy",
+                                                     "copy", "copy")]
+    assert value(rows["vec4"], "of_copy") == pytest.approx(1000 / 992)
+    assert value(rows["vec4"], "of_copy_min") == pytest.approx(0.5 * 1000 / 992)
+    assert value(rows["per-element"], "of_copy") == pytest.approx(0.5 * 1000 / 992)
+    assert value(rows["chapter 0 copy kernel"], "of_copy") == pytest.approx(1 / 0.9)
+    assert value(rows["cudaMemcpy"], "of_copy") == pytest.approx(1 / 1.1)
+    assert "of_copy" not in rows["cupy copyto"]["metrics"]
+    assert value(rows["vec4"], "TB/s") == pytest.approx(1000 / 1e-3 / 1e12)
+    assert value(rows["vec4"], "rounds") == 9 and value(rows["vec4"], "max_abs_diff") == 0
+    assert rows["vec4"]["launch"] == {"grid": 8, "block": 256}
+    assert rows["CuPy a + b"]["launch"] == {} and rows["cudaMemcpy"]["launch"] == {}
+    k = rows["chapter 0 copy kernel"]
+    assert k["kernels"][0]["file"] == "00-machine/copy.cu" and k["launch"]["block"] == 256
+    assert all(r["correct"] for r in rows.values())
+    df = lab.frame(ctx.rows, source="live")
+    assert report.race_ceiling_tbs(df) == pytest.approx(992 / 1e-3 / 1e12)
+    assert report.race_rounds(df) == 9
+    best = report.race_best(df, "vecadd")
+    assert best["vecadd_best_x"] == pytest.approx(1000 / 992)
+
+
+def test_a_block_shape_is_checked_then_timed_alone(monkeypatch):
+    """images.blocks: each shape a race of one (Context.time under the shape's name), its
+    row with TB/s, the median in µs and its rate over the kernel's best shape."""
+    from .race_helpers import context, device, fake_cupy, value
+
+    fake_cupy(monkeypatch)
+    monkeypatch.setattr(blocks, "random_rgb", lambda h, w: device(
+        np.random.default_rng(1).integers(0, 256, (h, w, 3), dtype=np.uint8)))
+    monkeypatch.setattr(blocks, "random_gray", lambda h, w: device(
+        np.random.default_rng(2).integers(0, 256, (h, w), dtype=np.uint8)))
+    monkeypatch.setattr(blocks, "free_pool", lambda: None)
+
+    def gray_call(rgb, out, v, block):
+        return (lambda: out.__setitem__(Ellipsis, ref.gray_ref(rgb)),
+                {"grid": [1, 1], "block": list(block)})
+    monkeypatch.setattr(ops, "gray_call", gray_call)
+    ctx, log = context("images.blocks", {"gray per-pixel/8x1": [2.0],
+                                         "gray per-pixel/32x8": [1.0]})
+    blocks.blocks(ctx, shape=(5, 9), blocks=((8, 1), (32, 8)), kernels=("gray per-pixel",))
+    assert log == [("alone", "gray per-pixel/8x1", 0.05), ("alone", "gray per-pixel/32x8", 0.05)]
+    slow, fast = ctx.rows
+    assert slow["variant"] == "gray per-pixel"
+    assert slow["launch"] == {"grid": [1, 1], "block": [8, 1]}
+    assert slow["params"] == {"kernel": "gray per-pixel", "bx": 8, "by": 1, "height": 5,
+                              "width": 9, "radius": 0}
+    assert value(slow, "TB/s") == pytest.approx(ref.gray_bytes(5, 9) / 2e-3 / 1e12)
+    assert value(slow, "median_us") == pytest.approx(2000) and value(slow, "max_abs_diff") == 0
+    assert (value(slow, "of_best"), value(fast, "of_best")) == (pytest.approx(0.5), 1.0)

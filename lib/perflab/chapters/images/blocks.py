@@ -3,10 +3,10 @@ tiled blur) at every block of a grid of shapes, each checked, then timed on its 
 explorer's rows (explorer.py)."""
 from __future__ import annotations
 
+from ... import race
 from ...registry import experiment
-from ...timing import as_metrics
 from . import ops, reference as ref
-from .experiments import RADIUS, free_pool, check_u8, random_gray, random_rgb
+from .experiments import RADIUS, contestant, free_pool, check_u8, random_gray, random_rgb
 
 BLOCK_X = (8, 16, 32, 64, 128, 256, 512, 1024)
 BLOCK_Y = (1, 2, 4, 8, 16, 32)
@@ -33,26 +33,27 @@ def _blocks_kernels():
 
 def block_row(ctx, kernel: str, bx: int, by: int, rgb, img, g, out, want, radius: int,
               budget_s: float) -> dict:
-    """One block shape of one kernel: checked, then timed (ctx.time), one row."""
+    """One block shape of one kernel: checked, then timed on its own (a race of one,
+    ctx.time), one row; its median also in µs."""
     variant, kind, v = next(k for k in BLOCK_KERNELS if k[0] == kernel)
     h, w = img.shape
     if kind == "gray":
         fn, cfg = ops.gray_call(rgb, g, v, (bx, by))
-        chk, extra = check_u8(g, want["gray"], fn)
+        check = lambda: check_u8(g, want["gray"], fn)          # noqa: E731
         nbytes, spec = ref.gray_bytes(h, w), ops.gray_spec(v)
     else:
         fn, cfg = ops.blur_call(img, out, radius, v, (bx, by))
-        chk, extra = check_u8(out, want["blur"], fn)
+        check = lambda: check_u8(out, want["blur"], fn)        # noqa: E731
         nbytes, spec = ref.blur_bytes(h, w), ops.blur_spec(v, radius)
-    metrics = {"bytes_moved": (nbytes, "B"), **extra}
-    if ctx.timing and chk.correct:
-        t = ctx.time(fn, [()], f"{variant}/{bx}x{by}", budget_s=budget_s)
-        metrics.update(as_metrics(t))
-        metrics["median_us"] = (t["median_ms"] * 1e3, "us")
-        metrics["TB/s"] = (nbytes / (t["median_ms"] * 1e-3) / 1e12, "TB/s")
-    return ctx.row(variant=variant, params={"kernel": variant, "bx": bx, "by": by, "height": h,
-                                            "width": w, "radius": radius if kind == "blur" else 0},
-                   metrics=metrics, check=chk, kernels=[spec], launch=cfg)
+    entry = contestant(f"{variant}/{bx}x{by}", fn, check, nbytes, kernels=[spec], launch=cfg,
+                       variant=variant)
+    row = race.run(ctx, [entry], params={"kernel": variant, "bx": bx, "by": by, "height": h,
+                                         "width": w, "radius": radius if kind == "blur" else 0},
+                   budget_s=budget_s, alone=True)[entry.name]
+    m = row["metrics"]
+    if "median_ms" in m:
+        m["median_us"] = {"value": m["median_ms"]["value"] * 1e3, "unit": "us"}
+    return row
 
 
 @experiment("images.blocks", title="Block shape: the 2-D kernels at every block of the grid",

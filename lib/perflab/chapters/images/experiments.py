@@ -9,15 +9,12 @@ cannot match both).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
-
 import numpy as np
 
+from ... import race
 from ...correctness import Check, compare, poison
-from ...kernels import KernelSpec, get_kernel, launch
+from ...kernels import get_kernel, launch
 from ...registry import experiment
-from ...timing import as_metrics
 from .. import machine
 from . import ops, reference as ref
 
@@ -25,20 +22,25 @@ from . import ops, reference as ref
 #: gray levels from the exactly rounded mean (its check allows this; its row says how far).
 LIBRARY_BLUR_LEVELS = 3
 COPIES = ("cudaMemcpy", "cupy copyto", "chapter 0 copy kernel")
-#: The baselines the copy ceiling is taken from (the faster of the two, as in chapter 2).
+#: The baselines the copy ceiling is taken from (the faster of the two, as in chapter 2);
+#: chapter 0's copy kernel is raced against them like any contestant.
 CEILINGS = ("cudaMemcpy", "cupy copyto")
 RADIUS = 4
 
 
-@dataclass
-class Entry:
-    """One contestant of a race: the call, its check, the bytes it must move."""
-    fn: Callable[[], object]
-    check: Callable[[], tuple[Check, dict]]   # -> (check, extra metrics)
-    nbytes: int
-    role: str                                 # "kernel" or "library"
-    kernels: list = field(default_factory=list)
-    launch: dict = field(default_factory=dict)
+def contestant(name: str, fn, check, nbytes: int, role: str | None = None, kernels=(),
+               launch: dict | None = None, **kw) -> race.Entry:
+    """One entry of a race: `fn()` timed; `check()` -> (Check, the metrics it reports
+    beside it) run first; `nbytes` the bytes it must move; `role` ("kernel", "library" or
+    "copy") in its params; `launch` its configuration."""
+    got = {}
+
+    def chk():
+        c, got["metrics"] = check()
+        return c
+    return race.Entry(name, fn, check=chk, params={"role": role} if role else {},
+                      kernels=list(kernels), metrics=lambda: got.get("metrics", {}),
+                      bytes=nbytes, launch=dict(launch or {}), **kw)
 
 
 def check_u8(out, want, fn, levels: int = 0) -> tuple[Check, dict]:
@@ -64,10 +66,11 @@ def check_float(out, want, fn) -> tuple[Check, dict]:
     return compare(out, want, "fp32"), {}
 
 
-def _copy_entries(copy_bytes: int):
-    """The copy ceiling's contestants over `copy_bytes` (rounded down to 16 bytes, at least
-    16): cudaMemcpy, CuPy's copyto (a cudaMemcpyAsync for contiguous arrays) and chapter 0's
-    16-byte copy kernel."""
+def copy_entries(copy_bytes: int) -> list[race.Entry]:
+    """The copies of `copy_bytes` (rounded down to 16 bytes, at least 16), each checked
+    exactly: cudaMemcpy and CuPy's copyto (a cudaMemcpyAsync for contiguous arrays), the
+    copy ceiling (CEILINGS: the faster is the baseline, compared by rate), and chapter 0's
+    16-byte copy kernel, a contestant."""
     import cupy as cp
 
     n = max(4, copy_bytes // 16 * 4)
@@ -80,52 +83,27 @@ def _copy_entries(copy_bytes: int):
     calls = {"cudaMemcpy": lambda: dst.data.copy_from_device(src.data, src.nbytes),
              "cupy copyto": lambda: cp.copyto(dst, src),
              "chapter 0 copy kernel": lambda: launch(k, g, 256, (src, dst, np.int64(n4)))}
-    out = {}
+    out = []
     for name, fn in calls.items():
         def chk(fn=fn):
             poison(dst)
             fn()
             return compare(dst, src, "exact"), {}
-        out[name] = Entry(fn, chk, 2 * src.nbytes, "copy",
-                          [spec] if name.startswith("chapter 0") else [],
-                          {"grid": g, "block": 256} if name.startswith("chapter 0") else {})
-    return out, src, dst
+        kernel, ceiling = name == "chapter 0 copy kernel", name in CEILINGS
+        out.append(contestant(name, fn, chk, 2 * src.nbytes, "copy", [spec] if kernel else [],
+                              {"grid": g, "block": 256} if kernel else {},
+                              baseline=race.COPY_KEY if ceiling else None, by_rate=ceiling))
+    return out
 
 
-def race(ctx, entries: dict[str, Entry], copy_bytes: int, params: dict,
-         budget_s: float) -> None:
-    """Check every entry (and the copies of `copy_bytes`); time the correct ones and the
-    copies interleaved, about `budget_s` seconds; one row each, with TB/s over the bytes it
-    must move and, round by round, its rate over the copy ceiling's rate (the faster of
-    cudaMemcpy and cupy copyto) in the same round."""
-    copies, src, dst = _copy_entries(copy_bytes)
-    everything = {**entries, **copies}
-    checks = {k: e.check() for k, e in everything.items()}
-    ok = {k: e for k, e in everything.items() if checks[k][0].correct}
-    res = ctx.time_interleaved({k: (e.fn, [()]) for k, e in ok.items()}, budget_s=budget_s) \
-        if ctx.timing and ok else {}
-    base = min((b for b in CEILINGS if b in res), key=lambda b: res[b]["median_ms"],
-               default=None)
-    for k, e in everything.items():
-        chk, extra = checks[k]
-        metrics = {"bytes_moved": (e.nbytes, "B"), **extra}
-        if k in res:
-            metrics.update(as_metrics(res[k]))
-            metrics["TB/s"] = (e.nbytes / (res[k]["median_ms"] * 1e-3) / 1e12, "TB/s")
-            if base is not None:
-                mine = e.nbytes / np.asarray(res[k]["round_ms"])
-                ceil = everything[base].nbytes / np.asarray(res[base]["round_ms"])
-                r = mine / ceil
-                metrics.update({"of_copy": (float(np.median(r)), "1"),
-                                "of_copy_min": (float(r.min()), "1"),
-                                "of_copy_max": (float(r.max()), "1"),
-                                "rounds": (int(r.size), "1"),
-                                "ceiling_TB/s": (everything[base].nbytes
-                                                 / (res[base]["median_ms"] * 1e-3) / 1e12,
-                                                 "TB/s")})
-        ctx.row(variant=k, params={**params, "role": e.role}, metrics=metrics, check=chk,
-                kernels=e.kernels, launch=e.launch, baseline=base)
-    src = dst = None
+def run_race(ctx, entries: list[race.Entry], copy_bytes: int, params: dict,
+             budget_s: float) -> dict:
+    """The contestants `entries` and the copies of `copy_bytes` (copy_entries), raced:
+    each checked, the correct ones timed interleaved for about `budget_s` seconds; one row
+    each, with TB/s over the bytes it must move and, round by round, its rate over the
+    copy ceiling's rate in the same round (of_copy; the row's `baseline` names the
+    ceiling, whose own row holds its TB/s)."""
+    return race.run(ctx, entries + copy_entries(copy_bytes), params=params, budget_s=budget_s)
 
 
 def free_pool():
@@ -152,15 +130,15 @@ def vecadd(ctx, sizes=(1 << 27,), budget_s=2.5):
         b = cp.random.random(n, dtype=cp.float32)
         c = cp.empty_like(a)
         want = ref.vecadd_ref(a, b)
-        entries = {}
+        entries = []
         for v in ops.VECADD:
             fn, cfg = ops.vecadd_call(a, b, c, v)
-            entries[v] = Entry(fn, lambda fn=fn: check_float(c, want, fn),
-                               ref.vecadd_bytes(n), "kernel", [ops.vecadd_spec(v)], cfg)
+            entries.append(contestant(v, fn, lambda fn=fn: check_float(c, want, fn),
+                                      ref.vecadd_bytes(n), "kernel", [ops.vecadd_spec(v)], cfg))
         lib = lambda: ops.cupy_add(a, b, c)          # noqa: E731
-        entries["CuPy a + b"] = Entry(lib, lambda: check_float(c, want, lib),
-                                      ref.vecadd_bytes(n), "library")
-        race(ctx, entries, ref.vecadd_bytes(n) // 2, {"n": n}, budget_s)
+        entries.append(contestant("CuPy a + b", lib, lambda: check_float(c, want, lib),
+                                  ref.vecadd_bytes(n), "library"))
+        run_race(ctx, entries, ref.vecadd_bytes(n) // 2, {"n": n}, budget_s)
         a = b = c = want = None
         free_pool()
 
@@ -191,15 +169,15 @@ def gray(ctx, shapes=((16384, 16384),), budget_s=2.5):
         rgb = random_rgb(h, w)
         out = cp.empty((h, w), dtype=cp.uint8)
         want = ref.gray_ref(rgb)
-        entries = {}
+        entries = []
         for v in ops.GRAY:
             fn, cfg = ops.gray_call(rgb, out, v)
-            entries[v] = Entry(fn, lambda fn=fn: check_u8(out, want, fn), ref.gray_bytes(h, w),
-                               "kernel", [ops.gray_spec(v)], cfg)
+            entries.append(contestant(v, fn, lambda fn=fn: check_u8(out, want, fn),
+                                      ref.gray_bytes(h, w), "kernel", [ops.gray_spec(v)], cfg))
         lib = lambda: ops.cupy_gray(rgb, out)        # noqa: E731
-        entries["CuPy array ops"] = Entry(lib, lambda: check_u8(out, want, lib),
-                                          ref.gray_bytes(h, w), "library")
-        race(ctx, entries, ref.gray_bytes(h, w) // 2, {"height": h, "width": w}, budget_s)
+        entries.append(contestant("CuPy array ops", lib, lambda: check_u8(out, want, lib),
+                                  ref.gray_bytes(h, w), "library"))
+        run_race(ctx, entries, ref.gray_bytes(h, w) // 2, {"height": h, "width": w}, budget_s)
         rgb = out = want = None
         free_pool()
 
@@ -231,19 +209,21 @@ def blur(ctx, shapes=((16384, 16384),), radii=(RADIUS,), budget_s=3.0):
         out = cp.empty((h, w), dtype=cp.uint8)
         for r in radii:
             want = ref.blur_ref(img, r)
-            entries = {}
+            entries = []
             for v in ops.BLUR:
                 if r > ops.MAX_RADIUS[v]:
                     continue
                 fn, cfg = ops.blur_call(img, out, r, v)
-                entries[v] = Entry(fn, lambda fn=fn: check_u8(out, want, fn),
-                                   ref.blur_bytes(h, w), "kernel", [ops.blur_spec(v, r)], cfg)
+                entries.append(contestant(v, fn, lambda fn=fn: check_u8(out, want, fn),
+                                          ref.blur_bytes(h, w), "kernel", [ops.blur_spec(v, r)],
+                                          cfg))
             lib = lambda r=r: ops.cupyx_blur(img, out, r)    # noqa: E731
-            entries["cupyx uniform_filter"] = Entry(
-                lib, lambda lib=lib: check_u8(out, want, lib, LIBRARY_BLUR_LEVELS),
-                ref.blur_bytes(h, w), "library")
-            race(ctx, entries, ref.blur_bytes(h, w) // 2,
-                 {"height": h, "width": w, "radius": r}, budget_s)
+            entries.append(contestant(
+                "cupyx uniform_filter", lib,
+                lambda lib=lib: check_u8(out, want, lib, LIBRARY_BLUR_LEVELS),
+                ref.blur_bytes(h, w), "library"))
+            run_race(ctx, entries, ref.blur_bytes(h, w) // 2,
+                     {"height": h, "width": w, "radius": r}, budget_s)
             want = None
         img = out = None
         free_pool()
@@ -298,4 +278,4 @@ def photo(ctx, radius=RADIUS):
             metrics=extra, check=chk, output_sha256=ref.digest(b))
 
 
-__all__ = ["Entry", "RADIUS", "check_u8", "race", "random_gray", "random_rgb"]
+__all__ = ["RADIUS", "check_u8", "contestant", "run_race", "random_gray", "random_rgb"]

@@ -96,8 +96,10 @@ def race_best(df: pd.DataFrame, kind: str) -> dict:
 
 
 def race_ceiling_tbs(df: pd.DataFrame) -> float:
-    """The copy ceiling of the same bytes the race was measured against (TB/s)."""
-    return _f(timed(df)["ceiling_TB/s"].dropna().iloc[0])
+    """The copy ceiling of the same bytes the race was measured against (TB/s): the TB/s
+    of the copy the rows name as their baseline (the faster of CEILINGS), in its own row."""
+    d = timed(df)
+    return lookup.cell(lookup.first(d, variant=d["baseline"].dropna().iloc[0]), "TB/s")
 
 
 def race_rounds(df: pd.DataFrame) -> int:
@@ -210,7 +212,7 @@ def roofline_points(races: dict, prof: pd.DataFrame) -> list:
     """(label, operations per DRAM byte, Tera-operations/s) of every kernel and library
     call: the operations the reference algorithm defines per element
     (reference.ops_per_element), the DRAM bytes per element the profiler saw, and the
-    element rate of the timed race."""
+    element rate of the timed race (its TB/s over the bytes it moved per element)."""
     c = counters(prof)
     pts = []
     for kind, df in races.items():
@@ -221,13 +223,13 @@ def roofline_points(races: dict, prof: pd.DataFrame) -> list:
         for v in KINDS[kind]:
             r = lookup.first(d, variant=v)
             q = c[(c["kind"] == kind) & (c["variant"] == v)]
-            if r is None or not len(q) or not _f(r.get("median_ms")) > 0:
+            if r is None or not len(q) or not _f(r.get("TB/s")) > 0:
                 continue
             bpe = _f(q["dram_B_per_elem"].iloc[0])
             if not bpe > 0:
                 continue
-            rate = elems * opsper / (_f(r["median_ms"]) * 1e-3)
-            pts.append((SHORT[v], opsper / bpe, rate / 1e12))
+            per_byte = elems * opsper / _f(r["bytes_moved"])     # operations per byte moved
+            pts.append((SHORT[v], opsper / bpe, _f(r["TB/s"]) * per_byte))
     return pts
 
 

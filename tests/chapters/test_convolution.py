@@ -343,3 +343,98 @@ def test_the_halo_diagram_draws():
         assert min(t.get_fontsize() for t in texts if t.get_text()) >= 9
     finally:
         plt.close(fig)
+
+
+# ---- the races, without a GPU (perflab.race with a faked timing) ----------------------------
+
+def _fake_prepare(monkeypatch):
+    """variants.prepare without compiling: the launch writes the float64 reference (as a
+    correct kernel would), and cupyx convolve likewise."""
+    def prepare(v, x, f, out, device=None, **given):
+        p = v.params(**given)
+        r = (f.shape[-1] - 1) // 2
+        call = lambda: out.__setitem__(Ellipsis, refm.reference(x, f, v.op))   # noqa: E731
+        return V.Prepared(v, r, p, v.spec(r, p), (4, 2), (32, 8), 96, call)
+    monkeypatch.setattr(ex, "prepare", prepare)
+    monkeypatch.setattr(refm, "library", lambda x, f, out: lambda: out.__setitem__(
+        Ellipsis, refm.reference(x, f)))
+
+
+def test_a_race_compares_each_kernel_with_the_copy_and_the_library_it_computes(monkeypatch):
+    """conv3d's race: the volumetric kernel against the faster copy and cupyx convolve,
+    the depthwise kernel (another function) against the copy alone, the copies against
+    each other; params, kinds, launches, intensity and rates as the recorded rows have
+    them."""
+    from .race_helpers import context, device, fake_cupy, value
+
+    fake_cupy(monkeypatch)
+    _fake_prepare(monkeypatch)
+    ctx, log = context("convolution.conv3d", {
+        "3d-naive": [2.0] * 9, "cupyx convolve": [8.0] * 9, "3d-dw-cached": [1.6] * 9,
+        "cudaMemcpy": [1.0] * 8 + [2.0], "cupy copyto": [1.25] * 9})
+    rng = np.random.default_rng(3)
+    x = device(refm.fresh((13, 11, 19), rng))
+    out = device(np.empty_like(x))
+    f = refm.filter_for(3, 1, rng)
+    fdw = refm.filter_for(3, 1, rng, "depthwise", depth=13)
+    ents = ex.contestants(x, out, ["3d-naive"], f, refm.reference(x, f), None, library=True)
+    ents += ex.contestants(x, out, ["3d-dw-cached"], fdw, refm.reference(x, fdw, "depthwise"),
+                        None, library=False)
+    rows = ex.run_race(ctx, ents, x, budget_s=2.0)
+    names = ["3d-naive", "cupyx convolve", "3d-dw-cached", "cudaMemcpy", "cupy copyto"]
+    assert log == [("interleaved", names, 2.0)] and list(rows) == names
+    assert all(r["correct"] for r in rows.values())
+    assert {r["baseline"] for r in rows.values()} == {"cudaMemcpy"}
+    assert [r["kind"] for r in rows.values()] == ["kernel", "library", "kernel", "copy", "copy"]
+    naive, lib, dw, memcpy, copyto = rows.values()
+    assert naive["params"] == {"dims": 3, "shape": [13, 11, 19], "r": 1, "op": "conv",
+                               "config": ex.config_label(V.get("3d-naive").params())}
+    assert memcpy["params"] == {"dims": 3, "shape": [13, 11, 19], "r": 0, "op": "copy",
+                                "config": "-"}
+    assert lib["params"]["config"] == "mode=constant" and dw["params"]["op"] == "depthwise"
+    n = x.size
+    assert value(naive, "of_copy") == pytest.approx(0.5)
+    assert (value(naive, "of_copy_min"), value(naive, "of_copy_max")) == (
+        pytest.approx(0.5), pytest.approx(1.0))
+    assert value(naive, "vs_library") == pytest.approx(4.0) and value(naive, "rounds") == 9
+    assert "vs_library" not in dw["metrics"] and value(dw, "of_copy") == pytest.approx(1 / 1.6)
+    assert "vs_library" not in lib["metrics"] and value(lib, "of_copy") == pytest.approx(1 / 8)
+    assert value(copyto, "of_copy") == pytest.approx(1 / 1.25)
+    assert "of_copy" not in memcpy["metrics"]
+    assert not {"vs_library", "flops", "intensity", "TFLOP/s"} & set(memcpy["metrics"])
+    assert value(naive, "bytes_moved") == 8 * n == value(memcpy, "bytes_moved")
+    assert value(naive, "flops") == 54 * n and value(naive, "intensity") == pytest.approx(54 / 8)
+    assert value(naive, "TFLOP/s") == pytest.approx(54 * n / 2e-3 / 1e12)
+    assert value(naive, "TB/s") == pytest.approx(8 * n / 2e-3 / 1e12)
+    assert naive["launch"] == {"grid": [4, 2], "block": [32, 8], "dynamic_smem": 96}
+    assert lib["launch"] == {} == memcpy["launch"] and lib["kernels"] == []
+
+
+def test_a_tile_of_the_sweep_is_checked_then_timed_alone(monkeypatch):
+    """convolution.tiles2d: a combination that cannot run is a row with its reason; one
+    that can is a race of one (Context.time under its name) with TB/s and TFLOP/s."""
+    from types import SimpleNamespace
+
+    from .race_helpers import context, device, fake_cupy, value
+
+    fake_cupy(monkeypatch)
+    _fake_prepare(monkeypatch)
+    monkeypatch.setattr(ex, "current", lambda: SimpleNamespace(as_dict=lambda: None))
+    monkeypatch.setattr(ex, "warm", lambda specs: None)
+    monkeypatch.setattr(ex, "checked", lambda fn, what: fn())
+    monkeypatch.setattr(refm, "fresh_device", lambda shape: device(
+        refm.fresh(shape, np.random.default_rng(4))))
+    ctx, log = context("convolution.tiles2d", {"2d-regtile/BX=16 BY=2 PY=1": [0.5]})
+    ex.sweep(ctx, "2d-regtile", (67, 45), 2, {"BX": (16, 128), "BY": (2, 64), "PY": (1,)},
+             budget_s=0.03)
+    assert ("alone", "2d-regtile/BX=16 BY=2 PY=1", 0.03) in log
+    rows = {(r["params"]["BX"], r["params"]["BY"]): r for r in ctx.rows}
+    assert "invalid" in rows[(128, 64)] and rows[(128, 64)]["metrics"] == {}
+    r = rows[(16, 2)]
+    assert r["variant"] == "2d-regtile" and r["correct"]
+    assert r["params"] == {"shape": [67, 45], "r": 2, "BX": 16, "BY": 2, "PY": 1}
+    n = 67 * 45
+    assert value(r, "smem_bytes") == 96 and value(r, "bytes_moved") == 8 * n
+    assert value(r, "TB/s") == pytest.approx(8 * n / 0.5e-3 / 1e12)
+    assert value(r, "TFLOP/s") == pytest.approx(50 * n / 0.5e-3 / 1e12)
+    assert r["launch"] == {"grid": [4, 2], "block": [32, 8], "dynamic_smem": 96}

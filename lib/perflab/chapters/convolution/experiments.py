@@ -9,14 +9,15 @@ those that fall on the zero border: 2 (2r + 1)^d per output.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 
+from ... import race
 from ...correctness import compare, poison
 from ...device import current
 from ...kernels import checked, warm
 from ...registry import experiment
-from ...timing import as_metrics, ratio
 from . import reference as refm
 from .variants import VARIANTS, get, prepare
 
@@ -53,6 +54,8 @@ RACE_R = {1: 2, 2: 2, 3: 1}
 RADII = tuple(range(9))
 COPIES = ("cudaMemcpy", "cupy copyto")
 LIBRARY = "cupyx convolve"
+#: The key of a race's ratios to the library (how many times as fast as cupyx convolve).
+LIBRARY_KEY = "vs_library"
 
 
 def config_label(p: dict) -> str:
@@ -142,95 +145,79 @@ def check_cases(ctx, shapes, names, library: bool):
 
 # ---- the races -------------------------------------------------------------------------
 
-def race(ctx, entries: dict, x, out, budget_s: float):
-    """Check every entry (name -> dict: call, ref, op, r, flops, specs, launch, config,
-    library; see `_entry`) on `out` (poisoned first) against its float64 reference, and
-    the two copies of x's bytes against x; then time the correct ones interleaved (about
-    `budget_s` seconds). One row each, with its ratio to the faster copy and, where it has
-    one, to the library, round by round. A failed check is recorded and never timed."""
+def _entry(name: str, call, out, ref, n: int, *, op: str, r: int, flops: float, kernels=(),
+           launch=None, config: str, library: bool, kind: str = "kernel",
+           variant: str | None = None) -> race.Entry:
+    """One contestant: `call()` checked into `out` (poisoned first) against its float64
+    reference `ref`, then timed; 8 bytes per output of the `n`, `flops` FLOPs; compared
+    with the copy and, with `library`, with cupyx convolve (vs_library)."""
+    def check():
+        poison(out)
+        call()
+        return compare(out, ref, "fp32")
+    return race.Entry(name, call, check=check, params={"r": r, "op": op, "config": config},
+                      kernels=list(kernels), launch=dict(launch or {}),
+                      metrics={"intensity": (flops / (8 * n), "FLOP/B")}, bytes=8 * n,
+                      flops=flops, baseline=LIBRARY_KEY if kind == "library" else None,
+                      against=(race.COPY_KEY, LIBRARY_KEY) if library else (race.COPY_KEY,),
+                      extra={"kind": kind}, variant=variant)
+
+
+def _prepared(name: str, prep, out, ref, n: int, library: bool, variant=None) -> race.Entry:
+    """A prepared kernel (variants.prepare) as a contestant."""
+    return _entry(name, prep.call, out, ref, n, op=prep.variant.op, r=prep.r,
+                  flops=float(n) * prep.variant.flops_per_output(prep.r), kernels=[prep.spec],
+                  launch=prep.launch, config=config_label(prep.params), library=library,
+                  variant=variant)
+
+
+def _copies(x) -> list[race.Entry]:
+    """The two copies of x's bytes, each checked exactly: the baseline of_copy is the
+    faster, the rows' `baseline` names it."""
     import cupy as cp
 
     dst = cp.empty_like(x)
-    checks, calls, rows = {}, {}, {}
-    for name, e in entries.items():
-        poison(out)
-        checked(e["call"], name)
-        checks[name] = compare(out, e["ref"], "fp32")
-        if checks[name].correct:
-            calls[name] = (e["call"], [()])
-    copies = {"cudaMemcpy": lambda: dst.data.copy_from_device(x.data, x.nbytes),
-              "cupy copyto": lambda: cp.copyto(dst, x)}
-    for name, fn in copies.items():
+    copyto = lambda: cp.copyto(dst, x)          # noqa: E731
+
+    def check():
         poison(dst)
-        checked(fn, name)
-        checks[name] = compare(dst, x, "exact")
-        if checks[name].correct:
-            calls[name] = (fn, [()])
-    res = ctx.time_interleaved(calls, budget_s=budget_s) if ctx.timing else {}
-    n = x.size
-    timed = [b for b in COPIES if b in res]
-    base = min(timed, key=lambda b: res[b]["median_ms"]) if timed else None
-    for name in list(entries) + list(COPIES):
-        e = entries.get(name)
-        metrics = {"bytes_moved": (8 * n, "B")}
-        if e is not None:
-            metrics["flops"] = (e["flops"], "FLOP")
-            metrics["intensity"] = (e["flops"] / (8 * n), "FLOP/B")
-        if name in res:
-            t = res[name]
-            metrics.update(as_metrics(t))
-            metrics["TB/s"] = (8 * n / (t["median_ms"] * 1e-3) / 1e12, "TB/s")
-            if e is not None:
-                metrics["TFLOP/s"] = (e["flops"] / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
-            if base is not None:
-                q = ratio(res, name, base)             # > 1: the copy is faster
-                metrics.update({"of_copy": (1 / q["ratio"], "1"),
-                                "of_copy_min": (1 / q["ratio_max"], "1"),
-                                "of_copy_max": (1 / q["ratio_min"], "1"),
-                                "rounds": (q["rounds"], "1")})
-            if e is not None and e.get("library") in res and name != e["library"]:
-                q = ratio(res, e["library"], name)     # > 1: this kernel is faster
-                metrics.update({"vs_library": (q["ratio"], "1"),
-                                "vs_library_min": (q["ratio_min"], "1"),
-                                "vs_library_max": (q["ratio_max"], "1")})
-        if e is None:
-            params = {"dims": x.ndim, "shape": list(x.shape), "r": 0, "op": "copy", "config": "-"}
-            kind, spec, launch = "copy", [], {}
-        else:
-            params = {"dims": x.ndim, "shape": list(x.shape), "r": e["r"], "op": e["op"],
-                      "config": e["config"]}
-            kind = "library" if name == LIBRARY else "kernel"
-            spec, launch = e["specs"], e["launch"]
-        rows[name] = ctx.row(variant=(e or {}).get("variant", name), params=params, metrics=metrics,
-                             check=checks.get(name), kernels=spec, launch=launch, kind=kind,
-                             baseline=base)
-    return rows
+        copyto()
+        return compare(dst, x, "exact")
+    kw = {"params": {"r": 0, "op": "copy", "config": "-"}, "extra": {"kind": "copy"},
+          "launch": {}, "against": (race.COPY_KEY,)}
+    return [replace(race.copy_of([(x, dst)], name="cudaMemcpy"), **kw),
+            race.Entry("cupy copyto", copyto, check=check, bytes=2 * x.nbytes,
+                       baseline=race.COPY_KEY, **kw)]
 
 
-def _entry(prep, n: int, ref, library=None):
-    return {"call": prep.call, "ref": ref, "op": prep.variant.op, "r": prep.r,
-            "flops": float(n) * prep.variant.flops_per_output(prep.r), "specs": [prep.spec],
-            "launch": prep.launch, "config": config_label(prep.params), "library": library}
+def run_race(ctx, entries: list[race.Entry], x, budget_s: float) -> dict:
+    """The contestants `entries` (on input x) and the two copies of x's bytes, raced: each
+    checked, the correct ones timed interleaved (about `budget_s` seconds). One row each,
+    with its ratio to the faster copy (of_copy) and, where it names the library, to
+    cupyx convolve (vs_library), round by round. A failed check is recorded and never
+    timed."""
+    return race.run(ctx, entries + _copies(x), params={"dims": x.ndim, "shape": list(x.shape)},
+                    budget_s=budget_s)
 
 
-def _entries(x, out, variants, f, ref, dev, library: bool, configs=(), **given):
+def contestants(x, out, variants, f, ref, dev, library: bool, configs=(), **given):
     """Prepared entries for `variants` (with the default parameters, or `given`) and, with
     `library`, cupyx convolve, all on (x, f) against `ref`."""
     n = x.size
-    ents = {}
+    ents = []
     for name in variants:
         v = get(name)
         prep = prepare(v, x, f, out, device=dev, **given.get(name, {}))
-        ents[name] = _entry(prep, n, ref, LIBRARY if library else None)
+        ents.append(_prepared(name, prep, out, ref, n, library))
     for name, cfg in configs:
         prep = prepare(get(name), x, f, out, device=dev, **cfg)
-        ents[f"{name} {config_label(prep.params)}"] = {
-            **_entry(prep, n, ref, LIBRARY if library else None), "variant": name}
+        ents.append(_prepared(f"{name} {config_label(prep.params)}", prep, out, ref, n, library,
+                              variant=name))
     if library:
         r = (f.shape[0] - 1) // 2
-        ents[LIBRARY] = {"call": refm.library(x, f, out), "ref": ref, "op": "conv", "r": r,
-                         "flops": float(n) * flops_per_output(x.ndim, r), "specs": [],
-                         "launch": {}, "config": "mode=constant", "library": LIBRARY}
+        ents.append(_entry(LIBRARY, refm.library(x, f, out), out, ref, n, op="conv", r=r,
+                           flops=float(n) * flops_per_output(x.ndim, r), config="mode=constant",
+                           library=True, kind="library"))
     return ents
 
 
@@ -255,8 +242,8 @@ def _race_kernels(dims, names=None):
             small={"n": 100003}, kernels=lambda: _race_kernels(1), reader={})
 def conv1d(ctx, n=1 << 26, r=2):
     dev, _, x, out, f, ref = _race_inputs((n,), r, _race_kernels(1))
-    ents = _entries(x, out, ["1d-naive", "1d-const", "1d-tiled"], f, ref, dev, library=True)
-    race(ctx, ents, x, out, budget_s=1.0)
+    ents = contestants(x, out, ["1d-naive", "1d-const", "1d-tiled"], f, ref, dev, library=True)
+    run_race(ctx, ents, x, budget_s=1.0)
 
 
 @experiment("convolution.conv2d", title="2D: the ladder vs cupyx convolve and the copy ceiling",
@@ -264,19 +251,19 @@ def conv1d(ctx, n=1 << 26, r=2):
 def conv2d(ctx, shape=(8192, 8192), r=2):
     dev, _, x, out, f, ref = _race_inputs(shape, r, _race_kernels(2))
     names = ["2d-naive", "2d-const", "2d-tiled", "2d-cached", "2d-regtile"]
-    ents = _entries(x, out, names, f, ref, dev, library=True)
-    race(ctx, ents, x, out, budget_s=1.6)
+    ents = contestants(x, out, names, f, ref, dev, library=True)
+    run_race(ctx, ents, x, budget_s=1.6)
 
 
 @experiment("convolution.conv3d", title="3D: volumetric and depthwise kernels vs cupyx convolve and copy",
             small={"shape": (19, 23, 37)}, kernels=lambda: _race_kernels(3), reader={})
 def conv3d(ctx, shape=(512, 512, 512), r=1):
     dev, rng, x, out, f, ref = _race_inputs(shape, r, _race_kernels(3))
-    ents = _entries(x, out, ["3d-naive", "3d-tiled", "3d-regtile"], f, ref, dev, library=True)
+    ents = contestants(x, out, ["3d-naive", "3d-tiled", "3d-regtile"], f, ref, dev, library=True)
     fdw = refm.filter_for(3, r, rng, "depthwise", depth=shape[0])
     refdw = refm.reference(x, fdw, "depthwise")
-    ents.update(_entries(x, out, ["3d-dw-cached", "3d-dw-tiled"], fdw, refdw, dev, library=False))
-    race(ctx, ents, x, out, budget_s=2.0)
+    ents += contestants(x, out, ["3d-dw-cached", "3d-dw-tiled"], fdw, refdw, dev, library=False)
+    run_race(ctx, ents, x, budget_s=2.0)
 
 
 def _radius_kernels(name, radii):
@@ -303,12 +290,13 @@ def radius_sweep(ctx, name, shape, radii, budget_s):
     warm(_radius_kernels(name, radii))
     x = refm.fresh_device(shape)
     out = cp.empty_like(x)
-    ents = {}
+    ents = []
     for r in radii:
         f = refm.filter_for(2, r, rng)
         prep = prepare(v, x, f, out, device=dev)
-        ents[f"r={r}"] = {**_entry(prep, x.size, refm.reference(x, f)), "variant": v.name}
-    race(ctx, ents, x, out, budget_s=budget_s)
+        ents.append(_prepared(f"r={r}", prep, out, refm.reference(x, f), x.size, library=False,
+                              variant=v.name))
+    run_race(ctx, ents, x, budget_s=budget_s)
 
 
 # ---- the four-wide register tiles --------------------------------------------------------
@@ -329,18 +317,18 @@ def _wide_kernels(name):
             small={"shape": (131, 68)}, kernels=lambda: _wide_kernels("2d-wide"), reader={})
 def wide2d(ctx, shape=(8192, 8192), r=2):
     dev, _, x, out, f, ref = _race_inputs(shape, r, _wide_kernels("2d-wide"))
-    ents = _entries(x, out, ["2d-wide", "2d-regtile"], f, ref, dev, library=True,
+    ents = contestants(x, out, ["2d-wide", "2d-regtile"], f, ref, dev, library=True,
                     configs=[("2d-wide", WIDE_ALT["2d-wide"])])
-    race(ctx, ents, x, out, budget_s=1.2)
+    run_race(ctx, ents, x, budget_s=1.2)
 
 
 @experiment("convolution.wide3d", title="3D: the four-wide tile vs cupyx convolve and the copy ceiling",
             small={"shape": (19, 23, 36)}, kernels=lambda: _wide_kernels("3d-wide"), reader={})
 def wide3d(ctx, shape=(512, 512, 512), r=1):
     dev, _, x, out, f, ref = _race_inputs(shape, r, _wide_kernels("3d-wide"))
-    ents = _entries(x, out, ["3d-wide", "3d-regtile"], f, ref, dev, library=True,
+    ents = contestants(x, out, ["3d-wide", "3d-regtile"], f, ref, dev, library=True,
                     configs=[("3d-wide", WIDE_ALT["3d-wide"])])
-    race(ctx, ents, x, out, budget_s=1.5)
+    run_race(ctx, ents, x, budget_s=1.5)
 
 
 @experiment("convolution.radius_wide", title="2D: the four-wide tile at every radius, against the roofline",
@@ -360,7 +348,8 @@ def _sweep_specs(name: str, r: int, tile_key: str):
 
 def sweep(ctx, name: str, shape: tuple, r: int, space: dict, budget_s: float):
     """Every combination of `space` for variant `name`: the reason it cannot run, or its
-    check and its time (each timed alone: no ratios are taken from these rows)."""
+    check and its time (each timed alone, a race of one: no ratios are taken from these
+    rows)."""
     import cupy as cp
 
     dev = current().as_dict()
@@ -383,16 +372,12 @@ def sweep(ctx, name: str, shape: tuple, r: int, space: dict, budget_s: float):
             ctx.row(variant=name, params=params, metrics={}, invalid=why)
             continue
         prep = prepare(v, x, f, out, device=dev, **p)
-        chk = _run_checked(prep, out, ref)
-        metrics = {"bytes_moved": (8 * n, "B"), "smem_bytes": (prep.smem, "B")}
-        if ctx.timing and chk.correct:
-            t = ctx.time(prep.call, [()], f"{name}/{config_label(p)}", budget_s=budget_s)
-            metrics.update(as_metrics(t))
-            metrics["TB/s"] = (8 * n / (t["median_ms"] * 1e-3) / 1e12, "TB/s")
-            metrics["TFLOP/s"] = (n * flops_per_output(len(shape), r) / (t["median_ms"] * 1e-3) / 1e12,
-                                  "TFLOP/s")
-        ctx.row(variant=name, params=params, metrics=metrics, check=chk, kernels=[prep.spec],
-                launch=prep.launch)
+        entry = race.Entry(f"{name}/{config_label(p)}", prep.call,
+                           check=lambda prep=prep: _run_checked(prep, out, ref),
+                           kernels=[prep.spec], launch=prep.launch,
+                           metrics={"smem_bytes": (prep.smem, "B")}, bytes=8 * n,
+                           flops=n * flops_per_output(len(shape), r), variant=name)
+        race.run(ctx, [entry], params=params, budget_s=budget_s, alone=True)
 
 
 @experiment("convolution.tiles2d", title="2D register-tiled kernel: block shape × outputs per thread",
@@ -410,4 +395,4 @@ def tiles3d(ctx, shape=(512, 512, 512), r=1, space=None):
 
 
 __all__ = ["CHECKS", "RACE_R", "RADII", "LIBRARY", "COPIES", "config_label", "flops_per_output",
-           "warm", "race", "sweep"]
+           "warm", "contestants", "run_race", "sweep"]

@@ -56,7 +56,11 @@ class Entry:
     baseline); `by_rate`: a baseline compared by rate (bytes / time; both entries declare
     `bytes`) rather than by time; `row`: False for an entry timed only to be a baseline;
     `variant`: its row's variant where that is not its name (names must be distinct
-    within a race, variants need not: one rung at two tile shapes)."""
+    within a race, variants need not: one rung at two tile shapes); `launch`: its row's
+    launch record where that is not the launches its check captured (a configuration
+    declared by hand; {} for a library call); `derived(metrics)`: more metrics of its row
+    from the others (called with them after the timing, timed or not: a fraction of a
+    datasheet rate, a clock read right after the timed runs)."""
     name: str
     call: Callable
     sets: list = field(default_factory=lambda: [()])
@@ -71,6 +75,8 @@ class Entry:
     by_rate: bool = False
     row: bool = True
     variant: str | None = None
+    launch: dict | list | None = None
+    derived: Callable[[dict], dict] | None = None
 
 
 def copy_of(sets, nbytes: int | None = None, row: bool = True, name: str = "copy",
@@ -92,6 +98,12 @@ def copy_of(sets, nbytes: int | None = None, row: bool = True, name: str = "copy
     src = sets[0][0]
     return Entry(name, call, sets, check=check, bytes=2 * (nbytes or src.nbytes),
                  baseline=COPY_KEY, by_rate=by_rate, row=row)
+
+
+def rate_at(rate, median_ms, ms):
+    """A row's rate (its "TB/s" or "TFLOP/s", from its median time) at another of its times
+    (p20_ms, p80_ms: the whiskers of a bar): scalars or columns of a frame."""
+    return rate * median_ms / ms
 
 
 def fastest_baselines(entries: list[Entry], res: dict) -> dict[str, Entry]:
@@ -133,10 +145,11 @@ def metrics_of(t: dict, entry: Entry, res: dict, baselines: dict[str, Entry]) ->
 
 
 def run(ctx, entries: list[Entry], *, params: dict | None = None,
-        budget_s: float | None = None, rounds: int = 9, **row_extra) -> dict:
+        budget_s: float | None = None, rounds: int | None = 9, **row_extra) -> dict:
     """Check every entry (in order: a later check may use what an earlier one left), time
-    the correct ones interleaved with `ctx.time_interleaved`, and write one row each (but
-    entries with row=False). `params` and `row_extra` go into every row. Returns
+    the correct ones interleaved with `ctx.time_interleaved` (`rounds` None: the context's
+    own; a race of one entry with no baseline may take one round), and write one row each
+    (but entries with row=False). `params` and `row_extra` go into every row. Returns
     name -> row (the rows written)."""
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
@@ -152,6 +165,8 @@ def run(ctx, entries: list[Entry], *, params: dict | None = None,
         launches[e.name] = got
     calls = {e.name: (e.call, e.sets) for e in entries
              if checks[e.name] is None or checks[e.name].correct}
+    if not any(e.row for e in entries if e.name in calls):
+        calls = {}                 # only baselines timed for others' rows, and none to time
     res = ctx.time_interleaved(calls, budget_s=budget_s, rounds=rounds) \
         if ctx.timing and calls else {}
     baselines = fastest_baselines(entries, res)
@@ -168,7 +183,10 @@ def run(ctx, entries: list[Entry], *, params: dict | None = None,
             metrics["flops"] = (e.flops, "FLOP")
         if e.name in res:
             metrics.update(metrics_of(res[e.name], e, res, baselines))
+        if e.derived is not None:
+            metrics.update(e.derived(metrics))
         rows[e.name] = ctx.row(variant=e.variant or e.name, params={**(params or {}), **e.params},
                                metrics=metrics, check=checks[e.name], kernels=e.kernels,
-                               launch=launches[e.name], **{**row_extra, **e.extra})
+                               launch=launches[e.name] if e.launch is None else e.launch,
+                               **{**row_extra, **e.extra})
     return rows

@@ -196,3 +196,39 @@ def test_entries_timed_alone_have_times_and_rates_and_no_baseline():
     with pytest.raises(ValueError, match="alone"):
         race.run(ctx, [entry, race.Entry("copy", lambda: None, baseline=race.COPY_KEY)],
                  alone=True)
+def test_an_entry_may_declare_its_launch_and_metrics_derived_from_the_timed_ones():
+    """A launch record declared by hand replaces the captured one ({} for a library call);
+    `derived` sees the row's metrics after the timing (here the core's TFLOP/s)."""
+    ctx = FakeCtx({"fma": [2.0, 2.0, 2.0], "lib": [1.0, 1.0, 1.0]})
+    seen = {}
+
+    def derived(m):
+        seen.update(m)
+        return {"frac": (m["TFLOP/s"][0] / 4, "1")} if "TFLOP/s" in m else {}
+    rows = race.run(ctx, [race.Entry("fma", lambda: None, check=lambda: OK, flops=4e9,
+                                     launch={"grid": 132, "block": 128}, derived=derived),
+                          race.Entry("lib", lambda: None, check=lambda: OK, launch={})])
+    assert rows["fma"]["launch"] == {"grid": 132, "block": 128} and rows["lib"]["launch"] == {}
+    assert rows["fma"]["metrics"]["frac"] == (pytest.approx(0.5), "1")
+    assert seen["median_ms"] == (2.0, "ms") and seen["flops"] == (4e9, "FLOP")
+    untimed = race.run(FakeCtx({}, timing=False), [race.Entry("fma", lambda: None, check=lambda: OK,
+                                                              flops=1, derived=derived)])
+    assert "frac" not in untimed["fma"]["metrics"]
+
+
+def test_a_race_may_take_the_context_s_rounds_and_a_rate_its_whiskers():
+    class Rounds(FakeCtx):
+        def time_interleaved(self, calls, budget_s=None, rounds=9):
+            self.rounds_asked = rounds
+            return super().time_interleaved(calls, budget_s, rounds)
+    ctx = Rounds({"a": [1.0]})
+    race.run(ctx, [race.Entry("a", lambda: None)], rounds=None)
+    assert ctx.rounds_asked is None
+    assert race.rate_at(2.0, 1.0, 2.0) == pytest.approx(1.0)     # twice the time: half the rate
+
+
+def test_a_baseline_timed_only_for_others_is_not_timed_alone():
+    ctx = FakeCtx({"copy": [1.0]})
+    rows = race.run(ctx, [race.Entry("mine", lambda: None, check=lambda: BAD),
+                          race.Entry("copy", lambda: None, baseline="of_copy", row=False)])
+    assert ctx.timed is None and rows["mine"]["metrics"] == {} and "baseline" not in rows["mine"]

@@ -62,8 +62,10 @@ class Entry:
     `variant`: its row's variant where that is not its name (names must be distinct
     within a race, variants need not: one rung at two tile shapes); `against`: the
     baseline keys its row is compared with (None: every key of the race); `launch`: its
-    row's launch where the chapter records its own configuration (None: the launches
-    captured during its check)."""
+    row's launch record where that is not the launches its check captured (a
+    configuration declared by hand; {} for a library call); `derived(metrics)`: more
+    metrics of its row from the others (called with them after the timing, timed or not:
+    a fraction of a datasheet rate, a clock read right after the timed runs)."""
     name: str
     call: Callable
     sets: list = field(default_factory=lambda: [()])
@@ -80,6 +82,7 @@ class Entry:
     variant: str | None = None
     against: tuple | None = None
     launch: dict | list | None = None
+    derived: Callable[[dict], dict] | None = None
 
 
 def copy_of(sets, nbytes: int | None = None, row: bool = True, name: str = "copy",
@@ -101,6 +104,12 @@ def copy_of(sets, nbytes: int | None = None, row: bool = True, name: str = "copy
     src = sets[0][0]
     return Entry(name, call, sets, check=check, bytes=2 * (nbytes or src.nbytes),
                  baseline=COPY_KEY, by_rate=by_rate, row=row)
+
+
+def rate_at(rate, median_ms, ms):
+    """A row's rate (its "TB/s" or "TFLOP/s", from its median time) at another of its times
+    (p20_ms, p80_ms: the whiskers of a bar): scalars or columns of a frame."""
+    return rate * median_ms / ms
 
 
 def fastest_baselines(entries: list[Entry], res: dict) -> dict[str, Entry]:
@@ -142,13 +151,14 @@ def metrics_of(t: dict, entry: Entry, res: dict, baselines: dict[str, Entry]) ->
 
 
 def run(ctx, entries: list[Entry], *, params: dict | None = None,
-        budget_s: float | None = None, rounds: int = 9, alone: bool = False,
+        budget_s: float | None = None, rounds: int | None = 9, alone: bool = False,
         **row_extra) -> dict:
     """Check every entry (in order: a later check may use what an earlier one left), time
-    the correct ones interleaved with `ctx.time_interleaved` (with `alone`, each on its
-    own with `ctx.time`, its name the timed region's, about `budget_s` seconds each), and
-    write one row each (but entries with row=False). `params` and `row_extra` go into
-    every row. Returns name -> row (the rows written)."""
+    the correct ones interleaved with `ctx.time_interleaved` (`rounds` None: the
+    context's own; with `alone`, each on its own with `ctx.time`, its name the timed
+    region's, about `budget_s` seconds each), and write one row each (but entries with
+    row=False). `params` and `row_extra` go into every row. Returns name -> row (the rows
+    written)."""
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise ValueError(f"a race's entries need distinct names: {names}")
@@ -166,6 +176,8 @@ def run(ctx, entries: list[Entry], *, params: dict | None = None,
         launches[e.name] = got
     calls = {e.name: (e.call, e.sets) for e in entries
              if checks[e.name] is None or checks[e.name].correct}
+    if not any(e.row for e in entries if e.name in calls):
+        calls = {}                 # only baselines timed for others' rows, and none to time
     if not (ctx.timing and calls):
         res = {}
     elif alone:
@@ -186,6 +198,8 @@ def run(ctx, entries: list[Entry], *, params: dict | None = None,
             metrics["flops"] = (e.flops, "FLOP")
         if e.name in res:
             metrics.update(metrics_of(res[e.name], e, res, baselines))
+        if e.derived is not None:
+            metrics.update(e.derived(metrics))
         rows[e.name] = ctx.row(variant=e.variant or e.name, params={**(params or {}), **e.params},
                                metrics=metrics, check=checks[e.name], kernels=e.kernels,
                                launch=launches[e.name] if e.launch is None else e.launch,

@@ -101,3 +101,39 @@ def test_targets_of_the_recorded_run(monkeypatch):
     t = targets.table(report.TARGETS["00-machine"], facts)
     assert len(t) == 4 and t["met"].all()
     assert report.run_label(fma).startswith("recorded run ")
+
+
+def test_a_ceiling_is_timed_alone_and_its_rate_derived_by_the_race(monkeypatch):
+    """machine's ceilings without a GPU: one entry checked, timed alone (ctx.time) under
+    the context's budget (the NVTX name the old timing had, the row's variant its own), its
+    TFLOP/s derived by the race from the declared FLOPs, then the datasheet's fraction and
+    the clock read right after; a failed check gets neither time nor fraction."""
+    from perflab import race
+    from perflab.chapters.machine import experiments as ex
+    from perflab.correctness import Check
+    from perflab.registry import Context, get
+
+    monkeypatch.setattr(race, "checked", lambda fn, what: fn())
+    monkeypatch.setattr(ex, "fp32_peak_flops", lambda dev: 4e12)
+    monkeypatch.setattr(ex, "clocks_now", lambda: {"sm_clock_mhz": 1980.0})
+    ctx = Context(get("machine.fma"), {"run_id": "t"}, timing=True)
+
+    def time(fn, sets, name, budget_s=None):
+        ctx.asked = (name, budget_s)
+        return {"median_ms": 2.0, "p20_ms": 2.0, "p80_ms": 2.0, "min_ms": 2.0, "n_timed": 40}
+    ctx.time = time
+    dev = type("Dev", (), {"as_dict": lambda self: {}})()
+
+    def entry(ok):
+        return race.Entry("chains4-full", lambda: None, check=lambda: Check(ok, 0.0, 1e-4, 0),
+                          variant="chains=4", params={"chains": 4}, flops=4e9,
+                          launch={"grid": 132, "block": 256, "blocks_per_sm": 8},
+                          derived=lambda m: ex.of_datasheet(m, dev))
+    r = ex.alone(ctx, entry(True))
+    assert ctx.asked == ("chains4-full", None) and r["variant"] == "chains=4"
+    m = {k: v["value"] for k, v in r["metrics"].items()}
+    assert m["flops"] == 4e9 and m["TFLOP/s"] == pytest.approx(2.0)
+    assert m["frac_of_datasheet"] == pytest.approx(0.5) and m["datasheet_TFLOP/s"] == 4.0
+    assert m["sm_clock_after_mhz"] == 1980.0 and r["launch"]["blocks_per_sm"] == 8
+    bad = ex.alone(ctx, entry(False))["metrics"]
+    assert set(bad) == {"flops"}

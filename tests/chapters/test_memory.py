@@ -125,10 +125,13 @@ def test_every_kernel_passes_its_check(monkeypatch):
     assert sum(r["correct"] is True for r in rows) >= 20
 
 
-def test_a_race_checks_every_copy_before_timing_and_times_none_that_fails():
+def test_a_race_checks_every_copy_before_timing_and_times_none_that_fails(monkeypatch):
     """The copy race without a GPU (NumPy buffers, timing off): a copy that writes the
     source passes, one that misses an element fails, and neither gets a time."""
+    from perflab import race
     from perflab.registry import Context, get
+
+    monkeypatch.setattr(race, "checked", lambda fn, what: fn())     # no device to sync
 
     src = np.random.default_rng().random(1000).astype(np.float32)
     dst = np.empty_like(src)
@@ -146,6 +149,44 @@ def test_a_race_checks_every_copy_before_timing_and_times_none_that_fails():
     assert rows["cudaMemcpy"]["correct"] and not rows["short"]["correct"]
     assert all("median_ms" not in r["metrics"] for r in rows.values())
     assert rows["short"]["metrics"]["bytes_moved"]["value"] == 2 * src.nbytes
+
+
+def test_a_copy_race_keeps_its_rows(monkeypatch):
+    """The copy race timed (a fake interleaved timing): the library copies are the
+    baseline, the faster of them named in every row; a kernel's of_copy is taken round by
+    round against it; chapter 0's copy kernel is a contestant; the launch records are the
+    ones declared, the rounds the context's own."""
+    from perflab import race
+    from perflab.registry import Context, get
+
+    monkeypatch.setattr(race, "checked", lambda fn, what: fn())
+    src = np.arange(1000, dtype=np.float32)
+    dst = np.empty_like(src)
+    times = {"cudaMemcpy": [1.0, 1.0, 1.0], "cupy copyto": [1.2, 0.9, 1.2],
+             "blocked K=4": [2.0, 1.0, 1.25], "chapter 0 copy_vec4": [1.0, 2.0, 1.0]}
+    ctx = Context(get("memory.coalescing"), {"run_id": "t"}, timing=True, rounds=3)
+
+    def time_interleaved(calls, budget_s=None, rounds=None):
+        ctx.asked = (list(calls), budget_s, rounds)
+        return {k: {"median_ms": float(np.median(times[k])), "p20_ms": 1.0, "p80_ms": 2.0,
+                    "min_ms": 1.0, "n_timed": 60, "round_ms": times[k]} for k in calls}
+    ctx.time_interleaved = time_interleaved
+
+    def copy():
+        dst[:] = src
+    rows = ex.race(ctx, {k: copy for k in times}, src, dst, lambda k: {"part": "stream"},
+                   lambda k: [], lambda k: {"grid": 8} if k == "blocked K=4" else {},
+                   budget_s=6.0)
+    assert ctx.asked == (list(times), 6.0, None)
+    m = {k: v["value"] for k, v in rows["blocked K=4"]["metrics"].items()}
+    r = rows["blocked K=4"]
+    assert r["baseline"] == "cudaMemcpy" and r["launch"] == {"grid": 8}
+    assert (m["of_copy"], m["of_copy_min"], m["of_copy_max"]) == pytest.approx((0.8, 0.5, 1.0))
+    assert m["TB/s"] == pytest.approx(2 * src.nbytes / 1.25e-3 / 1e12) and m["rounds"] == 3
+    assert m["bytes_moved"] == 2 * src.nbytes
+    assert rows["cupy copyto"]["metrics"]["of_copy"]["value"] == pytest.approx(1 / 1.2)
+    assert "of_copy" in rows["chapter 0 copy_vec4"]["metrics"]
+    assert "of_copy" not in rows["cudaMemcpy"]["metrics"]
 
 
 # ---- the diagrams and the annotated staircase -------------------------------------------

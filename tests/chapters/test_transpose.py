@@ -160,20 +160,110 @@ def test_shared_memory_is_what_each_layout_says():
                     "coarsened": 32 * 33 * 4, "wide": 64 * 64 * 4}
 
 
-def test_a_race_times_nothing_that_failed_its_check():
+def _fake_race(monkeypatch, times: dict, timing: bool = True):
+    """A Context of transpose.ladder whose interleaved timing gives each call the per-round
+    times `times[name]` (the names it was asked for land in ctx.timed), every check made
+    on the host: `ex.check_exact` says wrong only for what `ctx.wrong` names."""
+    from perflab import race
     from perflab.correctness import Check
     from perflab.registry import Context, get
 
-    ctx = Context(get("transpose.ladder"), {"run_id": "t"}, timing=False)
-    params = {"dtype": "float32", "rows": 3, "cols": 4, "tile": None, "block_rows": None}
-    checks = {"good": Check(True, 0.0, 0.0, 0), "bad": Check(False, 0.5, 0.0, 2)}
-    ex.race(ctx, {"good": lambda: None, "bad": lambda: None}, checks,
-            {k: (params, [], {}, {}) for k in checks}, budget_s=0.1)
-    rows = {r["variant"]: r for r in ctx.rows}
-    assert rows["good"]["correct"] and not rows["bad"]["correct"]
-    assert all("median_ms" not in r["metrics"] for r in rows.values())
-    assert rows["bad"]["metrics"]["bytes_moved"]["value"] == 2 * 3 * 4 * 4
-    assert rows["bad"]["metrics"]["flops"]["value"] == 0
+    ctx = Context(get("transpose.ladder"), {"run_id": "t"}, timing=timing)
+    ctx.timed, ctx.wrong, ctx.ran = None, set(), []
+
+    def time_interleaved(calls, budget_s=None, rounds=None):
+        ctx.timed = (list(calls), budget_s, rounds)
+        return {k: {"median_ms": float(np.median(times[k])), "p20_ms": min(times[k]),
+                    "p80_ms": max(times[k]), "min_ms": min(times[k]), "n_timed": 3 * len(times[k]),
+                    "round_ms": times[k]} for k in calls}
+    ctx.time_interleaved = time_interleaved
+    monkeypatch.setattr(race, "checked", lambda fn, what: fn())
+    monkeypatch.setattr(ex, "checked", lambda fn, what: fn())
+    monkeypatch.setattr(ex, "poison", lambda x: None)
+    monkeypatch.setattr(ex, "check_exact", lambda out, ref: Check(False, 0.5, 0.0, 2)
+                        if ctx.ran[-1] in ctx.wrong else Check(True, 0.0, 0.0, 0))
+    monkeypatch.setattr(ops, "plan", lambda a, out, v, t=None, r=None:
+                        lambda: ctx.ran.append(ex.entry_name(v, t, r)))
+    monkeypatch.setattr(ex, "baselines", lambda a, out, dst:
+                        {n: (lambda n=n: ctx.ran.append(n)) for n in ex.BASELINES})
+    return ctx
+
+
+def test_the_ladder_race_keeps_its_rows(monkeypatch):
+    """One case's race without a GPU: the entries in the ladder's order, then the library
+    calls; checked in that order; a failed check written and never timed; the rows named
+    as the recorded ones (variant the rung, of_copy against the faster copy and x_strided
+    against CuPy's strided copy, round by round; bytes, 0 FLOPs, TB/s, the copy named)."""
+    ladder = [e for e in ex.LADDER if e[0] != "naive-rows"]
+    times = {ex.entry_name(*e): [2.0, 2.0, 2.0] for e in ladder}
+    times["coarsened 64x4"] = [1.25, 2.0, 1.0]
+    times.update({"cudaMemcpy": [1.0, 1.0, 1.0], "copy kernel": [1.1, 1.1, 1.1],
+                  "cupy strided copy": [4.0, 5.0, 4.0]})
+    ctx = _fake_race(monkeypatch, times)
+    ctx.wrong = {"tiled"}
+    a = np.zeros((64, 96), np.float32)
+    out, dst = np.zeros((96, 64), np.float32), np.zeros_like(a)
+    entries = ex.ladder_race(a, out, dst, a.T, ladder)
+    names = [ex.entry_name(*e) for e in ladder] + list(ex.BASELINES)
+    assert [e.name for e in entries] == names
+    assert {e.name: e.baseline for e in entries if e.baseline} == ex.KEYS
+    rows = ex.race.run(ctx, entries, budget_s=0.6, seed=7)
+    assert ctx.ran == names and ctx.timed == ([n for n in names if n != "tiled"], 0.6, 9)
+    r = rows["coarsened 64x4"]
+    assert r["variant"] == "coarsened" and r["seed"] == 7 and r["baseline"] == "cudaMemcpy"
+    assert r["params"] == {"dtype": "float32", "rows": 64, "cols": 96, "tile": 64,
+                           "block_rows": 4}
+    m = {k: v["value"] for k, v in r["metrics"].items()}
+    assert m["bytes_moved"] == 2 * a.nbytes and m["flops"] == 0 and m["rounds"] == 3
+    assert m["TB/s"] == pytest.approx(2 * a.nbytes / 1.25e-3 / 1e12)
+    # copy / entry, round by round: 0.8, 0.5, 1.0; strided / entry: 3.2, 2.5, 4.0
+    assert (m["of_copy"], m["of_copy_min"], m["of_copy_max"]) == pytest.approx((0.8, 0.5, 1.0))
+    assert (m["x_strided"], m["x_strided_min"], m["x_strided_max"]) == \
+        pytest.approx((3.2, 2.5, 4.0))
+    assert rows["tiled"]["correct"] is False and "median_ms" not in rows["tiled"]["metrics"]
+    assert rows["copy kernel"]["metrics"]["of_copy"]["value"] == pytest.approx(1 / 1.1)
+    assert rows["copy kernel"]["launch"] == {} and rows["copy kernel"]["params"]["tile"] is None
+    assert "of_copy" not in rows["cudaMemcpy"]["metrics"]         # the baseline itself
+
+
+def test_the_ladder_race_leaves_out_what_a_type_cannot_run(monkeypatch):
+    _fake_race(monkeypatch, {}, timing=False)
+    a = np.zeros((8, 8), np.float64)
+    entries = ex.LADDER + (("coarsened", 128, 4),)
+    names = [e.name for e in ex.ladder_race(a, a.T.copy(), np.zeros_like(a), a.T, entries)]
+    assert "coarsened 128x4" not in names and "coarsened 64x4" in names   # a 128² tile: too big
+
+
+def test_a_tile_shape_is_raced_against_cudamemcpy_alone(monkeypatch):
+    import cupy
+
+    class Kernel:
+        num_regs = 40
+
+    ctx = _fake_race(monkeypatch, {"coarsened": [2.0, 2.0, 2.0, 2.0, 2.0],
+                                   "cudaMemcpy": [1.0, 1.0, 1.0, 1.0, 1.5]})
+    monkeypatch.setattr(ex, "get_kernel", lambda spec: Kernel())
+    monkeypatch.setattr(ex, "blocks_per_sm", lambda k, threads: 6)
+    monkeypatch.setattr(cupy.cuda, "Device",
+                        lambda: type("D", (), {"synchronize": lambda s: None})())
+    a = np.zeros((64, 64), np.float32)
+    args = (ctx, a, a.T.copy(), np.zeros_like(a), a.T)
+    r = ex.tile_one(*args, "coarsened", 32, 4)
+    assert ctx.timed == (["coarsened", "cudaMemcpy"], 0.3, 5)
+    m = {k: v["value"] for k, v in r["metrics"].items()}
+    assert (m["threads"], m["blocks_per_sm"], m["registers"]) == (128, 6, 40)
+    assert m["inflight_per_sm"] == 6 * 32 * 32 * 4 and m["bytes_moved"] == 2 * a.nbytes
+    assert m["of_copy"] == pytest.approx(0.5) and m["of_copy_max"] == pytest.approx(0.75)
+    assert "x_strided" not in m and r["variant"] == "coarsened" and len(ctx.rows) == 1
+    ctx.wrong, ctx.timed = {"coarsened 16x4"}, None
+    r = ex.tile_one(*args, "coarsened", 16, 4)
+    assert ctx.timed is None and r["correct"] is False      # the copy is not timed alone
+    assert ex.tile_one(*args, "coarsened", 16, 32)["invalid"]
+
+    def refused(*a, **k):
+        raise ConfigError("too many registers")
+    monkeypatch.setattr(ops, "plan", refused)
+    assert ex.tile_one(*args, "coarsened", 32, 8)["invalid"] == "too many registers"
 
 
 def test_fresh_inputs_cover_each_type():
@@ -282,3 +372,20 @@ def test_the_bank_map_draws_three_tiles_with_their_passes():
         assert min(t.get_fontsize() for t in _texts(fig) if t.get_text()) >= 9
     finally:
         plt.close(fig)
+
+
+def test_the_faster_copy_is_one_copy_in_the_report():
+    """The race leaves a baseline's ratio to itself out; the report puts the faster copy
+    at 1 × copy (as the recorded rows have it), and leaves the other rows as they are."""
+    import pandas as pd
+
+    from perflab.chapters.transpose import report
+    d = pd.DataFrame({"variant": ["copy kernel", "cudaMemcpy", "wide"], "dtype": "float32",
+                      "rows": 8192, "cols": 8192, "tile": [None, None, 64],
+                      "block_rows": [None, None, 16], "launch": None,
+                      "baseline": "copy kernel", "TB/s": [4.0, 3.8, 3.7],
+                      "of_copy": [np.nan, 0.95, 0.92], "of_copy_min": [np.nan, 0.9, 0.9],
+                      "of_copy_max": [np.nan, 1.0, 0.95]})
+    got = report.ladder_table(d).set_index("entry")
+    assert got.loc["copy kernel", ["of_copy", "of_copy_min", "of_copy_max"]].tolist() == [1, 1, 1]
+    assert got.loc["cudaMemcpy", "of_copy"] == 0.95 and got.loc["wide", "of_copy"] == 0.92

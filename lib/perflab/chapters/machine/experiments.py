@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import race
 from ...correctness import compare, poison
 from ...device import clocks_now, current, fp32_peak_flops
 from ...kernels import KernelSpec, blocks_per_sm, get_kernel, launch
 from ...registry import BUDGET_S, experiment
-from ...timing import as_metrics
 
 COPY_UNROLL = 4
 FMA_CHAINS = (1, 2, 4, 8, 16)
@@ -131,31 +131,23 @@ def copy(ctx, sizes=(1 << 28, 1 << 30, 1 << 32)):
             "cupy-elementwise": lambda: cp.copyto(dst, src),
             "cudaMemcpy": lambda: dst.data.copy_from_device(src.data, src.nbytes),
         }
-        for variant, fn in ways.items():
-            poison(dst)
-            fn()
-            chk = compare(dst, src, "exact")
-            metrics = {"bytes_moved": (2 * src.nbytes, "B")}
-            if ctx.timing and chk.correct:
-                t = ctx.time(lambda: fn(), [()], variant)
-                metrics.update(as_metrics(t))
-                metrics["TB/s"] = (2 * src.nbytes / (t["median_ms"] * 1e-3) / 1e12, "TB/s")
-            ctx.row(variant=variant, params={"bytes": int(src.nbytes)}, metrics=metrics,
-                    check=chk, kernels=[spec] if variant == "kernel-vec4" else [],
-                    launch={"grid": grid, "block": block} if variant == "kernel-vec4" else {})
+        for variant, fn in ways.items():           # each checked, then timed alone
+            def check(fn=fn):
+                poison(dst)
+                fn()
+                return compare(dst, src, "exact")
+            kernel = variant == "kernel-vec4"
+            alone(ctx, race.Entry(variant, fn, check=check, params={"bytes": int(src.nbytes)},
+                                  kernels=[spec] if kernel else [], bytes=2 * src.nbytes,
+                                  launch={"grid": grid, "block": block} if kernel else {}))
         src = dst = None                               # free before the next size
         cp.get_default_memory_pool().free_all_blocks()
 
 
-def flop_metrics(ctx, chk, flops: float, fn, variant: str) -> dict:
-    """A ceiling's metrics: its FLOP count and, when the check passed and the run is timed,
-    the time of `fn()` (ctx.time, as `variant`) and the TFLOP/s it gives."""
-    metrics = {"flops": (flops, "FLOP")}
-    if ctx.timing and chk.correct:
-        t = ctx.time(fn, [()], variant)
-        metrics.update(as_metrics(t))
-        metrics["TFLOP/s"] = (flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
-    return metrics
+def alone(ctx, entry: race.Entry) -> dict:
+    """A ceiling checked, then timed by itself (ctx.time: about ctx.budget_s seconds of
+    runs); the core derives its TB/s or TFLOP/s. Its row."""
+    return race.run(ctx, [entry], alone=True)[entry.name]
 
 
 @experiment("machine.fma", title="FP32 FMA peak vs independent chains",
@@ -187,25 +179,35 @@ def fma(ctx, fmas_per_thread=1 << 20, occupancies=("1 warp/scheduler", "full"),
             grid = dev.sms * per_sm
             iters = max(1, fmas_per_thread // (8 * chains))
             out = cp.empty(grid * block, dtype=cp.float32)
-            poison(out)
-            launch(k, grid, block, (out, y, z, np.int32(iters)))
-            ref = fma_reference(chains, iters * 8, 0.5, 0.5)
-            chk = compare(out, cp.full(out.shape, ref, dtype=cp.float64), "fp32")
-            flops = 2.0 * grid * block * iters * 8 * chains
-            metrics = flop_metrics(ctx, chk, flops,
-                                   lambda: launch(k, grid, block, (out, y, z, np.int32(iters))),
-                                   f"chains{chains}-{occ}")
-            if "TFLOP/s" in metrics:
-                peak = fp32_peak_flops(dev.as_dict())
-                metrics["datasheet_TFLOP/s"] = (peak / 1e12, "TFLOP/s")
-                metrics["frac_of_datasheet"] = (metrics["TFLOP/s"][0] * 1e12 / peak, "1")
-                clk = clocks_now().get("sm_clock_mhz")   # read right after the timed runs
-                if clk:
-                    metrics["sm_clock_after_mhz"] = (clk, "MHz")
-            ctx.row(variant=f"chains={chains}", params={"chains": chains, "occupancy": occ,
-                                                        "fmas_per_thread": iters * 8 * chains},
-                    metrics=metrics, check=chk, kernels=[spec],
-                    launch={"grid": grid, "block": block, "blocks_per_sm": per_sm})
+
+            def call(k=k, grid=grid, block=block, out=out, iters=iters):
+                launch(k, grid, block, (out, y, z, np.int32(iters)))
+
+            def check(call=call, out=out, chains=chains, iters=iters):
+                poison(out)
+                call()
+                ref = fma_reference(chains, iters * 8, 0.5, 0.5)
+                return compare(out, cp.full(out.shape, ref, dtype=cp.float64), "fp32")
+            alone(ctx, race.Entry(
+                f"chains{chains}-{occ}", call, check=check, variant=f"chains={chains}",
+                params={"chains": chains, "occupancy": occ, "fmas_per_thread": iters * 8 * chains},
+                kernels=[spec], flops=2.0 * grid * block * iters * 8 * chains,
+                launch={"grid": grid, "block": block, "blocks_per_sm": per_sm},
+                derived=lambda m, dev=dev: of_datasheet(m, dev)))
+
+
+def of_datasheet(m: dict, dev) -> dict:
+    """A timed FMA row's datasheet rate, its TFLOP/s as a fraction of it, and the SM clock
+    read right after its timed runs (nothing for a row that was not timed)."""
+    if "TFLOP/s" not in m:
+        return {}
+    peak = fp32_peak_flops(dev.as_dict())
+    out = {"datasheet_TFLOP/s": (peak / 1e12, "TFLOP/s"),
+           "frac_of_datasheet": (m["TFLOP/s"][0] * 1e12 / peak, "1")}
+    clk = clocks_now().get("sm_clock_mhz")
+    if clk:
+        out["sm_clock_after_mhz"] = (clk, "MHz")
+    return out
 
 
 def fma_reference(chains: int, steps: int, y: float, z: float) -> float:
@@ -237,17 +239,19 @@ def tensor(ctx, iters=1 << 14, gemm_sizes=(8192,), budget_s=BUDGET_S):
         per_sm = blocks_per_sm(k, block)
         grid = dev.sms * per_sm
         out = cp.empty(grid * block, dtype=cp.float32)
-        poison(out)
-        launch(k, grid, block, (ab, out, np.int32(iters)))
-        expect = cp.full(out.shape, 4.0 * 4 * acc * iters, dtype=cp.float64)
-        chk = compare(out, expect, "fp32")
-        flops = 2.0 * 16 * 8 * 8 * (grid * block // 32) * acc * iters
-        metrics = flop_metrics(ctx, chk, flops,
-                               lambda: launch(k, grid, block, (ab, out, np.int32(iters))),
-                               f"mma-acc{acc}")
-        ctx.row(variant=f"mma.sync acc={acc}", params={"acc": acc, "size": 0},
-                metrics=metrics, check=chk, kernels=[spec],
-                launch={"grid": grid, "block": block, "blocks_per_sm": per_sm})
+
+        def call(k=k, grid=grid, out=out):
+            launch(k, grid, block, (ab, out, np.int32(iters)))
+
+        def check(call=call, out=out, acc=acc):
+            poison(out)
+            call()
+            return compare(out, cp.full(out.shape, 4.0 * 4 * acc * iters, dtype=cp.float64),
+                           "fp32")
+        alone(ctx, race.Entry(f"mma-acc{acc}", call, check=check, variant=f"mma.sync acc={acc}",
+                              params={"acc": acc, "size": 0}, kernels=[spec],
+                              flops=2.0 * 16 * 8 * 8 * (grid * block // 32) * acc * iters,
+                              launch={"grid": grid, "block": block, "blocks_per_sm": per_sm}))
     wgmma_peak(ctx, ab, iters)
     for n in gemm_sizes:
         A = cp.random.uniform(-1, 1, (n, n), dtype=cp.float32)
@@ -255,13 +259,16 @@ def tensor(ctx, iters=1 << 14, gemm_sizes=(8192,), budget_s=BUDGET_S):
         C = cp.empty((n, n), dtype=cp.float32)
         ref = A.astype(cp.float64) @ B.astype(cp.float64)
         for mode in ("fp32", "tf32"):
-            poison(C)
-            gemm(A, B, C, mode)
-            chk = compare(C, ref, mode)
-            flops = 2.0 * n ** 3
-            metrics = flop_metrics(ctx, chk, flops, lambda: gemm(A, B, C, mode), f"cublas-{mode}")
-            ctx.row(variant=f"cuBLAS {mode.upper()}", params={"acc": 0, "size": n},
-                    metrics=metrics, check=chk, kernels=[])
+            def call(mode=mode):
+                gemm(A, B, C, mode)
+
+            def check(call=call, mode=mode):
+                poison(C)
+                call()
+                return compare(C, ref, mode)
+            alone(ctx, race.Entry(f"cublas-{mode}", call, check=check,
+                                  variant=f"cuBLAS {mode.upper()}", params={"acc": 0, "size": n},
+                                  kernels=[], flops=2.0 * n ** 3, launch={}))
         A = B = C = ref = None
 
 
@@ -283,15 +290,17 @@ def wgmma_peak(ctx, ab, iters: int) -> None:
         per_sm = blocks_per_sm(k, block, WGMMA_SMEM)
         grid = dev.sms * per_sm
         out = cp.empty(grid * block, dtype=cp.float32)
-        poison(out)
         args = (ab, out, np.int32(iters))
-        launch(k, grid, block, args, shared_mem=WGMMA_SMEM)
-        expect = cp.full(out.shape, 128 * 4 * 4.0 * iters, dtype=cp.float64)
-        chk = compare(out, expect, "fp32")
-        flops = 2.0 * 64 * 256 * 8 * 4 * (grid * wg) * iters
-        metrics = flop_metrics(ctx, chk, flops,
-                               lambda: launch(k, grid, block, args, shared_mem=WGMMA_SMEM),
-                               f"wgmma-wg{wg}")
-        ctx.row(variant=f"wgmma warpgroups={wg}", params={"acc": wg, "size": 0},
-                metrics=metrics, check=chk, kernels=[spec],
-                launch={"grid": grid, "block": block, "blocks_per_sm": per_sm})
+
+        def call(k=k, grid=grid, block=block, args=args):
+            launch(k, grid, block, args, shared_mem=WGMMA_SMEM)
+
+        def check(call=call, out=out):
+            poison(out)
+            call()
+            return compare(out, cp.full(out.shape, 128 * 4 * 4.0 * iters, dtype=cp.float64),
+                           "fp32")
+        alone(ctx, race.Entry(f"wgmma-wg{wg}", call, check=check,
+                              variant=f"wgmma warpgroups={wg}", params={"acc": wg, "size": 0},
+                              kernels=[spec], flops=2.0 * 64 * 256 * 8 * 4 * (grid * wg) * iters,
+                              launch={"grid": grid, "block": block, "blocks_per_sm": per_sm}))

@@ -8,15 +8,14 @@ source element for element; the bank kernel must return 16 · reps · word for e
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...correctness import Check, compare, poison
 from ...device import clocks_now, current
 from ...kernels import KernelSpec, blocks_per_sm, get_kernel, launch
+from ...race import COPY_KEY, Entry
+from ...race import run as run_race
 from ...registry import experiment
-from ...timing import as_metrics, ratio
 from .. import machine
 from . import CHAPTER
 from .latency import (OPS, STEPS, chase_spec, chain_holds_cycle, flush_l2,
@@ -203,24 +202,23 @@ def banks(ctx, strides=BANK_STRIDES, reps=256):
             if pad:
                 w = w + w // 32
             want = cp.asarray(((16 * reps * w) % (1 << 32)).astype(np.uint32))
-            poison(out)
 
-            def call(s=s):
+            def call(s=s, k=k, grid=grid, out=out):
                 launch(k, grid, block, (np.int32(s), np.int32(reps), out))
-            call()
-            ok = bool(cp.all(out == want))
-            chk = Check(ok, 0.0 if ok else float("nan"), 0.0, 0 if ok else 1)
+
+            def check(call=call, out=out, want=want):
+                poison(out)
+                call()
+                ok = bool(cp.all(out == want))
+                return Check(ok, 0.0 if ok else float("nan"), 0.0, 0 if ok else 1)
             nbytes = grid * block * 16 * reps * 4
-            metrics = {"bytes_loaded": (nbytes, "B"),
-                       "predicted_degree": (conflict_degree(s, pad), "1")}
-            if ctx.timing and ok:
-                t = ctx.time(call, [()], f"{'padded' if pad else 'plain'}/stride{s}",
-                             budget_s=0.25)
-                metrics.update(as_metrics(t))
-                metrics["TB/s"] = (nbytes / (t["median_ms"] * 1e-3) / 1e12, "TB/s")
-            ctx.row(variant="padded" if pad else "plain", params={"stride": s},
-                    metrics=metrics, check=chk, kernels=[spec],
-                    launch={"grid": grid, "block": block, "blocks_per_sm": per_sm})
+            variant = "padded" if pad else "plain"
+            run_race(ctx, [Entry(f"{variant}/stride{s}", call, check=check, variant=variant,
+                                 params={"stride": s}, kernels=[spec], bytes=nbytes,
+                                 metrics={"bytes_loaded": (nbytes, "B"),
+                                          "predicted_degree": (conflict_degree(s, pad), "1")},
+                                 launch={"grid": grid, "block": block, "blocks_per_sm": per_sm})],
+                     budget_s=0.25, alone=True)
         out = None
 
 
@@ -268,36 +266,25 @@ def _stream_call(dev, src, dst, k, blocked, threads, per_sm):
         {"grid": grid, "block": threads, "blocks_per_sm": per_sm}
 
 
+#: the library copies of every copy race: the faster of them is the ceiling (× copy)
+COPIES = ("cudaMemcpy", "cupy copyto")
+
+
 def race(ctx, calls, src, dst, params_of, kernels_of, launch_of, budget_s):
     """Every copy of `calls` checked element for element against `src` (output poisoned
-    first), then the correct ones timed interleaved with the two library copies among them
-    (about `budget_s` seconds in all): one row each, with its ratio to the faster library
-    copy, round by round."""
-    base = ("cudaMemcpy", "cupy copyto")
-    checks = {}
-    for k, fn in calls.items():
-        poison(dst)
-        fn()
-        checks[k] = compare(dst, src, "exact")
-    nbytes = 2 * src.nbytes
-    ok = {k: fn for k, fn in calls.items() if checks[k].correct}
-    res = ctx.time_interleaved({k: (fn, [()]) for k, fn in ok.items()}, budget_s=budget_s) \
-        if ctx.timing and ok else {}
-    if res:
-        best_base = min(base, key=lambda b: res[b]["median_ms"] if b in res else math.inf)
-    for k in calls:
-        metrics = {"bytes_moved": (nbytes, "B")}
-        if k in res:
-            metrics.update(as_metrics(res[k]))
-            metrics["TB/s"] = (nbytes / (res[k]["median_ms"] * 1e-3) / 1e12, "TB/s")
-            if best_base in res:
-                r = ratio(res, k, best_base)      # > 1: the baseline is faster
-                metrics["of_copy"] = (1 / r["ratio"], "1")
-                metrics["of_copy_min"] = (1 / r["ratio_max"], "1")
-                metrics["of_copy_max"] = (1 / r["ratio_min"], "1")
-                metrics["rounds"] = (r["rounds"], "1")
-        ctx.row(variant=k, params=params_of(k), metrics=metrics, check=checks[k],
-                kernels=kernels_of(k), launch=launch_of(k), baseline=best_base if res else None)
+    first), then the correct ones raced (about `budget_s` seconds in all), the library
+    copies (COPIES) the baseline: one row each, with its ratio to the faster of them,
+    round by round (of_copy). Bytes moved = 2 × src.nbytes. Returns name -> row."""
+    def exact(fn):
+        def check():
+            poison(dst)
+            fn()
+            return compare(dst, src, "exact")
+        return check
+    entries = [Entry(k, fn, check=exact(fn), params=params_of(k), kernels=kernels_of(k),
+                     launch=launch_of(k), bytes=2 * src.nbytes,
+                     baseline=COPY_KEY if k in COPIES else None) for k, fn in calls.items()]
+    return run_race(ctx, entries, budget_s=budget_s, rounds=None)
 
 
 @experiment("memory.coalescing", title="Coalescing: the portfolio's pair, a stride sweep, the best streaming copy",
@@ -340,19 +327,18 @@ def coalescing(ctx, n=1 << 26, stride_n=1 << 24, big=1 << 30, budget_s=10.0):
 
         def call(src=src, dst=dst, s=s, g=g):
             launch(kstr, g, block, (src, dst, np.int64(stride_n), np.int32(s)))
-        poison(dst)
-        call()
-        chk = compare(dst, src[::s][:stride_n], "exact")
+
+        def check(call=call, src=src, dst=dst, s=s):
+            poison(dst)
+            call()
+            return compare(dst, src[::s][:stride_n], "exact")
         useful = 8 * stride_n
-        metrics = {"bytes_moved": (useful, "B"),
-                   "predicted_fetch_per_useful": ((4 * min(s, 8) + 4) / 8, "1")}
-        if ctx.timing and chk.correct:
-            t = ctx.time(call, [()], f"strided/{s}")
-            metrics.update(as_metrics(t))
-            metrics["TB/s"] = (useful / (t["median_ms"] * 1e-3) / 1e12, "TB/s")
-        ctx.row(variant="strided", params={"part": "stride", "bytes": useful // 2, "stride": s},
-                metrics=metrics, check=chk, kernels=[specs["copy_strided"]],
-                launch={"grid": g, "block": block})
+        run_race(ctx, [Entry(f"strided/{s}", call, check=check, variant="strided",
+                             params={"part": "stride", "bytes": useful // 2, "stride": s},
+                             kernels=[specs["copy_strided"]], bytes=useful,
+                             metrics={"predicted_fetch_per_useful": ((4 * min(s, 8) + 4) / 8, "1")},
+                             launch={"grid": g, "block": block})],
+                 alone=True)
         src = dst = None
         cp.get_default_memory_pool().free_all_blocks()
     # (3) the streaming copy against the ceiling

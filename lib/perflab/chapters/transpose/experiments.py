@@ -8,11 +8,11 @@ import os
 
 import numpy as np
 
+from ... import race
 from ...correctness import Check, poison
 from ...errors import ConfigError
 from ...kernels import blocks_per_sm, capture_launches, checked, get_kernel, launch
 from ...registry import experiment
-from ...timing import as_metrics, ratio
 from .. import machine
 from . import ops
 
@@ -33,7 +33,6 @@ TILES = (16, 32, 64, 128)
 BLOCK_ROWS = (1, 2, 4, 8, 16, 32)
 #: The library calls every case is raced against.
 BASELINES = ("cudaMemcpy", "copy kernel", "cupy strided copy")
-COPIES = ("cudaMemcpy", "copy kernel")
 
 
 def seed() -> int:
@@ -141,26 +140,19 @@ def baselines(a, out, dst) -> dict:
     return calls
 
 
-def race_metrics(res: dict, name: str, nbytes: int) -> dict:
-    """Time, TB/s (bytes read + written over the median time) and the round-by-round
-    ratios: to the faster copy (of_copy) and to CuPy's strided copy (x_strided)."""
-    t = res[name]
-    m = as_metrics(t)
-    m["TB/s"] = (nbytes / (t["median_ms"] * 1e-3) / 1e12, "TB/s")
-    copies = [c for c in COPIES if c in res]
-    if copies:
-        best = min(copies, key=lambda c: res[c]["median_ms"])
-        r = ratio(res, name, best)              # > 1: the copy is faster
-        m["of_copy"] = (1 / r["ratio"], "1")
-        m["of_copy_min"] = (1 / r["ratio_max"], "1")
-        m["of_copy_max"] = (1 / r["ratio_min"], "1")
-        m["rounds"] = (r["rounds"], "1")
-    if "cupy strided copy" in res:
-        r = ratio(res, "cupy strided copy", name)   # > 1: `name` is faster
-        m["x_strided"] = (r["ratio"], "1")
-        m["x_strided_min"] = (r["ratio_min"], "1")
-        m["x_strided_max"] = (r["ratio_max"], "1")
-    return m
+#: the ratio key of each library call in a race: the copies of the same bytes (the faster
+#: of them is the roof: × copy) and CuPy's strided copy (× strided)
+KEYS = {"cudaMemcpy": race.COPY_KEY, "copy kernel": race.COPY_KEY, "cupy strided copy": "x_strided"}
+
+
+def exact_check(fn, out, ref):
+    """A race entry's check: `out` poisoned, `fn` run once, compared bit for bit with `ref`
+    (the race records the launches)."""
+    def check():
+        poison(out)
+        checked(fn, "transpose")
+        return check_exact(out, ref)
+    return check
 
 
 def entry_name(variant: str, tile: int | None, block_rows: int | None) -> str:
@@ -168,25 +160,30 @@ def entry_name(variant: str, tile: int | None, block_rows: int | None) -> str:
     return variant if tile is None else f"{variant} {tile}x{block_rows}"
 
 
-def race(ctx, calls: dict, checks: dict, extra: dict, budget_s: float, rounds: int = 9) -> dict:
-    """Time the calls whose check passed, interleaved round by round; one row per call.
-    `extra[name]` = (params, kernels, launch, more row fields); the row's variant is
-    `more["variant"]` where given, else the name."""
-    ok = {k: fn for k, fn in calls.items() if checks[k].correct}
-    res = ctx.time_interleaved({k: (fn, [()]) for k, fn in ok.items()}, budget_s=budget_s,
-                               rounds=rounds) if ctx.timing and ok else {}
-    best = min((c for c in COPIES if c in res), key=lambda c: res[c]["median_ms"], default=None)
-    for k in calls:
-        params, kernels, launch, more = extra[k]
-        more = dict(more)
-        variant = more.pop("variant", k)
-        nbytes = 2 * params["rows"] * params["cols"] * ops.itemsize(params["dtype"])
-        metrics = {"bytes_moved": (nbytes, "B"), "flops": (0, "FLOP")}
-        if k in res:
-            metrics.update(race_metrics(res, k, nbytes))
-        ctx.row(variant=variant, params=params, metrics=metrics, check=checks[k],
-                kernels=kernels, launch=launch, baseline=best, **more)
-    return res
+def ladder_race(a, out, dst, ref, entries=LADDER) -> list[race.Entry]:
+    """One case's race: every entry (rung, TILE, ROWS) that this type allows, checked bit for
+    bit against NumPy's transpose `ref` in `out`, then the library calls (`baselines`), the
+    copies checked against `a` in `dst`; each row's variant is its rung. Bytes moved = 2 ×
+    rows × cols × itemsize; 0 FLOPs."""
+    dtype, shape, nbytes = str(a.dtype), tuple(a.shape), 2 * a.nbytes
+    flops = {"flops": (0, "FLOP")}
+    out_entries = []
+    for v, t, r in entries:
+        if t is not None and ops.config_problem(v, dtype, t, r):
+            continue                  # e.g. a 64-wide padded tile of float64: too big
+        fn = ops.plan(a, out, v, t, r)
+        out_entries.append(race.Entry(entry_name(v, t, r), fn, check=exact_check(fn, out, ref),
+                                      params=_params(dtype, shape, v, t, r),
+                                      kernels=[ops.spec(v, dtype, t, r)], metrics=flops,
+                                      bytes=nbytes, variant=v))
+    for name, fn in baselines(a, out, dst).items():
+        strided = name == "cupy strided copy"
+        out_entries.append(race.Entry(
+            name, fn, check=exact_check(fn, out, ref) if strided else exact_check(fn, dst, a),
+            params=_params(dtype, shape, name),
+            kernels=[machine.copy_spec()] if name == "copy kernel" else [], metrics=flops,
+            bytes=nbytes, baseline=KEYS[name], launch={}))
+    return out_entries
 
 
 @experiment("transpose.ladder", title="The ladder against the copy and CuPy's strided copy",
@@ -196,7 +193,7 @@ def race(ctx, calls: dict, checks: dict, extra: dict, budget_s: float, rounds: i
 def ladder(ctx, cases=CASES, budget_s=2.5, entries=LADDER):
     """For each (dtype, rows, cols): every entry (rung, TILE, ROWS) and the three library
     calls checked against NumPy's transpose (the copies against the input), then timed
-    interleaved. Bytes moved = 2 × rows × cols × itemsize; 0 FLOPs."""
+    interleaved (ladder_race). Bytes moved = 2 × rows × cols × itemsize; 0 FLOPs."""
     import cupy as cp
 
     for i, (dtype, m, n) in enumerate(cases):
@@ -204,26 +201,9 @@ def ladder(ctx, cases=CASES, budget_s=2.5, entries=LADDER):
         a, ref = inputs((m, n), dtype, s)
         out = cp.empty((n, m), dtype=a.dtype)
         dst = cp.empty_like(a)
-        calls, checks, extra = {}, {}, {}
-        for v, t, r in entries:
-            if t is not None and ops.config_problem(v, dtype, t, r):
-                continue                  # e.g. a 64-wide padded tile of float64: too big
-            k = entry_name(v, t, r)
-            calls[k] = ops.plan(a, out, v, t, r)
-            checks[k], launches = run_checked(calls[k], out, ref)
-            extra[k] = (_params(dtype, (m, n), v, t, r), [ops.spec(v, dtype, t, r)], launches,
-                        {"seed": s, "variant": v})
-        for name, fn in baselines(a, out, dst).items():
-            if name == "cupy strided copy":
-                checks[name], _ = run_checked(fn, out, ref)
-            else:
-                checks[name], _ = run_checked(fn, dst, a)
-            calls[name] = fn
-            extra[name] = (_params(dtype, (m, n), name),
-                           [machine.copy_spec()] if name == "copy kernel" else [], {},
-                           {"seed": s})
-        race(ctx, calls, checks, extra, budget_s=budget_s if i == 0 else budget_s / 2)
-        del a, ref, out, dst, calls
+        race.run(ctx, ladder_race(a, out, dst, ref, entries),
+                 budget_s=budget_s if i == 0 else budget_s / 2, seed=s)
+        del a, ref, out, dst
         cp.get_default_memory_pool().free_all_blocks()
 
 
@@ -245,8 +225,8 @@ def inflight_bytes(variant: str, dtype: str, tile: int, per_sm: int) -> int:
 
 
 def tile_one(ctx, a, out, dst, ref, variant: str, tile: int, block_rows: int) -> dict:
-    """One tile shape: the reason it cannot run, or checked and timed against cudaMemcpy
-    in the same rounds."""
+    """One tile shape: the reason it cannot run, or checked and raced against cudaMemcpy
+    (5 rounds, 0.3 s): its row."""
     import cupy as cp
 
     dtype = str(a.dtype)
@@ -254,27 +234,28 @@ def tile_one(ctx, a, out, dst, ref, variant: str, tile: int, block_rows: int) ->
     why = tile_reason(variant, tile, block_rows, dtype)
     if why:
         return ctx.row(variant=variant, params=params, metrics={}, invalid=why)
+    spec = ops.spec(variant, dtype, tile, block_rows)
+
+    def metrics():                     # read once the check has launched the kernel
+        k = get_kernel(spec)
+        block = ops.geometry(variant, dtype, a.shape, tile, block_rows)[1]
+        threads = block[0] * block[1] if a.size else 0
+        per_sm = blocks_per_sm(k, threads) if threads else 0
+        return {"threads": (threads, "1"), "blocks_per_sm": (per_sm, "1"),
+                "inflight_per_sm": (inflight_bytes(variant, dtype, tile, per_sm), "B"),
+                "registers": (k.num_regs, "1")}
     try:
         fn = ops.plan(a, out, variant, tile, block_rows)
-        chk, launches = run_checked(fn, out, ref)
+        rows = race.run(ctx, [
+            race.Entry(variant, fn, check=exact_check(fn, out, ref), params=params,
+                       kernels=[spec], metrics=metrics, bytes=2 * a.nbytes),
+            race.Entry("cudaMemcpy", lambda: dst.data.copy_from_device(a.data, a.nbytes),
+                       bytes=2 * a.nbytes, baseline=race.COPY_KEY, row=False)],
+            budget_s=0.3, rounds=5)
     except ConfigError as exc:         # a launch this GPU refuses (threads, registers)
         return ctx.row(variant=variant, params=params, metrics={}, invalid=str(exc))
-    k = get_kernel(ops.spec(variant, dtype, tile, block_rows))
-    threads = launches[0]["block"][0] * launches[0]["block"][1] if launches else 0
-    per_sm = blocks_per_sm(k, threads) if threads else 0
-    nbytes = 2 * a.nbytes
-    metrics = {"bytes_moved": (nbytes, "B"), "threads": (threads, "1"),
-               "blocks_per_sm": (per_sm, "1"),
-               "inflight_per_sm": (inflight_bytes(variant, dtype, tile, per_sm), "B"),
-               "registers": (k.num_regs, "1")}
-    if ctx.timing and chk.correct:
-        copy = lambda: dst.data.copy_from_device(a.data, a.nbytes)   # noqa: E731
-        res = ctx.time_interleaved({variant: (fn, [()]), "cudaMemcpy": (copy, [()])},
-                                   budget_s=0.3, rounds=5)
-        metrics.update(race_metrics(res, variant, nbytes))
     cp.cuda.Device().synchronize()
-    return ctx.row(variant=variant, params=params, metrics=metrics, check=chk,
-                   kernels=[ops.spec(variant, dtype, tile, block_rows)], launch=launches)
+    return rows[variant]
 
 
 @experiment("transpose.tiles", title="TILE × rows of threads, both tunable rungs",
@@ -299,7 +280,6 @@ def tiles(ctx, shape=(8192, 8192), variants=ops.TUNABLE, tiles=TILES, block_rows
     cp.get_default_memory_pool().free_all_blocks()
 
 
-__all__ = ["BASELINES", "BLOCK_ROWS", "CASES", "LADDER", "SHAPES", "TILES", "all_specs",
-           "check", "check_exact", "entry_name", "fresh_host", "inflight_bytes", "ladder",
-           "race", "race_metrics",
-           "tile_one", "tile_reason", "tiles"]
+__all__ = ["BASELINES", "BLOCK_ROWS", "CASES", "KEYS", "LADDER", "SHAPES", "TILES", "all_specs",
+           "check", "check_exact", "entry_name", "exact_check", "fresh_host", "inflight_bytes",
+           "ladder", "ladder_race", "tile_one", "tile_reason", "tiles"]

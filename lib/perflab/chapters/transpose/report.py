@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ... import lookup, sidebyside
+from ... import lookup, race, sidebyside
 from ...targets import Target
 from . import banks, ops
 
@@ -57,8 +57,14 @@ def label(e: str, dtype: str = "float32") -> str:
 
 
 def _with_entry(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows with their ladder entry; the faster copy of a race, its own baseline (whose
+    ratio to itself the race leaves out), at 1 × copy."""
     d = df.copy()
     d["entry"] = [entry(r) for _, r in d.iterrows()] if len(d) else pd.Series(dtype=object)
+    if len(d) and {"baseline", "of_copy", "TB/s"} <= set(d.columns):
+        own = (d["entry"] == d["baseline"]) & d["of_copy"].isna() & d["TB/s"].notna()
+        for c in ("of_copy", "of_copy_min", "of_copy_max"):
+            d.loc[own, c] = 1.0
     return d
 
 
@@ -153,10 +159,9 @@ def plot_ladder(ax, ladder: pd.DataFrame, case=TARGET_CASE) -> None:
     the timed runs), the faster copy of the same run as the roof, and 0.85 of it."""
     d = ladder_table(ladder, case)
     d = d[d["TB/s"].notna()]
-    nbytes = d["bytes_moved"].astype(float)
     tbs = d["TB/s"].to_numpy()
-    lo = (nbytes / (d["p80_ms"] * 1e-3) / 1e12).to_numpy()
-    hi = (nbytes / (d["p20_ms"] * 1e-3) / 1e12).to_numpy()
+    lo = race.rate_at(d["TB/s"], d["median_ms"], d["p80_ms"]).to_numpy()
+    hi = race.rate_at(d["TB/s"], d["median_ms"], d["p20_ms"]).to_numpy()
     y = np.arange(len(d))[::-1]
     ax.barh(y, tbs, color=[COLORS.get(e, "C7") for e in d["entry"]], height=0.7)
     ax.errorbar(tbs, y, xerr=[tbs - lo, hi - tbs], fmt="none", ecolor="0.2", lw=0.8,

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import math
-import os
 import time
 
 import numpy as np
 
 from ... import race
-from ...correctness import Check, compare, poison
+from ...correctness import Check, compare, poison, seed
 from ...device import current
 from ...errors import ConfigError, refusal
 from ...kernels import capture_launches, checked
@@ -29,10 +28,6 @@ NUMPY_MAX = 1 << 25
 
 
 # -- inputs and checks ------------------------------------------------------------------
-def seed() -> int:
-    return int.from_bytes(os.urandom(4), "little")
-
-
 def fresh(n: int, dtype: str, s: int, dist: str = "small"):
     """Integers in [-1000, 1000] ("small") or over int32 ("wrap"), floats in [0, 1)."""
     import cupy as cp

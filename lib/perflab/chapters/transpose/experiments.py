@@ -4,11 +4,9 @@ then timed round by round next to the copy of the same bytes (cudaMemcpy and cha
 copy kernel) and CuPy's own strided copy (`cupy.copyto(out, a.T)`), all in the same run."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from ...correctness import Check, poison
+from ...correctness import Check, poison, seed
 from ...errors import ConfigError
 from ...kernels import blocks_per_sm, capture_launches, checked, get_kernel, launch
 from ...registry import experiment
@@ -34,10 +32,6 @@ BLOCK_ROWS = (1, 2, 4, 8, 16, 32)
 #: The library calls every case is raced against.
 BASELINES = ("cudaMemcpy", "copy kernel", "cupy strided copy")
 COPIES = ("cudaMemcpy", "copy kernel")
-
-
-def seed() -> int:
-    return int.from_bytes(os.urandom(4), "little")
 
 
 def fresh_host(shape, dtype: str, s: int) -> np.ndarray:

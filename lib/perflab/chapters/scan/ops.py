@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import device
 from ...errors import ConfigError
-from ...kernels import KernelSpec, Plans, get_kernel, launch
+from ...kernels import KernelSpec, Plans, blocks_per_sm, get_kernel, launch
 from . import CHAPTER
 
 #: dtype name -> C type of the kernels' template parameter
@@ -116,8 +117,7 @@ def bulk_threads(shape) -> int:
 
 def bulk_missing(what: str = "the bulk-copy scan (16) and encoder (17)") -> str | None:
     """Why the current GPU cannot run 16 and 17 (cp.async.bulk), or None."""
-    from ...device import current
-    dev = current()
+    dev = device.current()
     if int(dev.compute_capability.split(".")[0]) < 9:
         return (f"{what} need compute capability 9.0 or later (cp.async.bulk); "
                 f"{dev.name} has {dev.compute_capability}: use variant 'single-pass'")
@@ -248,8 +248,6 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
     items = items or default_items(dtype, variant)
 
     def build():
-        from ...device import current
-        from ...kernels import blocks_per_sm
         ticket = MAX_TILES - (1 << 20)
         if variant in ("bulk", "bulk-nolookback"):
             check_bulk(dtype, stages)
@@ -261,7 +259,7 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
             if blocks_per_sm(k, bulk_threads(stages), smem) < 1:
                 raise ConfigError(f"bulk {stages}: no block fits on an SM ({smem} B shared "
                                   f"memory, {k.num_regs} registers)")
-            return [k], (tiles, min(tiles, current().sms), smem)
+            return [k], (tiles, min(tiles, device.current().sms), smem)
         check_variant(variant)
         if variant == "serial":
             check_dtype(dtype)
@@ -277,7 +275,7 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
         k = get_kernel(single_pass_spec(dtype, block, items, inclusive, lookback, grid))
         blocks = tiles
         if grid == "persistent":
-            blocks = min(tiles, current().sms * max(1, blocks_per_sm(k, block)))
+            blocks = min(tiles, device.current().sms * max(1, blocks_per_sm(k, block)))
         return [k], (tiles, blocks)
     return _PLANS.get((variant, dtype, n, bool(inclusive), block, items, lookback, grid,
                        stages), build)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import device
 from ...errors import ConfigError
-from ...kernels import GraphLaunch, KernelSpec, capturing, get_kernel, launch
+from ...kernels import (GraphLaunch, KernelSpec, PreparedLaunch, blocks_per_sm, capturing,
+                        get_kernel, launch)
 from . import CHAPTER
-from .ops import (DEFAULT_BLOCK, EPOCH_LIMIT, LookbackState, check_array, check_tile, enqueue,
-                  state)
+from .ops import (DEFAULT_BLOCK, EPOCH_LIMIT, LookbackState, bulk_threads, check_array,
+                  check_bulk, check_tile, enqueue, require_bulk_copy, single_pass_spec, state)
 
 VARIANTS = ("unfused", "fused", "bulk", "room")
 #: the encoders that need compute capability 9.0 (bulk copies)
@@ -41,8 +43,7 @@ DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 item
 
 def default_variant() -> str:
     """The fastest encoder this GPU runs: "room" (25, compute capability 8.0+), else "fused"."""
-    from ...device import current
-    return "room" if int(current().compute_capability.split(".")[0]) >= 8 else "fused"
+    return "room" if int(device.current().compute_capability.split(".")[0]) >= 8 else "fused"
 
 
 def fused_spec(block=DEFAULT_BLOCK, items=DEFAULT_ITEMS) -> KernelSpec:
@@ -151,7 +152,6 @@ def bulk_smem(shape) -> int:
 
 def check_bulk_shape(shape) -> None:
     """ConfigError, naming the rule, for a shape of 17 that cannot be built."""
-    from .ops import check_bulk
     if len(shape) != 7:
         raise ConfigError(f"bulk encoder shape {shape}: (scanners, reducers, tile KiB, "
                           "stages, sequencer width, pause ns, elements a lane)")
@@ -178,7 +178,6 @@ def decode_specs() -> list[KernelSpec]:
 
 
 def all_specs() -> list[KernelSpec]:
-    from .ops import single_pass_spec
     return ([fused_spec()] + unfused_specs() + [lengths_spec()] + decode_specs()
             + [single_pass_spec("int32", inclusive=False), single_pass_spec("int32")])
 
@@ -187,11 +186,6 @@ def check_size(n: int) -> None:
     if n > MAX_N:
         raise ConfigError(f"n={n}: run positions and lengths are int32 here, so the "
                           "encoder takes at most 2^31 - 1 elements; split the input")
-
-
-def check_input(x) -> None:
-    check_array(x, "x", dtypes=("int32",))
-    check_size(x.size)
 
 
 class Encoder:
@@ -209,8 +203,7 @@ class Encoder:
         self._prepared = {}                 # (variant, head bytes) -> its launch, made once
         self._fused = get_kernel(fused_spec(block, items))
         self._lengths = get_kernel(lengths_spec())
-        from ...device import current
-        self._len_grid = current().sms * 8
+        self._len_grid = device.current().sms * 8
 
     def poison(self) -> None:
         """Fill the outputs with values no encoder writes."""
@@ -226,7 +219,8 @@ class Encoder:
         encoder at its first call; check=False skips the argument checks."""
         variant = default_variant() if variant is None else variant
         if check:
-            check_input(x)
+            check_array(x, "x", dtypes=("int32",))
+            check_size(x.size)
             if x.size > self.n:
                 raise ConfigError(f"x has {x.size} elements; this encoder was made for at "
                                   f"most {self.n}")
@@ -266,9 +260,6 @@ class Encoder:
 
     def _prepare(self, variant, shape, all_shared, head_bytes):
         """17's PreparedLaunch and tile, or 24's and 25's GraphCall (ConfigError: no fit)."""
-        from ...device import current
-        from ...kernels import PreparedLaunch, blocks_per_sm
-        from .ops import bulk_threads, require_bulk_copy
         if variant == "bulk":
             shape = tuple(shape or BULK)
             check_bulk_shape(shape)
@@ -289,7 +280,7 @@ class Encoder:
         if fit < blocks:
             raise ConfigError(f"{what}, shape {shape}: {fit} of its {blocks} blocks an SM fit "
                               f"({k.num_regs} registers a thread, {smem} B of shared memory)")
-        run = PreparedLaunch(k, current().sms * blocks, threads, kinds, smem)
+        run = PreparedLaunch(k, device.current().sms * blocks, threads, kinds, smem)
         if variant == "bulk":
             return run, shape[2] * 256
         if all_shared:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import device
-from ...errors import ConfigError
+from ...errors import ConfigError, require
 from ...kernels import (GraphLaunch, KernelSpec, PreparedLaunch, blocks_per_sm, capturing,
                         get_kernel, launch)
 from . import CHAPTER
@@ -115,29 +115,22 @@ def ballot_threads(shape) -> int:
 
 def check_ballot_shape(shape, smem=ballot_smem) -> None:
     """ConfigError, naming the rule, for a shape of 23 or 24 (25: `smem`=room_smem)."""
-    if len(shape) != 7:
-        raise ConfigError(f"ballot encoder shape {shape}: (walker warps, piece, chunks in "
-                          "flight, staged heads a walker, blocks an SM, look-back width, "
-                          "sequencer tiles a lane)")
+    require(len(shape) == 7, f"ballot encoder shape {shape}: (walker warps, piece, chunks in "
+            "flight, staged heads a walker, blocks an SM, look-back width, sequencer tiles a lane)")
     w, piece, batch, cap, mb, width, seq = shape
-    if width not in (1, 2, 4, 8):
-        raise ConfigError(f"look-back width {width}: 1, 2, 4 or 8 predecessors a lane")
-    if seq not in (0, 1, 2, 4):
-        raise ConfigError(f"sequencer {seq}: 0 (look-backs) or 1, 2, 4 tiles a lane")
-    if not 1 <= w or ballot_threads(shape) > 1024:
-        raise ConfigError(f"{w} walker warps a block: 1 to 31 walker warps, at most 32 warps "
-                          "with the look-back warp and the sequencer's")
-    if batch < 1 or piece % (32 * batch) or not 32 <= piece <= 65536:
-        raise ConfigError(f"pieces of {piece} elements: whole batches of {batch} chunks of "
-                          "32, at most 65536")
-    if cap % 32 or not 32 <= cap <= piece:
-        raise ConfigError(f"{cap} staged heads: a multiple of 32, from 32 to the piece "
-                          f"({piece})")
+    require(width in (1, 2, 4, 8), f"look-back width {width}: 1, 2, 4 or 8 predecessors a lane")
+    require(seq in (0, 1, 2, 4), f"sequencer {seq}: 0 (look-backs) or 1, 2, 4 tiles a lane")
+    require(1 <= w and ballot_threads(shape) <= 1024, f"{w} walker warps a block: 1 to 31 "
+            "walker warps, at most 32 warps with the look-back warp and the sequencer's")
+    require(batch >= 1 and piece % (32 * batch) == 0 and 32 <= piece <= 65536,
+            f"pieces of {piece} elements: whole batches of {batch} chunks of 32, at most 65536")
+    require(cap % 32 == 0 and 32 <= cap <= piece,
+            f"{cap} staged heads: a multiple of 32, from 32 to the piece ({piece})")
     smem = smem(shape)
     warps = ballot_threads(shape) // 32
-    if not 1 <= mb <= 32 or mb * (smem + 1024) > 228 * 1024 or mb * warps > 64:
-        raise ConfigError(f"{mb} blocks an SM of {warps} warps and {smem} B of shared "
-                          "memory: at most 64 warps and 228 KiB an SM")
+    require(1 <= mb <= 32 and mb * (smem + 1024) <= 228 * 1024 and mb * warps <= 64,
+            f"{mb} blocks an SM of {warps} warps and {smem} B of shared memory: at most 64 "
+            "warps and 228 KiB an SM")
 
 
 def staging_bytes(shape) -> int:
@@ -152,14 +145,12 @@ def bulk_smem(shape) -> int:
 
 def check_bulk_shape(shape) -> None:
     """ConfigError, naming the rule, for a shape of 17 that cannot be built."""
-    if len(shape) != 7:
-        raise ConfigError(f"bulk encoder shape {shape}: (scanners, reducers, tile KiB, "
-                          "stages, sequencer width, pause ns, elements a lane)")
+    require(len(shape) == 7, f"bulk encoder shape {shape}: (scanners, reducers, tile KiB, "
+            "stages, sequencer width, pause ns, elements a lane)")
     sc, kib, e = shape[0], shape[2], shape[6]
     check_bulk("int32", shape[:6], BULK_HALO, staging_bytes(shape))
-    if e not in (4, 8, 16) or kib * 256 // sc % (32 * e):
-        raise ConfigError(f"{e} elements a lane: 4, 8 or 16, and each scanner's piece "
-                          f"({kib * 256 // sc} elements) whole steps of 32 x {e}")
+    require(e in (4, 8, 16) and kib * 256 // sc % (32 * e) == 0, f"{e} elements a lane: 4, 8 "
+            f"or 16, and each scanner's piece ({kib * 256 // sc} elements) whole steps of 32 x {e}")
 
 
 def unfused_specs() -> list[KernelSpec]:
@@ -183,9 +174,8 @@ def all_specs() -> list[KernelSpec]:
 
 
 def check_size(n: int) -> None:
-    if n > MAX_N:
-        raise ConfigError(f"n={n}: run positions and lengths are int32 here, so the "
-                          "encoder takes at most 2^31 - 1 elements; split the input")
+    require(n <= MAX_N, f"n={n}: run positions and lengths are int32 here, so the encoder "
+            "takes at most 2^31 - 1 elements; split the input")
 
 
 class Encoder:
@@ -221,13 +211,12 @@ class Encoder:
         if check:
             check_array(x, "x", dtypes=("int32",))
             check_size(x.size)
-            if x.size > self.n:
-                raise ConfigError(f"x has {x.size} elements; this encoder was made for at "
-                                  f"most {self.n}")
-            if variant not in VARIANTS:
-                raise ConfigError(f"unknown encoder {variant!r}; known: {', '.join(VARIANTS)}")
-            if head_bytes not in HEAD_BYTES or (head_bytes != 6 and variant != "room"):
-                raise ConfigError(f"head_bytes={head_bytes}: 6 or 8, and only for 'room'")
+            require(x.size <= self.n,
+                    f"x has {x.size} elements; this encoder was made for at most {self.n}")
+            require(variant in VARIANTS,
+                    f"unknown encoder {variant!r}; known: {', '.join(VARIANTS)}")
+            require(head_bytes in HEAD_BYTES and (head_bytes == 6 or variant == "room"),
+                    f"head_bytes={head_bytes}: 6 or 8, and only for 'room'")
         n = x.size
         if n == 0:
             self.count.fill(0)
@@ -320,13 +309,11 @@ def decode(values, lengths, n: int):
     """x from exactly its runs: the lengths' exclusive scan, marks, their scan, a gather."""
     import cupy as cp
     runs = values.size
-    if lengths.size != runs:
-        raise ConfigError(f"{runs} values but {lengths.size} lengths")
+    require(lengths.size == runs, f"{runs} values but {lengths.size} lengths")
     out = cp.empty(n, dtype=values.dtype)
     if n == 0:
         return out
-    if runs == 0:
-        raise ConfigError(f"no runs to decode into {n} elements")
+    require(runs != 0, f"no runs to decode into {n} elements")
     lengths = cp.ascontiguousarray(lengths, dtype=cp.int32)
     offsets = cp.empty_like(lengths)
     enqueue(lengths, offsets, inclusive=False)

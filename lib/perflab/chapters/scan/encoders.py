@@ -61,17 +61,16 @@ def check_replay(ctx, sizes, kinds) -> None:
             release()
 
 
-#: the encoders call_time_rows times: row name -> (encode options, its kernels)
-CALL_ENCODERS = {ROOM_NAME: ({"variant": "room"}, lambda: [rle.room_spec()]),
-                 GRAPH_NAME: ({"variant": "room", "head_bytes": 8}, lambda: [rle.graph_spec()])}
+#: the encoders call_time_rows times: row name -> encode options (their kernels: plan_spec)
+CALL_ENCODERS = {ROOM_NAME: {"variant": "room"}, GRAPH_NAME: {"variant": "room", "head_bytes": 8}}
 
 
 def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
     """CALL_ENCODERS and torch on runs of 1-15, checked, then timed by timing.interleaved."""
-    torch = torch_or_none()
+    torch, vendor = torch_or_none(), "torch.unique_consecutive"
     s = seed()
     x = rle.make_runs(n, "short", np.random.default_rng(s))
-    encs = {name: (rle.Encoder(n), opts) for name, (opts, _) in CALL_ENCODERS.items()}
+    encs = {name: (rle.Encoder(n), opts) for name, opts in CALL_ENCODERS.items()}
     last = list(encs)[-1]
     calls, checks, runs = {}, {}, 0
     for name, (enc, opts) in encs.items():
@@ -83,10 +82,9 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
             calls[name] = lambda enc=enc, opts=opts: enc.encode(x, check=False, **opts)
     if torch is not None and checks[last].correct:
         tx = as_torch(x)
-        checks["torch.unique_consecutive"] = torch_runs(torch, tx, encs[last][0], runs)
-        if checks["torch.unique_consecutive"].correct:
-            calls["torch.unique_consecutive"] = lambda: torch.unique_consecutive(
-                tx, return_counts=True)
+        checks[vendor] = torch_runs(torch, tx, encs[last][0], runs)
+        if checks[vendor].correct:
+            calls[vendor] = lambda: torch.unique_consecutive(tx, return_counts=True)
     res = {}
     if ctx.timing and calls:
         for k, fn in calls.items():          # warm-up, and any launch error surfaces here
@@ -94,24 +92,22 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
         res = checked(lambda: interleaved({k: (fn, [()]) for k, fn in calls.items()},
                                           f"{ctx.exp.chapter}/{ctx.exp.name}", rounds=rounds,
                                           n_repeat=n_repeat, ahead=machine.ahead()), "call time")
-    specs = {name: make() for name, (_, make) in CALL_ENCODERS.items()}
     for v in checks:                        # the encoders', then the torch call's
-        metrics = {"runs": (runs, "1")}
-        extra = {}
+        metrics, extra = {"runs": (runs, "1")}, {}
         if v in res:
             t = res[v]
-            metrics.update({"call_ms": (t["median_ms"], "ms"), "host_ms": (t["host_ms"], "ms"),
-                            "queued_ms": (t["queued_ms"], "ms"),
-                            "lead_ms": (t["median_ms"] - t["queued_ms"], "ms")})
-            if "torch.unique_consecutive" in res and v != "torch.unique_consecutive":
+            metrics |= {"call_ms": (t["median_ms"], "ms"), "host_ms": (t["host_ms"], "ms"),
+                        "queued_ms": (t["queued_ms"], "ms"),
+                        "lead_ms": (t["median_ms"] - t["queued_ms"], "ms")}
+            if vendor in res and v != vendor:
                 for key, name in (("round_ms", "x_torch"), ("round_queued_ms", "x_torch_queued"),
                                   ("round_host_ms", "x_torch_host")):
-                    r = ratio(res, "torch.unique_consecutive", v, key)
+                    r = ratio(res, vendor, v, key)
                     metrics |= {name + x: (r["ratio" + x], "1") for x in ("", "_min", "_max")}
             extra["rounds"] = {k: t[k] for k in ("round_ms", "round_host_ms", "round_queued_ms")}
         ctx.row(variant=v, params={"n": n, "kind": "short", "part": "call time",
-                                   "ahead_ns": machine.AHEAD_NS},
-                metrics=metrics, check=checks[v], kernels=specs.get(v, []), seed=s, **extra)
+                                   "ahead_ns": machine.AHEAD_NS}, metrics=metrics,
+                check=checks[v], kernels=[plan_spec(v)] if v in encs else [], seed=s, **extra)
     del x, calls, encs
     release()
 
@@ -161,12 +157,11 @@ def plan_spec(name: str):
 def plan_params(name: str, cc: str) -> dict:
     """An L1_PLAN entry's row params: shape, head bytes, split, L1 left, loads in flight."""
     head_bytes, shape, all_shared = L1_PLAN[name]
-    smem = (rle.room_smem if head_bytes == 6 else rle.ballot_smem)(shape)
     names = ("warps", "piece", "batch", "cap", "blocks_per_sm", "width", "sequencer")
     return {**dict(zip(names, shape)), "tile": shape[0] * shape[1], "diagnostic": 0, "part": "race",
             "bytes_a_head": head_bytes, "all_shared": all_shared,
             **device.l1_room(int(get_kernel(plan_spec(name)).attributes["shared_size_bytes"]),
-                             smem, shape[4], all_shared, cc),
+                             rle.ballot_smem(shape, head_bytes), shape[4], all_shared, cc),
             "in_flight_kib": shape[0] * shape[4] * shape[2] * 128 / 1024}
 
 

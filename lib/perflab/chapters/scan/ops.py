@@ -267,16 +267,8 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
                        stages), build)
 
 
+#: 01's and 02's tile totals: one buffer a device and dtype, grown when a call needs more
 _WORK: dict = {}
-
-
-def _totals(dtype, tiles):
-    import cupy as cp
-    key = (cp.cuda.Device().id, dtype)
-    a = _WORK.get(key)
-    if a is None or a.size < tiles:
-        a = _WORK[key] = cp.empty(max(tiles, 1), dtype=dtype)
-    return a
 
 
 def default_variant() -> str:
@@ -342,7 +334,11 @@ def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
                                            flags, agg, pre, epoch))
         return
     threads = block if variant == "three-kernel" else SEED_BLOCK
-    totals = _totals(dtype, tiles)
+    import cupy as cp
+    key = (cp.cuda.Device().id, dtype)
+    totals = _WORK.get(key)
+    if totals is None or totals.size < tiles:
+        totals = _WORK[key] = cp.empty(max(tiles, 1), dtype=dtype)
     launch(kernels[0], tiles, threads, (x, totals, nn))
     launch(kernels[1], 1, threads, (totals, np.int64(tiles)))
     launch(kernels[2], tiles, threads, (x, totals, out, nn))
@@ -350,12 +346,10 @@ def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
 
 def traffic_bytes(variant: str, n: int, itemsize: int, block=DEFAULT_BLOCK,
                   items=None) -> int:
-    """The bytes a variant moves to and from device memory, by its design."""
+    """The bytes 01, 02 or 03 moves to and from device memory, by its design."""
     items = items or (128 if variant == "single-pass" else 64) // itemsize
     data = n * itemsize
-    if variant == "bulk":
-        block, items = BULK[0] * 32, BULK[2] * 1024 // BULK[0] // 32 // itemsize
-    if variant in ("single-pass", "bulk"):
+    if variant == "single-pass":
         tiles = -(-n // (block * items))
         status = tiles * (8 if itemsize == 4 else 20) * 2     # written twice, read back
         return 2 * data + status

@@ -284,8 +284,7 @@ class Encoder:
         import cupy as cp
         n = x.size
         if self._flags is None or self._flags.size < n:
-            self._flags = cp.empty(self.n, dtype=cp.int32)
-            self._pos = cp.empty(self.n, dtype=cp.int32)
+            self._flags, self._pos = (cp.empty(self.n, dtype=cp.int32) for _ in range(2))
         flags, pos = self._flags[:n], self._pos[:n]
         k_flags, k_scatter = (get_kernel(s) for s in unfused_specs())
         launch(k_flags, -(-n // (4 * 256)), 256, (x, flags, np.int64(n)))

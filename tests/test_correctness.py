@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from perflab.correctness import compare
+from perflab.correctness import compare, seed
 
 
 def test_exact_and_tolerances():
@@ -31,3 +31,8 @@ def test_shape_and_precision_errors():
         compare(np.ones(3), np.ones(4), "fp32")
     with pytest.raises(ValueError, match="unknown precision"):
         compare(np.ones(3), np.ones(3), "fp8")
+
+
+def test_seed_is_a_fresh_32_bit_value():
+    seeds = {seed() for _ in range(8)}
+    assert len(seeds) > 1 and all(isinstance(s, int) and 0 <= s < 2**32 for s in seeds)

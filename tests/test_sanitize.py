@@ -17,6 +17,17 @@ def test_sanitizer_output_is_parsed():
     assert sanitize.parse("garbage")["errors"] is None
 
 
+def test_a_drivers_tally_is_what_the_parser_reads(capsys):
+    tally = sanitize.Tally()
+    tally(True, "scan single-pass n=31")
+    assert tally.done() == 0
+    tally(False, "rle room n=1")
+    assert tally.done() == 1
+    out = capsys.readouterr().out
+    assert "ok   scan single-pass n=31\n" in out and "FAIL rle room n=1\n" in out
+    assert (sanitize.parse(out)["passed"], sanitize.parse(out)["failed"]) == (1, 1)
+
+
 def test_a_run_is_clean_only_when_everything_held():
     ok = sanitize.row_of("memcheck", 0, "5 passed, 0 failed\nERROR SUMMARY: 0 errors", 2.0, 60)
     assert ok["check"].correct and ok["metrics"]["passed"] == (5, "1")

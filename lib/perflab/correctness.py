@@ -8,6 +8,7 @@ never passes.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 #: Tolerances on the relative error, by the arithmetic the kernel uses. float32
@@ -31,6 +32,12 @@ class Check:
     def as_dict(self) -> dict:
         return {"correct": self.correct, "rel_err": self.rel_err,
                 "tolerance": self.tolerance, "unwritten": self.unwritten}
+
+
+def seed() -> int:
+    """A fresh random seed for the input of a check; its row records it, so that a wrong
+    result can be reproduced."""
+    return int.from_bytes(os.urandom(4), "little")
 
 
 def poison(arr) -> None:

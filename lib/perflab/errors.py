@@ -72,6 +72,13 @@ def messages(cases) -> list[tuple[str, str]]:
     return out
 
 
+def require(ok, why: str, short: str | None = None) -> None:
+    """One rule of a configuration check: ConfigError(`why`, `short`) unless `ok`. `why`
+    is built before the rule is tested, so it must not need the rule to hold."""
+    if not ok:
+        raise ConfigError(why, short=short)
+
+
 def refusal(check, *args) -> str | None:
     """Why a configuration cannot run: the text of the ConfigError `check(*args)` raises,
     or None where it raises none (for an invalid row, or an explorer's reason)."""

@@ -53,6 +53,23 @@ def parse(text: str) -> dict:
                                  if "SUMMARY" in ln)[:300]}
 
 
+class Tally:
+    """A driver's checks as `parse` reads them: `tally(ok, what)` prints each ("ok  " or
+    "FAIL", then what was checked), `tally.done()` prints `N passed, M failed` and returns
+    the driver's exit code, 1 when a check failed."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def __call__(self, ok: bool, what: str) -> None:
+        self.passed, self.failed = self.passed + bool(ok), self.failed + (not ok)
+        print(f"{'ok  ' if ok else 'FAIL'} {what}", flush=True)
+
+    def done(self) -> int:
+        print(f"{self.passed} passed, {self.failed} failed", flush=True)
+        return 1 if self.failed else 0
+
+
 def command(tool: str, drive: str) -> list[str]:
     """The sanitized command: `drive` ("module:function") imported and called in a fresh
     interpreter (an import, not `python -m`: run as __main__ a chapter module would register

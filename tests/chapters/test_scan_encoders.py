@@ -131,6 +131,15 @@ def test_the_room_experiment_races_the_l1_plan():
     assert sum(s.options == rle.ALL_SHARED for s in specs) == 2
 
 
+def test_the_runs_metrics_are_read_after_the_checks():
+    state = {}
+    moved, runs_only = ex.runs_metrics(state, lambda runs: 400 + 8 * runs), ex.runs_metrics(state)
+    assert runs_only() == {"runs": (0, "1")} and moved()["bytes_moved"] == (400, "B")
+    state["runs"] = 7                   # what the last encoder's check found
+    assert moved() == {"runs": (7, "1"), "bytes_moved": (456, "B")}
+    assert runs_only() == {"runs": (7, "1")}
+
+
 def test_a_graph_is_built_once_a_key_and_the_oldest_dropped():
     built = []
 

@@ -30,22 +30,15 @@ def shape_name(shape) -> str:
             + (f", {shape[6]} a lane" if len(shape) > 6 else ""))
 
 
-def bulk_reason(dtype: str, shape, encoder: bool = False) -> str | None:
-    return (refusal(rle.check_bulk_shape, shape) if encoder
-            else refusal(ops.check_bulk, dtype, shape))
-
-
-def _bulk_specs():
-    return ([ops.bulk_spec("int32", sh) for sh in ops.BULK_SWEEP]
-            + [ops.bulk_spec("int32", sh, lookback=False) for sh in ops.BULK_DIAGNOSTIC]
-            + [s for dt in ("int32", "int64", "float32") for s in ops.specs("bulk", dt, True)]
-            + ops.specs("single-pass", "int32", True))
-
-
 @experiment("scan.bulk", title="A sequencer instead of look-backs: the bulk-copy single pass by shape",
             small={"sizes": (1000003,), "wide_bytes": 1 << 22}, sweep=True,
             requires=ops.bulk_missing,
-            kernels=_bulk_specs,
+            kernels=lambda: ([ops.bulk_spec("int32", sh) for sh in ops.BULK_SWEEP]
+                             + [ops.bulk_spec("int32", sh, lookback=False)
+                                for sh in ops.BULK_DIAGNOSTIC]
+                             + [s for dt in ("int32", "int64", "float32")
+                                for s in ops.specs("bulk", dt, True)]
+                             + ops.specs("single-pass", "int32", True)),
             # 16 at its default shape (the only one the page quotes), with its diagnostic
             reader={"sweep": (ops.BULK,)})
 def bulk(ctx, sizes=BULK_SIZES, sweep=ops.BULK_SWEEP, diagnostic=ops.BULK_DIAGNOSTIC,
@@ -59,7 +52,7 @@ def bulk(ctx, sizes=BULK_SIZES, sweep=ops.BULK_SWEEP, diagnostic=ops.BULK_DIAGNO
         for sh, lb in [(sh, True) for sh in sweep] + [(sh, False) for sh in diagnostic]:
             name = f"bulk {shape_name(sh)}" + ("" if lb else " without sequencer")
             params = {"kernel": "bulk", "lookback": lb, **shape_params(sh)}
-            why = bulk_reason("int32", sh)
+            why = refusal(ops.check_bulk, "int32", sh)
             if why:
                 ctx.row(variant=name, params={"n": n, "dtype": "int32", **params}, metrics={},
                         invalid=why)

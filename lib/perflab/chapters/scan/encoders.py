@@ -4,40 +4,30 @@ from __future__ import annotations
 import numpy as np
 
 from ... import device
+from ...errors import refusal
 from ...kernels import checked, get_kernel
 from ...registry import experiment
 from ...timing import interleaved, ratio
 from ...vendors import as_torch, release, torch_or_none
 from .. import machine
 from . import ops, rle
-from .bulk import bulk_reason, shape_name, shape_params
-from .experiments import (RLE_KINDS, back_to_back, check_rle, encode_once, race_encoders, seed,
-                          torch_runs)
+from .bulk import shape_name, shape_params
+from .experiments import (RLE_KINDS, RLE_SPECS, back_to_back, check_rle, encode_once,
+                          race_encoders, seed, torch_runs)
 
 #: the sizes an encoder is checked at on every kind of runs, and past 2^30 / 2^31
 CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 25) + 5)
 LARGE = ((1 << 30) + 1, (1 << 31) + 5)
 #: the names of 25's and 24's rows
 ROOM_NAME, GRAPH_NAME = "rle room", "rle graph"
-#: the read ceiling: the input read once, nothing written (read.cu), timed in the rounds
-CEILINGS = {"read ceiling": (machine.read_once, [machine.read_spec()])}
-
-
-def one_pass_entry(n: int, options: dict, params: dict, spec) -> dict:
-    """A race_encoders entry: a fresh Encoder run with encode(x, **options)."""
-    return {"encoder": rle.Encoder(n),
-            "run": lambda enc, x: enc.encode(x, check=False, **options),
-            "params": params, "kernels": [spec], "bytes": lambda runs: 4 * n + 8 * runs}
 
 
 def stress(ctx, variant: str, calls: int, sizes) -> None:
     """`calls` encodes back to back (back_to_back) over four rotating inputs a size."""
-    import cupy as cp
-    spec = rle.room_spec() if variant == "room" else rle.bulk_spec()
     for n in sizes:
         s = seed()
         rng = np.random.default_rng(s)
-        xs = [rle.make_runs(n, ("short", "long", "mixed", "distinct")[k], rng) for k in range(4)]
+        xs = [rle.make_runs(n, kind, rng) for kind in ("short", "long", "mixed", "distinct")]
         want = [int((x[1:] != x[:-1]).sum()) + 1 for x in xs]
         encs = [rle.Encoder(n) for _ in xs]
         back_to_back(ctx, f"rle {variant}", calls,
@@ -45,14 +35,14 @@ def stress(ctx, variant: str, calls: int, sizes) -> None:
                      lambda k: want[k % 4],
                      lambda: sum(not check_rle(x, e.values, e.lengths, e.count)[0].correct
                                  for x, e in zip(xs, encs)),
-                     params={"n": n, "calls": calls, "part": "stress"}, kernels=[spec], seed=s)
+                     params={"n": n, "calls": calls, "part": "stress"},
+                     kernels=RLE_SPECS[variant](), seed=s)
         del xs, encs
-        cp.get_default_memory_pool().free_all_blocks()
+        release()
 
 
 def check_replay(ctx, sizes, kinds) -> None:
     """25's graph replayed: a second call on the same array, checked (part "replay")."""
-    import cupy as cp
     for m in sizes:
         for kind in kinds:
             s = seed()
@@ -68,20 +58,19 @@ def check_replay(ctx, sizes, kinds) -> None:
                     metrics={"runs": (runs, "1")}, check=chk, kernels=[rle.room_spec()],
                     seed=s)
             del x, enc
-            cp.get_default_memory_pool().free_all_blocks()
+            release()
 
 
-#: the encoders call_time_rows times: row name -> (encode options, its kernels)
-CALL_ENCODERS = {ROOM_NAME: ({"variant": "room"}, lambda: [rle.room_spec()]),
-                 GRAPH_NAME: ({"variant": "room", "head_bytes": 8}, lambda: [rle.graph_spec()])}
+#: the encoders call_time_rows times: row name -> encode options (their kernels: plan_spec)
+CALL_ENCODERS = {ROOM_NAME: {"variant": "room"}, GRAPH_NAME: {"variant": "room", "head_bytes": 8}}
 
 
 def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
     """CALL_ENCODERS and torch on runs of 1-15, checked, then timed by timing.interleaved."""
-    torch = torch_or_none()
+    torch, vendor = torch_or_none(), "torch.unique_consecutive"
     s = seed()
     x = rle.make_runs(n, "short", np.random.default_rng(s))
-    encs = {name: (rle.Encoder(n), opts) for name, (opts, _) in CALL_ENCODERS.items()}
+    encs = {name: (rle.Encoder(n), opts) for name, opts in CALL_ENCODERS.items()}
     last = list(encs)[-1]
     calls, checks, runs = {}, {}, 0
     for name, (enc, opts) in encs.items():
@@ -93,10 +82,9 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
             calls[name] = lambda enc=enc, opts=opts: enc.encode(x, check=False, **opts)
     if torch is not None and checks[last].correct:
         tx = as_torch(x)
-        checks["torch.unique_consecutive"] = torch_runs(torch, tx, encs[last][0], runs)
-        if checks["torch.unique_consecutive"].correct:
-            calls["torch.unique_consecutive"] = lambda: torch.unique_consecutive(
-                tx, return_counts=True)
+        checks[vendor] = torch_runs(torch, tx, encs[last][0], runs)
+        if checks[vendor].correct:
+            calls[vendor] = lambda: torch.unique_consecutive(tx, return_counts=True)
     res = {}
     if ctx.timing and calls:
         for k, fn in calls.items():          # warm-up, and any launch error surfaces here
@@ -104,36 +92,31 @@ def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
         res = checked(lambda: interleaved({k: (fn, [()]) for k, fn in calls.items()},
                                           f"{ctx.exp.chapter}/{ctx.exp.name}", rounds=rounds,
                                           n_repeat=n_repeat, ahead=machine.ahead()), "call time")
-    specs = {name: make() for name, (_, make) in CALL_ENCODERS.items()}
     for v in checks:                        # the encoders', then the torch call's
-        metrics = {"runs": (runs, "1")}
-        extra = {}
+        metrics, extra = {"runs": (runs, "1")}, {}
         if v in res:
             t = res[v]
-            metrics.update({"call_ms": (t["median_ms"], "ms"), "host_ms": (t["host_ms"], "ms"),
-                            "queued_ms": (t["queued_ms"], "ms"),
-                            "lead_ms": (t["median_ms"] - t["queued_ms"], "ms")})
-            if "torch.unique_consecutive" in res and v != "torch.unique_consecutive":
+            metrics |= {"call_ms": (t["median_ms"], "ms"), "host_ms": (t["host_ms"], "ms"),
+                        "queued_ms": (t["queued_ms"], "ms"),
+                        "lead_ms": (t["median_ms"] - t["queued_ms"], "ms")}
+            if vendor in res and v != vendor:
                 for key, name in (("round_ms", "x_torch"), ("round_queued_ms", "x_torch_queued"),
                                   ("round_host_ms", "x_torch_host")):
-                    r = ratio(res, "torch.unique_consecutive", v, key)
+                    r = ratio(res, vendor, v, key)
                     metrics |= {name + x: (r["ratio" + x], "1") for x in ("", "_min", "_max")}
             extra["rounds"] = {k: t[k] for k in ("round_ms", "round_host_ms", "round_queued_ms")}
         ctx.row(variant=v, params={"n": n, "kind": "short", "part": "call time",
-                                   "ahead_ns": machine.AHEAD_NS},
-                metrics=metrics, check=checks[v], kernels=specs.get(v, []), seed=s, **extra)
+                                   "ahead_ns": machine.AHEAD_NS}, metrics=metrics,
+                check=checks[v], kernels=[plan_spec(v)] if v in encs else [], seed=s, **extra)
     del x, calls, encs
     release()
 
 
 # -- 17: the bulk-copy encoder, by shape ---------------------------------------------------
-def _rle_bulk_specs():
-    return [rle.bulk_spec(sh) for sh in rle.BULK_SHAPES] + [machine.read_spec()]
-
-
 @experiment("scan.rle_bulk", title="The bulk-copy encoder (17) by shape, against PyTorch",
             small={"n": 100003, "kinds": ("short", "distinct")}, sweep=True,
-            requires=ops.bulk_missing, kernels=_rle_bulk_specs,
+            requires=ops.bulk_missing,
+            kernels=lambda: [rle.bulk_spec(sh) for sh in rle.BULK_SHAPES] + [machine.read_spec()],
             # 17 at its default on runs of 1-15, and the read ceiling the page quotes
             reader={"kinds": ("short",), "shapes": (rle.BULK,)})
 def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES):
@@ -142,13 +125,13 @@ def rle_bulk(ctx, n=1 << 25, kinds=RLE_KINDS, shapes=rle.BULK_SHAPES):
         name = f"rle bulk {shape_name(sh)}"
         # ("diagnostic": 0, as the rows had it when 17 had its parts-removed diagnostics)
         params = {**shape_params(sh), "diagnostic": 0}
-        why = bulk_reason("int32", sh, encoder=True)
+        why = refusal(rle.check_bulk_shape, sh)
         if why:
             ctx.row(variant=name, params={"n": n, **params}, metrics={}, invalid=why)
             continue
-        entries[name] = one_pass_entry(n, {"variant": "bulk", "shape": sh}, params,
-                                       rle.bulk_spec(sh))
-    race_encoders(ctx, n, kinds, entries, ("fused",), ceilings=CEILINGS)
+        entries[name] = (params, [rle.bulk_spec(sh)], {"variant": "bulk", "shape": sh},
+                         rle.Encoder(n))
+    race_encoders(ctx, n, kinds, entries, ("fused",), ceiling=True)
 
 
 # -- 25: room in L1 for the loads in flight --------------------------------------------------
@@ -166,11 +149,6 @@ L1_PLAN = {
 }
 
 
-def ballot_params(shape) -> dict:
-    return {**dict(zip(("warps", "piece", "batch", "cap", "blocks_per_sm", "width", "sequencer"),
-                       shape)), "tile": shape[0] * shape[1]}
-
-
 def plan_spec(name: str):
     head_bytes, shape, all_shared = L1_PLAN[name]
     return (rle.room_spec if head_bytes == 6 else rle.graph_spec)(shape, all_shared)
@@ -179,23 +157,21 @@ def plan_spec(name: str):
 def plan_params(name: str, cc: str) -> dict:
     """An L1_PLAN entry's row params: shape, head bytes, split, L1 left, loads in flight."""
     head_bytes, shape, all_shared = L1_PLAN[name]
-    smem = (rle.room_smem if head_bytes == 6 else rle.ballot_smem)(shape)
-    return {**ballot_params(shape), "diagnostic": 0, "part": "race",
+    names = ("warps", "piece", "batch", "cap", "blocks_per_sm", "width", "sequencer")
+    return {**dict(zip(names, shape)), "tile": shape[0] * shape[1], "diagnostic": 0, "part": "race",
             "bytes_a_head": head_bytes, "all_shared": all_shared,
             **device.l1_room(int(get_kernel(plan_spec(name)).attributes["shared_size_bytes"]),
-                             smem, shape[4], all_shared, cc),
+                             rle.ballot_smem(shape, head_bytes), shape[4], all_shared, cc),
             "in_flight_kib": shape[0] * shape[4] * shape[2] * 128 / 1024}
-
-
-def _room_specs():
-    return ([plan_spec(name) for name in L1_PLAN] + rle.decode_specs()
-            + [machine.read_spec(), machine.read_write_spec(), machine.spin_spec()])
 
 
 @experiment("scan.rle_room", title="Room in L1 for the loads (25), against 24 at its shapes and PyTorch",
             small=dict(n=100003, kinds=("short", "distinct"), check_sizes=(0, 1, 31, 4097),
                        large=(), calls=20, stress_sizes=(1000003,), replay_sizes=(1, 4097),
-                       rounds=2, n_repeat=3), sweep=True, kernels=_room_specs,
+                       rounds=2, n_repeat=3), sweep=True,
+            kernels=lambda: ([plan_spec(name) for name in L1_PLAN] + rle.decode_specs()
+                             + [machine.read_spec(), machine.read_write_spec(),
+                                machine.spin_spec()]),
             # runs of 1-15 (the page's race and call time), the refusal past 2^31, fewer stress and replay sizes
             reader={"kinds": ("short",), "large": ((1 << 31) + 5,), "stress_sizes": (1000003,), "replay_sizes": (1, 4097, 1000003)})
 def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=CHECK_SIZES, large=LARGE,
@@ -211,9 +187,9 @@ def rle_room(ctx, n=1 << 25, kinds=RLE_KINDS, check_sizes=CHECK_SIZES, large=LAR
     if calls:
         stress(ctx, "room", calls, stress_sizes)
     check_replay(ctx, replay_sizes, kinds)
-    entries = {name: one_pass_entry(n, {"variant": "room", "shape": shape,
-                                        "head_bytes": head_bytes, "all_shared": all_shared},
-                                    plan_params(name, cc), plan_spec(name))
+    entries = {name: (plan_params(name, cc), [plan_spec(name)],
+                      {"variant": "room", "shape": shape, "head_bytes": head_bytes,
+                       "all_shared": all_shared}, rle.Encoder(n))
                for name, (head_bytes, shape, all_shared) in L1_PLAN.items()}
-    race_encoders(ctx, n, kinds, entries, ("fused",), ceilings=CEILINGS, floor=True)
+    race_encoders(ctx, n, kinds, entries, ("fused",), ceiling=True, floor=True)
     call_time_rows(ctx, n, rounds, n_repeat)

@@ -2,17 +2,16 @@
 from __future__ import annotations
 
 import math
-import os
 import time
 
 import numpy as np
 
 from ... import race
-from ...correctness import Check, compare, poison
+from ...correctness import Check, compare, poison, seed
 from ...device import current
 from ...errors import ConfigError, refusal
 from ...kernels import capture_launches, checked
-from ...profile import REPLAYED
+from ...profile import REPLAYED, ncu_missing, profiled
 from ...registry import experiment
 from ...timing import rotations
 from ...vendors import as_torch, cupy_accelerators, gpu_kernels, release, torch_or_none
@@ -29,10 +28,6 @@ NUMPY_MAX = 1 << 25
 
 
 # -- inputs and checks ------------------------------------------------------------------
-def seed() -> int:
-    return int.from_bytes(os.urandom(4), "little")
-
-
 def fresh(n: int, dtype: str, s: int, dist: str = "small"):
     """Integers in [-1000, 1000] ("small") or over int32 ("wrap"), floats in [0, 1)."""
     import cupy as cp
@@ -99,19 +94,16 @@ def check_rle(x, values, lengths, count) -> tuple[Check, int]:
     return Check(ok, 0.0 if ok else 1.0, 0.0, 0), runs
 
 
-# -- baselines: CUB through CuPy and PyTorch, and the copy ------------------------------
-def baselines(x, out, inclusive: bool) -> dict:
+# -- baselines: CUB through CuPy and PyTorch ---------------------------------------------
+def vendor_scans(dtype: str) -> dict:
+    """The vendors' inclusive scans `fn(a, out)` of `dtype`: CUB through CuPy, and PyTorch's."""
     import cupy as cp
-    calls = {"copy": lambda a, b: b.data.copy_from_device(a.data, a.nbytes)}
-    if inclusive:
-        calls["cupy.cumsum (CUB)"] = lambda a, b: cp.cumsum(a, dtype=a.dtype, out=b)
-        torch = torch_or_none()
-        if torch is not None:
-            tdt = getattr(torch, str(x.dtype))
-
-            def tcum(a, b, torch=torch, tdt=tdt):
-                torch.cumsum(as_torch(a), 0, dtype=tdt, out=as_torch(b))
-            calls["torch.cumsum"] = tcum
+    calls = {"cupy.cumsum (CUB)": lambda a, b: cp.cumsum(a, dtype=a.dtype, out=b)}
+    torch = torch_or_none()
+    if torch is not None:
+        tdt = getattr(torch, dtype)
+        calls["torch.cumsum"] = lambda a, b: torch.cumsum(as_torch(a), 0, dtype=tdt,
+                                                          out=as_torch(b))
     return calls
 
 
@@ -119,16 +111,13 @@ def ours(variant, inclusive, block=ops.DEFAULT_BLOCK, items=None):
     return lambda a, b: ops.enqueue(a, b, inclusive, variant, block, items)
 
 
-def rotated(x, n_sets: int):
-    import cupy as cp
-    return [(x, cp.empty_like(x))] + [(x.copy(), cp.empty_like(x)) for _ in range(n_sets - 1)]
-
-
 def timed_input(ctx, n: int, dtype: str = "int32"):
     """(seed, x, sets): a fresh input and the (input, output) pairs, more than L2 holds."""
+    import cupy as cp
     s = seed()
     x = fresh(n, dtype, s)
-    return s, x, rotated(x, rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1)
+    copies = rotations(2 * x.nbytes, current().l2_bytes) if ctx.timing else 1
+    return s, x, [(x.copy() if k else x, cp.empty_like(x)) for k in range(copies)]
 
 
 def raced_specs(name: str, dtype: str, inclusive: bool = True) -> list:
@@ -154,7 +143,7 @@ def vendor_entries(x, sets, names=tuple(VENDORS), row=True) -> list[race.Entry]:
     """The copy and the vendor scans of `names` as a race's baselines, checked."""
     out = sets[0][1]
     entries = [race.copy_of(sets, row=row)]
-    for name, fn in baselines(x, out, True).items():
+    for name, fn in vendor_scans(str(x.dtype)).items():
         if name in names:
             extra = {"gpu_kernels": gpu_kernels(lambda fn=fn: fn(x, out))} if row else {}
             if row and name == "cupy.cumsum (CUB)":
@@ -193,8 +182,9 @@ def check_rows(ctx, n, dtype, pairs, metrics=lambda out, x, dt: {}, **params):
     out = cp.empty_like(x)
     numpy = {NUMPY_SCAN: lambda a, b: b.set(np.cumsum(cp.asnumpy(a), dtype=np.float32))}
     for name, inc in pairs:
-        fn = {**{v: ours(v, inc) for v in ops.RACED}, **baselines(x, out, inc), **numpy}.get(name)
-        if fn is not None and name != "copy":
+        fn = {**{v: ours(v, inc) for v in ops.RACED}, **(vendor_scans(dtype) if inc else {}),
+              **numpy}.get(name)
+        if fn is not None:
             t0 = time.perf_counter()
             poison(out)
             with capture_launches() as launches:
@@ -223,8 +213,7 @@ def float_order(ctx, sizes=(1 << 16, 1 << 20, 1 << 24)):
         check_rows(ctx, n, "float32", [(v, True) for v in ALL + (NUMPY_SCAN,)], metrics)
 
 
-def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
-             **part):
+def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, **part):
     """Our `variants`, the vendor scans and the copy, checked, then raced: the rows."""
     s, x, sets = timed_input(ctx, n, dtype)
     useful = 2 * x.nbytes
@@ -239,14 +228,12 @@ def time_set(ctx, n, dtype, inclusive_set, variants, budget_s, with_vendor=True,
             entries.append(scan_entry(name, ours(v, inc), x, sets, inc, ops.specs(v, dtype, inc),
                                       params={"inclusive": inc, **part},
                                       metrics={"bytes_moved": (moved, "B")}))
-    for e in vendor_entries(x, sets, tuple(VENDORS) if with_vendor else ()):
+    for e in vendor_entries(x, sets):
         e.params, e.metrics = {"inclusive": True, **part}, {"bytes_moved": (useful, "B")}
         entries.append(e)
-    rows = list(race.run(ctx, entries, params={"n": n, "dtype": dtype}, budget_s=budget_s,
-                         seed=s).values())
+    race.run(ctx, entries, params={"n": n, "dtype": dtype}, budget_s=budget_s, seed=s)
     del sets, x, entries
     release()
-    return rows
 
 
 @experiment("scan.sizes", title="int32 inclusive scan from 2^10 to 2^30 elements",
@@ -298,11 +285,6 @@ def tune_reason(dtype: str, block: int, items: int) -> str | None:
     return refusal(ops.check_tile, dtype, block, items)
 
 
-def tune_specs():
-    return [ops.single_pass_spec("int32", b, i, True) for b in TUNE_BLOCKS for i in TUNE_ITEMS
-            if tune_reason("int32", b, i) is None]
-
-
 def tune_one(ctx, x, sets, block: int, items: int) -> dict:
     """One tile shape of 03 raced with the copy, or its row saying why it cannot run."""
     n = x.size
@@ -321,17 +303,17 @@ def tune_one(ctx, x, sets, block: int, items: int) -> dict:
 
 @experiment("scan.tune", title="Single-pass scan: block size and ITEMS_PER_THREAD",
             small={"n": 100003, "blocks": (128,), "items": (2, 4, 16)}, sweep=True,
-            kernels=tune_specs,
+            kernels=lambda: [ops.single_pass_spec("int32", b, i, True) for b in TUNE_BLOCKS
+                             for i in TUNE_ITEMS if tune_reason("int32", b, i) is None],
             # the best and worst tiles the page quotes, and the default between them
             reader={"blocks": (128, 256), "items": (4, 16, 32)})
 def tune(ctx, n=1 << 28, blocks=TUNE_BLOCKS, items=TUNE_ITEMS):
-    import cupy as cp
     _, x, sets = timed_input(ctx, n)
     for b in blocks:
         for i in items:
             tune_one(ctx, x, sets, b, i)
     del sets, x
-    cp.get_default_memory_pool().free_all_blocks()
+    release()
 
 
 @experiment("scan.rle", title="Run-length encoding: fused, unfused, PyTorch, NumPy",
@@ -341,10 +323,9 @@ def tune(ctx, n=1 << 28, blocks=TUNE_BLOCKS, items=TUNE_ITEMS):
 def rle_exp(ctx, sizes=(1 << 20, 1 << 25, 1 << 28), kinds=RLE_KINDS):
     for n in sizes:
         enc = rle.Encoder(n)
-        race_encoders(ctx, n, kinds, {v: {
-            "encoder": enc, "run": lambda e, a, v=v: e.encode(a, v, check=False),
-            "kernels": RLE_SPECS[v](), "bytes": lambda runs, v=v: rle.traffic_bytes(v, n, runs)}
-            for v in ("fused", "unfused")}, (), budget_s=0.8, copy_row=False, numpy=True)
+        race_encoders(ctx, n, kinds, {v: ({}, RLE_SPECS[v](), {"variant": v}, enc)
+                                      for v in ("fused", "unfused")},
+                      budget_s=0.8, copy_row=False, numpy=True)
         del enc
         release()
 
@@ -357,18 +338,30 @@ RLE_SPECS = {"fused": lambda: [rle.fused_spec(), rle.lengths_spec()],
              "room": lambda: [rle.room_spec()]}
 
 
-def encoder_entry(name, enc, run, x, kernels, moved, state: dict, **kw) -> race.Entry:
-    """One encoder `run(enc, x)` in a race, checked (its runs left in `state`)."""
+def runs_metrics(state: dict, moved=None):
+    """A race entry's metrics, read after every check: the runs the last checked encoder
+    found (in `state`) and, with `moved`, the bytes `moved(runs)`."""
+    def metrics() -> dict:
+        runs = state.get("runs", 0)
+        return {"runs": (runs, "1")} | ({"bytes_moved": (moved(runs), "B")} if moved else {})
+    return metrics
+
+
+def encoder_entry(name, enc, options, x, kernels, state: dict, moved=True, **kw) -> race.Entry:
+    """`enc.encode(x, **options)` in a race, checked (its runs left in `state`); with
+    `moved`, the bytes its variant moves by design (rle.traffic_bytes)."""
+    def run(a):
+        enc.encode(a, check=False, **options)
+
     def judge():
         enc.poison()
-        run(enc, x)
+        run(x)
         chk, state["runs"] = check_rle(x, enc.values, enc.lengths, enc.count)
         state["last"] = enc
         return chk
-    metrics = (lambda: {"runs": (state.get("runs", 0), "1"),
-                        "bytes_moved": (moved(state.get("runs", 0)), "B")})
-    return race.Entry(name, lambda a: run(enc, a), [(x,)], check=judge, kernels=kernels,
-                      metrics=metrics, bytes=4 * x.size, **kw)
+    bytes_of = moved and (lambda runs: rle.traffic_bytes(options["variant"], x.size, runs))
+    return race.Entry(name, run, [(x,)], check=judge, kernels=kernels,
+                      metrics=runs_metrics(state, bytes_of), bytes=4 * x.size, **kw)
 
 
 def torch_runs(torch, tx, enc, runs: int) -> Check:
@@ -389,9 +382,7 @@ def torch_rle_entry(x, state: dict) -> race.Entry | None:
                       lambda a: torch.unique_consecutive(as_torch(a), return_counts=True),
                       [(x,)], check=lambda: torch_runs(torch, tx, state["last"], state["runs"]),
                       bytes=4 * x.size, baseline="x_torch",
-                      metrics=lambda: {"runs": (state.get("runs", 0), "1"),
-                                       "bytes_moved": (4 * x.size + 12 * state.get("runs", 0),
-                                                       "B")},
+                      metrics=runs_metrics(state, lambda runs: 4 * x.size + 12 * runs),
                       extra={"gpu_kernels": gpu_kernels(
                           lambda: torch.unique_consecutive(tx, return_counts=True))})
 
@@ -415,18 +406,13 @@ def large(ctx, sizes=((1 << 30) + 1, (1 << 31) + 5)):
 
 
 def profile_missing():
-    from ...profile import ncu_missing
     return ncu_missing()
 
 
 def profile_rows(ctx, segments, kernels_of, extra=(), derive=None) -> None:
     """Each segment (variant, n) once under Nsight Compute (`profiling`), a row each."""
-    from ...profile import profile as run_ncu
-
-    if not ctx.timing or not segments:
-        return
-    plan = [{"variant": v, "n": n} for v, n in segments]
-    for seg in run_ncu(plan, child="perflab.chapters.scan.profiling", extra=extra):
+    plan = tuple({"variant": v, "n": n} for v, n in segments)
+    for seg in profiled(ctx, plan, None, "perflab.chapters.scan.profiling", extra):
         metrics = dict(seg["metrics"])
         metrics.update(derive(seg["n"], metrics) if derive else {})
         ctx.row(variant=seg["variant"], params={"n": seg["n"], "dtype": "int32"},
@@ -539,18 +525,17 @@ def floor_entry(x, state: dict) -> race.Entry:
     return race.Entry("floor", lambda a: held["call"](), [(x,)], check=check,
                       kernels=[machine.read_write_spec()], bytes=4 * x.size,
                       baseline="of_floor",
-                      metrics=lambda: {"runs": (state.get("runs", 0), "1"),
-                                       "bytes_moved": (4 * x.size + 8 * state.get("runs", 0),
-                                                       "B")},
+                      metrics=runs_metrics(state, lambda runs: 4 * x.size + 8 * runs),
                       extra={"note": "the floor, not an encoder: it reads the input once "
                                      "and writes the runs' bytes"})
 
 
-def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float = 1.2,
-                  ceilings: dict | None = None, floor: bool = False, copy_row: bool = True,
+def race_encoders(ctx, n: int, kinds, entries: dict, baselines=(), budget_s: float = 1.2,
+                  ceiling: bool = False, floor: bool = False, copy_row: bool = True,
                   numpy: bool = False) -> None:
-    """`entries` (name -> {"encoder", "run", "params", "kernels", "bytes"}), `baselines`,
-    torch, the copy, `ceilings` and the floor raced on each kind of runs, checked first."""
+    """`entries` (name -> (row params, kernels, encode options, encoder)), each with the
+    bytes it moves, `baselines` (variants on one encoder of their own), torch, the copy, the
+    read ceiling and the floor raced on each kind of runs, checked first."""
     import cupy as cp
     rng = np.random.default_rng(seed())
     base = rle.Encoder(n) if baselines else None
@@ -558,20 +543,16 @@ def race_encoders(ctx, n: int, kinds, entries: dict, baselines, budget_s: float 
         s = int(rng.integers(0, 2**31))
         x = rle.make_runs(n, kind, np.random.default_rng(s))
         state = {}
-        race_entries = [encoder_entry(name, e["encoder"], e["run"], x, e["kernels"], e["bytes"],
-                                      state, params=e.get("params", {}))
-                        for name, e in entries.items()]
-        race_entries += [encoder_entry(
-            v, base, lambda enc, a, v=v: enc.encode(a, v, check=False), x, RLE_SPECS[v](),
-            lambda runs: None, state) for v in baselines]
-        for e in race_entries[len(entries):]:
-            e.metrics = lambda: {"runs": (state.get("runs", 0), "1")}
+        race_entries = [encoder_entry(name, enc, opts, x, specs, state, params=params)
+                        for name, (params, specs, opts, enc) in entries.items()]
+        race_entries += [encoder_entry(v, base, {"variant": v}, x, RLE_SPECS[v](), state,
+                                       moved=False) for v in baselines]
         race_entries += [e for e in (torch_rle_entry(x, state),) if e is not None]
         race_entries.append(race.copy_of([(x, cp.empty_like(x))], row=copy_row))
-        for name, (make, specs) in (ceilings or {}).items():
+        if ceiling:
             race_entries.append(race.Entry(
-                name, lambda a, f=make(x): f(), [(x,)], kernels=specs, bytes=4 * n,
-                metrics={"bytes_moved": (4 * n, "B")},
+                "read ceiling", lambda a, f=machine.read_once(x): f(), [(x,)],
+                kernels=[machine.read_spec()], bytes=4 * n, metrics={"bytes_moved": (4 * n, "B")},
                 extra={"note": "a ceiling, not an encoder: it reads the input once"}))
         if floor:
             race_entries.append(floor_entry(x, state))

@@ -38,12 +38,10 @@ def _measure(n: int, block: int, items: int) -> pd.DataFrame:
 def _live(n: int):
     import cupy as cp
 
-    from ... import device, lab
-    from ...timing import rotations
-    from .experiments import fresh, rotated, seed
+    from ... import lab
+    from .experiments import timed_input
 
     ctx = lab.live_context("scan.tune")
-    x = fresh(n, "int32", seed())
-    sets = rotated(x, rotations(2 * x.nbytes, device.current().l2_bytes))
+    _, x, sets = timed_input(ctx, n)
     cp.cuda.Device().synchronize()
     return ctx, x, sets

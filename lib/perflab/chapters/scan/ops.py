@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ConfigError
-from ...kernels import KernelSpec, Plans, get_kernel, launch
+from ... import device
+from ...errors import ConfigError, require
+from ...kernels import KernelSpec, Plans, blocks_per_sm, get_kernel, launch
 from . import CHAPTER
 
 #: dtype name -> C type of the kernels' template parameter
@@ -37,38 +38,33 @@ def vec(dtype) -> int:
 
 
 def check_dtype(dtype: str) -> None:
-    if dtype not in CTYPES:
-        raise ConfigError(f"scan: dtype {dtype} is not supported; use one of "
-                          f"{', '.join(CTYPES)}")
+    require(dtype in CTYPES,
+            f"scan: dtype {dtype} is not supported; use one of {', '.join(CTYPES)}")
 
 
 def check_variant(variant: str) -> None:
     """ConfigError unless `variant` is one of VARIANTS."""
-    if variant not in VARIANTS:
-        raise ConfigError(f"unknown scan variant {variant!r}; known: {', '.join(VARIANTS)}")
+    require(variant in VARIANTS, f"unknown scan variant {variant!r}; known: {', '.join(VARIANTS)}")
 
 
 def check_tile(dtype: str, block: int, items: int) -> None:
     """ConfigError, naming the rule, for a tile shape the kernels cannot be built with."""
     check_dtype(dtype)
-    if block % 32 or not 32 <= block <= 1024:
-        raise ConfigError(f"block={block}: a block is whole warps, 32 to 1024 threads")
+    require(block % 32 == 0 and 32 <= block <= 1024,
+            f"block={block}: a block is whole warps, 32 to 1024 threads")
     v = vec(dtype)
-    if items < v or items % v:
-        raise ConfigError(f"ITEMS_PER_THREAD={items} with {dtype}: each thread loads whole "
-                          f"16-byte vectors, so ITEMS must be a multiple of {v}")
-    if items > 32:
-        raise ConfigError(f"ITEMS_PER_THREAD={items}: at most 32 (the registers a thread "
-                          "holds them in)")
+    require(items >= v and items % v == 0, f"ITEMS_PER_THREAD={items} with {dtype}: each "
+            f"thread loads whole 16-byte vectors, so ITEMS must be a multiple of {v}")
+    require(items <= 32, f"ITEMS_PER_THREAD={items}: at most 32 (the registers a thread holds "
+            "them in)")
 
 
 def single_pass_spec(dtype="int32", block=DEFAULT_BLOCK, items=None,
                      inclusive=True, lookback=DEFAULT_LOOKBACK,
                      grid=DEFAULT_GRID) -> KernelSpec:
     items = items or default_items(dtype)
-    if lookback not in LOOKBACKS or grid not in GRIDS:
-        raise ConfigError(f"look-back {lookback!r}, grid {grid!r}: use one of {LOOKBACKS} "
-                          f"and one of {GRIDS}")
+    require(lookback in LOOKBACKS and grid in GRIDS, f"look-back {lookback!r}, grid {grid!r}: "
+            f"use one of {LOOKBACKS} and one of {GRIDS}")
     return KernelSpec(f"{CHAPTER}/03_single_pass.cu", "scan_single_pass",
                       template=(CTYPES[dtype], block, items, bool(inclusive),
                                 lookback == "block", grid == "persistent"))
@@ -91,22 +87,18 @@ def check_bulk(dtype: str, shape, halo: int = 0, extra: int = 0) -> None:
     """ConfigError for a bulk-copy shape (`halo`: bytes before each tile, `extra`: after)."""
     check_dtype(dtype)
     scanners, reducers, kib, stages, width, delay = shape
-    if not 1 <= scanners <= 16 or not 1 <= reducers <= scanners or scanners % reducers:
-        raise ConfigError(f"{scanners} scanners, {reducers} reducers: 1 to 16 scanner warps, "
-                          "a multiple of the reducer warps")
-    if not 4 <= kib <= 128 or kib % 4 or kib * 1024 % (scanners * 512):
-        raise ConfigError(f"tile {kib} KiB: a multiple of 4 KiB up to 128, whole 512-byte "
-                          f"steps of each of the {scanners} scanners' pieces")
-    if stages < 2:
-        raise ConfigError(f"stages={stages}: two or more")
-    if stages * (kib * 1024 + halo) + extra > BULK_SMEM_LIMIT:
-        raise ConfigError(f"{stages} stages of {kib} KiB" + (f" and {extra} B" if extra else "")
-                          + f": more than the {BULK_SMEM_LIMIT // 1024} KiB of shared memory "
-                          "a block may hold")
-    if not 1 <= width <= 16:
-        raise ConfigError(f"width={width}: 1 to 16 words a lane of the sequencer")
-    if not 0 <= delay <= 1_000_000:
-        raise ConfigError(f"delay={delay} ns: 0 to 1,000,000 ns between two polls")
+    require(1 <= scanners <= 16 and 1 <= reducers <= scanners and scanners % reducers == 0,
+            f"{scanners} scanners, {reducers} reducers: 1 to 16 scanner warps, a multiple of "
+            "the reducer warps")
+    require(4 <= kib <= 128 and kib % 4 == 0 and kib * 1024 % (scanners * 512) == 0,
+            f"tile {kib} KiB: a multiple of 4 KiB up to 128, whole 512-byte steps of each of "
+            f"the {scanners} scanners' pieces")
+    require(stages >= 2, f"stages={stages}: two or more")
+    require(stages * (kib * 1024 + halo) + extra <= BULK_SMEM_LIMIT,
+            f"{stages} stages of {kib} KiB" + (f" and {extra} B" if extra else "")
+            + f": more than the {BULK_SMEM_LIMIT // 1024} KiB of shared memory a block may hold")
+    require(1 <= width <= 16, f"width={width}: 1 to 16 words a lane of the sequencer")
+    require(0 <= delay <= 1_000_000, f"delay={delay} ns: 0 to 1,000,000 ns between two polls")
 
 
 def bulk_threads(shape) -> int:
@@ -116,8 +108,7 @@ def bulk_threads(shape) -> int:
 
 def bulk_missing(what: str = "the bulk-copy scan (16) and encoder (17)") -> str | None:
     """Why the current GPU cannot run 16 and 17 (cp.async.bulk), or None."""
-    from ...device import current
-    dev = current()
+    dev = device.current()
     if int(dev.compute_capability.split(".")[0]) < 9:
         return (f"{what} need compute capability 9.0 or later (cp.async.bulk); "
                 f"{dev.name} has {dev.compute_capability}: use variant 'single-pass'")
@@ -219,17 +210,13 @@ def state() -> LookbackState:
 
 def check_array(x, name="x", dtypes=CTYPES):
     import cupy as cp
-    if not isinstance(x, cp.ndarray):
-        raise ConfigError(f"{name} must be a CuPy array on the GPU, not {type(x).__name__}")
-    if x.ndim != 1:
-        raise ConfigError(f"{name} has shape {x.shape}: scan a 1-D array (ravel it first)")
-    if str(x.dtype) not in dtypes:
-        raise ConfigError(f"{name} has dtype {x.dtype}; supported: {', '.join(dtypes)}")
-    if not x.flags.c_contiguous:
-        raise ConfigError(f"{name} is not contiguous: pass a contiguous array (x.copy())")
-    if x.size and x.data.ptr % 16:
-        raise ConfigError(f"{name} starts at an address that is not a multiple of 16 bytes "
-                          "(a slice?): the kernels load 16-byte vectors; pass a copy")
+    require(isinstance(x, cp.ndarray),
+            f"{name} must be a CuPy array on the GPU, not {type(x).__name__}")
+    require(x.ndim == 1, f"{name} has shape {x.shape}: scan a 1-D array (ravel it first)")
+    require(str(x.dtype) in dtypes, f"{name} has dtype {x.dtype}; supported: {', '.join(dtypes)}")
+    require(x.flags.c_contiguous, f"{name} is not contiguous: pass a contiguous array (x.copy())")
+    require(not x.size or x.data.ptr % 16 == 0, f"{name} starts at an address that is not a "
+            "multiple of 16 bytes (a slice?): the kernels load 16-byte vectors; pass a copy")
 
 
 _PLANS = Plans()
@@ -237,8 +224,7 @@ _PLANS = Plans()
 
 def _tiles(n: int, tile: int, limit: int, what: str) -> int:
     tiles = -(-n // tile)
-    if tiles > limit:
-        raise ConfigError(f"n={n}: {tiles} {what}")
+    require(tiles <= limit, f"n={n}: {tiles} {what}")
     return tiles
 
 
@@ -248,8 +234,6 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
     items = items or default_items(dtype, variant)
 
     def build():
-        from ...device import current
-        from ...kernels import blocks_per_sm
         ticket = MAX_TILES - (1 << 20)
         if variant in ("bulk", "bulk-nolookback"):
             check_bulk(dtype, stages)
@@ -261,7 +245,7 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
             if blocks_per_sm(k, bulk_threads(stages), smem) < 1:
                 raise ConfigError(f"bulk {stages}: no block fits on an SM ({smem} B shared "
                                   f"memory, {k.num_regs} registers)")
-            return [k], (tiles, min(tiles, current().sms), smem)
+            return [k], (tiles, min(tiles, device.current().sms), smem)
         check_variant(variant)
         if variant == "serial":
             check_dtype(dtype)
@@ -277,22 +261,14 @@ def _plan(variant, dtype, n, inclusive, block, items, lookback=DEFAULT_LOOKBACK,
         k = get_kernel(single_pass_spec(dtype, block, items, inclusive, lookback, grid))
         blocks = tiles
         if grid == "persistent":
-            blocks = min(tiles, current().sms * max(1, blocks_per_sm(k, block)))
+            blocks = min(tiles, device.current().sms * max(1, blocks_per_sm(k, block)))
         return [k], (tiles, blocks)
     return _PLANS.get((variant, dtype, n, bool(inclusive), block, items, lookback, grid,
                        stages), build)
 
 
+#: 01's and 02's tile totals: one buffer a device and dtype, grown when a call needs more
 _WORK: dict = {}
-
-
-def _totals(dtype, tiles):
-    import cupy as cp
-    key = (cp.cuda.Device().id, dtype)
-    a = _WORK.get(key)
-    if a is None or a.size < tiles:
-        a = _WORK[key] = cp.empty(max(tiles, 1), dtype=dtype)
-    return a
 
 
 def default_variant() -> str:
@@ -316,13 +292,11 @@ def scan(x, out=None, *, inclusive: bool = True, variant: str | None = None,
         out = cp.empty_like(x)
     else:
         check_array(out, "out")
-        if out.shape != x.shape or out.dtype != x.dtype:
-            raise ConfigError(f"out has shape {out.shape} and dtype {out.dtype}; it must "
-                              f"match x ({x.shape}, {x.dtype})")
+        require(out.shape == x.shape and out.dtype == x.dtype, f"out has shape {out.shape} and "
+                f"dtype {out.dtype}; it must match x ({x.shape}, {x.dtype})")
         a0, b0 = x.data.ptr, out.data.ptr
-        if x.size and out.size and a0 < b0 + out.nbytes and b0 < a0 + x.nbytes:
-            raise ConfigError("out overlaps x: in-place scans are not supported, pass a "
-                              "separate output array")
+        require(not (x.size and out.size and a0 < b0 + out.nbytes and b0 < a0 + x.nbytes),
+                "out overlaps x: in-place scans are not supported, pass a separate output array")
     enqueue(x, out, inclusive, variant, block, items)
     return out
 
@@ -360,7 +334,11 @@ def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
                                            flags, agg, pre, epoch))
         return
     threads = block if variant == "three-kernel" else SEED_BLOCK
-    totals = _totals(dtype, tiles)
+    import cupy as cp
+    key = (cp.cuda.Device().id, dtype)
+    totals = _WORK.get(key)
+    if totals is None or totals.size < tiles:
+        totals = _WORK[key] = cp.empty(max(tiles, 1), dtype=dtype)
     launch(kernels[0], tiles, threads, (x, totals, nn))
     launch(kernels[1], 1, threads, (totals, np.int64(tiles)))
     launch(kernels[2], tiles, threads, (x, totals, out, nn))
@@ -368,12 +346,10 @@ def enqueue(x, out, inclusive=True, variant="single-pass", block=DEFAULT_BLOCK,
 
 def traffic_bytes(variant: str, n: int, itemsize: int, block=DEFAULT_BLOCK,
                   items=None) -> int:
-    """The bytes a variant moves to and from device memory, by its design."""
+    """The bytes 01, 02 or 03 moves to and from device memory, by its design."""
     items = items or (128 if variant == "single-pass" else 64) // itemsize
     data = n * itemsize
-    if variant == "bulk":
-        block, items = BULK[0] * 32, BULK[2] * 1024 // BULK[0] // 32 // itemsize
-    if variant in ("single-pass", "bulk"):
+    if variant == "single-pass":
         tiles = -(-n // (block * items))
         status = tiles * (8 if itemsize == 4 else 20) * 2     # written twice, read back
         return 2 * data + status

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 
 def prepare(segments: list[dict]) -> list:
-    """One callable per segment {"variant", "n"} ("rle bulk": "shape"), kernels compiled."""
+    """One callable per segment {"variant", "n"}, kernels compiled."""
     import cupy as cp
     import numpy as np
 
-    from . import ops
+    from . import ops, rle
 
     rng = np.random.default_rng()
     calls = []
@@ -16,12 +16,10 @@ def prepare(segments: list[dict]) -> list:
         x = cp.asarray(rng.integers(-1000, 1001, n).astype(np.int32))
         out = cp.empty_like(x)
         if seg["variant"] == "rle bulk":
-            from . import rle
             x = rle.make_runs(n, "short", rng)
             enc = rle.Encoder(n)
-            opts = {"shape": tuple(seg["shape"]) if seg.get("shape") else None}
-            enc.encode(x, "bulk", **opts)
-            fn = (lambda x=x, enc=enc, opts=opts: enc.encode(x, "bulk", check=False, **opts))
+            enc.encode(x, "bulk")
+            fn = (lambda x=x, enc=enc: enc.encode(x, "bulk", check=False))
         elif seg["variant"] in ops.VARIANTS:
             fn = (lambda x=x, out=out, v=seg["variant"]: ops.enqueue(x, out, True, v))
         else:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ConfigError
-from ...kernels import GraphLaunch, KernelSpec, capturing, get_kernel, launch
+from ... import device
+from ...errors import ConfigError, require
+from ...kernels import (GraphLaunch, KernelSpec, PreparedLaunch, blocks_per_sm, capturing,
+                        get_kernel, launch)
 from . import CHAPTER
-from .ops import (DEFAULT_BLOCK, EPOCH_LIMIT, LookbackState, check_array, check_tile, enqueue,
-                  state)
+from .ops import (DEFAULT_BLOCK, EPOCH_LIMIT, LookbackState, bulk_threads, check_array,
+                  check_bulk, check_tile, enqueue, require_bulk_copy, single_pass_spec, state)
 
 VARIANTS = ("unfused", "fused", "bulk", "room")
 #: the encoders that need compute capability 9.0 (bulk copies)
@@ -41,8 +43,7 @@ DEFAULT_ITEMS = 16          # the encoder keeps flags and positions too: 16 item
 
 def default_variant() -> str:
     """The fastest encoder this GPU runs: "room" (25, compute capability 8.0+), else "fused"."""
-    from ...device import current
-    return "room" if int(current().compute_capability.split(".")[0]) >= 8 else "fused"
+    return "room" if int(device.current().compute_capability.split(".")[0]) >= 8 else "fused"
 
 
 def fused_spec(block=DEFAULT_BLOCK, items=DEFAULT_ITEMS) -> KernelSpec:
@@ -114,29 +115,22 @@ def ballot_threads(shape) -> int:
 
 def check_ballot_shape(shape, smem=ballot_smem) -> None:
     """ConfigError, naming the rule, for a shape of 23 or 24 (25: `smem`=room_smem)."""
-    if len(shape) != 7:
-        raise ConfigError(f"ballot encoder shape {shape}: (walker warps, piece, chunks in "
-                          "flight, staged heads a walker, blocks an SM, look-back width, "
-                          "sequencer tiles a lane)")
+    require(len(shape) == 7, f"ballot encoder shape {shape}: (walker warps, piece, chunks in "
+            "flight, staged heads a walker, blocks an SM, look-back width, sequencer tiles a lane)")
     w, piece, batch, cap, mb, width, seq = shape
-    if width not in (1, 2, 4, 8):
-        raise ConfigError(f"look-back width {width}: 1, 2, 4 or 8 predecessors a lane")
-    if seq not in (0, 1, 2, 4):
-        raise ConfigError(f"sequencer {seq}: 0 (look-backs) or 1, 2, 4 tiles a lane")
-    if not 1 <= w or ballot_threads(shape) > 1024:
-        raise ConfigError(f"{w} walker warps a block: 1 to 31 walker warps, at most 32 warps "
-                          "with the look-back warp and the sequencer's")
-    if batch < 1 or piece % (32 * batch) or not 32 <= piece <= 65536:
-        raise ConfigError(f"pieces of {piece} elements: whole batches of {batch} chunks of "
-                          "32, at most 65536")
-    if cap % 32 or not 32 <= cap <= piece:
-        raise ConfigError(f"{cap} staged heads: a multiple of 32, from 32 to the piece "
-                          f"({piece})")
+    require(width in (1, 2, 4, 8), f"look-back width {width}: 1, 2, 4 or 8 predecessors a lane")
+    require(seq in (0, 1, 2, 4), f"sequencer {seq}: 0 (look-backs) or 1, 2, 4 tiles a lane")
+    require(1 <= w and ballot_threads(shape) <= 1024, f"{w} walker warps a block: 1 to 31 "
+            "walker warps, at most 32 warps with the look-back warp and the sequencer's")
+    require(batch >= 1 and piece % (32 * batch) == 0 and 32 <= piece <= 65536,
+            f"pieces of {piece} elements: whole batches of {batch} chunks of 32, at most 65536")
+    require(cap % 32 == 0 and 32 <= cap <= piece,
+            f"{cap} staged heads: a multiple of 32, from 32 to the piece ({piece})")
     smem = smem(shape)
     warps = ballot_threads(shape) // 32
-    if not 1 <= mb <= 32 or mb * (smem + 1024) > 228 * 1024 or mb * warps > 64:
-        raise ConfigError(f"{mb} blocks an SM of {warps} warps and {smem} B of shared "
-                          "memory: at most 64 warps and 228 KiB an SM")
+    require(1 <= mb <= 32 and mb * (smem + 1024) <= 228 * 1024 and mb * warps <= 64,
+            f"{mb} blocks an SM of {warps} warps and {smem} B of shared memory: at most 64 "
+            "warps and 228 KiB an SM")
 
 
 def staging_bytes(shape) -> int:
@@ -151,15 +145,12 @@ def bulk_smem(shape) -> int:
 
 def check_bulk_shape(shape) -> None:
     """ConfigError, naming the rule, for a shape of 17 that cannot be built."""
-    from .ops import check_bulk
-    if len(shape) != 7:
-        raise ConfigError(f"bulk encoder shape {shape}: (scanners, reducers, tile KiB, "
-                          "stages, sequencer width, pause ns, elements a lane)")
+    require(len(shape) == 7, f"bulk encoder shape {shape}: (scanners, reducers, tile KiB, "
+            "stages, sequencer width, pause ns, elements a lane)")
     sc, kib, e = shape[0], shape[2], shape[6]
     check_bulk("int32", shape[:6], BULK_HALO, staging_bytes(shape))
-    if e not in (4, 8, 16) or kib * 256 // sc % (32 * e):
-        raise ConfigError(f"{e} elements a lane: 4, 8 or 16, and each scanner's piece "
-                          f"({kib * 256 // sc} elements) whole steps of 32 x {e}")
+    require(e in (4, 8, 16) and kib * 256 // sc % (32 * e) == 0, f"{e} elements a lane: 4, 8 "
+            f"or 16, and each scanner's piece ({kib * 256 // sc} elements) whole steps of 32 x {e}")
 
 
 def unfused_specs() -> list[KernelSpec]:
@@ -178,20 +169,13 @@ def decode_specs() -> list[KernelSpec]:
 
 
 def all_specs() -> list[KernelSpec]:
-    from .ops import single_pass_spec
     return ([fused_spec()] + unfused_specs() + [lengths_spec()] + decode_specs()
             + [single_pass_spec("int32", inclusive=False), single_pass_spec("int32")])
 
 
 def check_size(n: int) -> None:
-    if n > MAX_N:
-        raise ConfigError(f"n={n}: run positions and lengths are int32 here, so the "
-                          "encoder takes at most 2^31 - 1 elements; split the input")
-
-
-def check_input(x) -> None:
-    check_array(x, "x", dtypes=("int32",))
-    check_size(x.size)
+    require(n <= MAX_N, f"n={n}: run positions and lengths are int32 here, so the encoder "
+            "takes at most 2^31 - 1 elements; split the input")
 
 
 class Encoder:
@@ -209,8 +193,7 @@ class Encoder:
         self._prepared = {}                 # (variant, head bytes) -> its launch, made once
         self._fused = get_kernel(fused_spec(block, items))
         self._lengths = get_kernel(lengths_spec())
-        from ...device import current
-        self._len_grid = current().sms * 8
+        self._len_grid = device.current().sms * 8
 
     def poison(self) -> None:
         """Fill the outputs with values no encoder writes."""
@@ -226,14 +209,14 @@ class Encoder:
         encoder at its first call; check=False skips the argument checks."""
         variant = default_variant() if variant is None else variant
         if check:
-            check_input(x)
-            if x.size > self.n:
-                raise ConfigError(f"x has {x.size} elements; this encoder was made for at "
-                                  f"most {self.n}")
-            if variant not in VARIANTS:
-                raise ConfigError(f"unknown encoder {variant!r}; known: {', '.join(VARIANTS)}")
-            if head_bytes not in HEAD_BYTES or (head_bytes != 6 and variant != "room"):
-                raise ConfigError(f"head_bytes={head_bytes}: 6 or 8, and only for 'room'")
+            check_array(x, "x", dtypes=("int32",))
+            check_size(x.size)
+            require(x.size <= self.n,
+                    f"x has {x.size} elements; this encoder was made for at most {self.n}")
+            require(variant in VARIANTS,
+                    f"unknown encoder {variant!r}; known: {', '.join(VARIANTS)}")
+            require(head_bytes in HEAD_BYTES and (head_bytes == 6 or variant == "room"),
+                    f"head_bytes={head_bytes}: 6 or 8, and only for 'room'")
         n = x.size
         if n == 0:
             self.count.fill(0)
@@ -266,9 +249,6 @@ class Encoder:
 
     def _prepare(self, variant, shape, all_shared, head_bytes):
         """17's PreparedLaunch and tile, or 24's and 25's GraphCall (ConfigError: no fit)."""
-        from ...device import current
-        from ...kernels import PreparedLaunch, blocks_per_sm
-        from .ops import bulk_threads, require_bulk_copy
         if variant == "bulk":
             shape = tuple(shape or BULK)
             check_bulk_shape(shape)
@@ -289,7 +269,7 @@ class Encoder:
         if fit < blocks:
             raise ConfigError(f"{what}, shape {shape}: {fit} of its {blocks} blocks an SM fit "
                               f"({k.num_regs} registers a thread, {smem} B of shared memory)")
-        run = PreparedLaunch(k, current().sms * blocks, threads, kinds, smem)
+        run = PreparedLaunch(k, device.current().sms * blocks, threads, kinds, smem)
         if variant == "bulk":
             return run, shape[2] * 256
         if all_shared:
@@ -304,8 +284,7 @@ class Encoder:
         import cupy as cp
         n = x.size
         if self._flags is None or self._flags.size < n:
-            self._flags = cp.empty(self.n, dtype=cp.int32)
-            self._pos = cp.empty(self.n, dtype=cp.int32)
+            self._flags, self._pos = (cp.empty(self.n, dtype=cp.int32) for _ in range(2))
         flags, pos = self._flags[:n], self._pos[:n]
         k_flags, k_scatter = (get_kernel(s) for s in unfused_specs())
         launch(k_flags, -(-n // (4 * 256)), 256, (x, flags, np.int64(n)))
@@ -329,13 +308,11 @@ def decode(values, lengths, n: int):
     """x from exactly its runs: the lengths' exclusive scan, marks, their scan, a gather."""
     import cupy as cp
     runs = values.size
-    if lengths.size != runs:
-        raise ConfigError(f"{runs} values but {lengths.size} lengths")
+    require(lengths.size == runs, f"{runs} values but {lengths.size} lengths")
     out = cp.empty(n, dtype=values.dtype)
     if n == 0:
         return out
-    if runs == 0:
-        raise ConfigError(f"no runs to decode into {n} elements")
+    require(runs != 0, f"no runs to decode into {n} elements")
     lengths = cp.ascontiguousarray(lengths, dtype=cp.int32)
     offsets = cp.empty_like(lengths)
     enqueue(lengths, offsets, inclusive=False)

@@ -16,18 +16,13 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
     or $SCAN_SMOKE_ONLY) that one alone; 16 and 17 where the GPU can run them."""
     import cupy as cp
     from . import ops, rle
-    from .experiments import check_rle, check_scan, fresh
+    from .experiments import available, check_rle, check_scan, fresh
 
     cp.cuda.set_allocator(None)        # one cudaMalloc per array: overruns leave it
     only = only or os.environ.get("SCAN_SMOKE_ONLY")
-    sm90 = ops.bulk_missing() is None
-    scans = [v for v in ops.VARIANTS if (only in (None, v)) and (sm90 or v != "bulk")]
-    encoders = [v for v in rle.VARIANTS if (only in (None, v)) and (sm90 or v not in rle.SM90)]
-    tally = []
-
-    def judge(ok: bool, what: str) -> None:
-        tally.append(ok)
-        print(f"{'ok  ' if ok else 'FAIL'} {what}", flush=True)
+    scans = [v for v in available(ops.VARIANTS) if only in (None, v)]
+    encoders = [v for v in available(rle.VARIANTS) if only in (None, v)]
+    judge = sanitizers.Tally()
     for n in sizes:
         for dt in ops.CTYPES:
             x = fresh(n, dt, n)
@@ -46,8 +41,7 @@ def main(sizes=(1, 31, 4097, 100003), only: str | None = None) -> int:
             x = rle.make_runs(n, kind, np.random.default_rng(n))
             for v in encoders:
                 judge(check_rle(x, *enc.encode(x, v))[0].correct, f"rle {v} {kind} n={n}")
-    print(f"{sum(tally)} passed, {tally.count(False)} failed", flush=True)
-    return 0 if all(tally) else 1
+    return judge.done()
 
 
 def _kernels():

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ... import errors
 from ...errors import ConfigError
 from ...kernels import KernelSpec
 from ...variant import Variant
@@ -120,8 +121,7 @@ def aligned(*arrays, cols: tuple[int, ...] = ()) -> bool:
 
 def require(cond: bool, name: str, reason: str, short: str | None = None) -> None:
     """ConfigError "`name`: `reason`" unless `cond` (`short`: the reason in a few words)."""
-    if not cond:
-        raise ConfigError(f"{name}: {reason}", short=short)
+    errors.require(cond, f"{name}: {reason}", short)
 
 
 def smem_fits(name: str, need: int, device: dict | None, what: str) -> None:

@@ -4,12 +4,10 @@ then timed round by round next to the copy of the same bytes (cudaMemcpy and cha
 copy kernel) and CuPy's own strided copy (`cupy.copyto(out, a.T)`), all in the same run."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from ... import race
-from ...correctness import Check, poison
+from ...correctness import Check, poison, seed
 from ...errors import ConfigError
 from ...kernels import blocks_per_sm, capture_launches, checked, get_kernel, launch
 from ...registry import experiment
@@ -33,10 +31,6 @@ TILES = (16, 32, 64, 128)
 BLOCK_ROWS = (1, 2, 4, 8, 16, 32)
 #: The library calls every case is raced against.
 BASELINES = ("cudaMemcpy", "copy kernel", "cupy strided copy")
-
-
-def seed() -> int:
-    return int.from_bytes(os.urandom(4), "little")
 
 
 def fresh_host(shape, dtype: str, s: int) -> np.ndarray:

@@ -232,3 +232,19 @@ def test_a_baseline_timed_only_for_others_is_not_timed_alone():
     rows = race.run(ctx, [race.Entry("mine", lambda: None, check=lambda: BAD),
                           race.Entry("copy", lambda: None, baseline="of_copy", row=False)])
     assert ctx.timed is None and rows["mine"]["metrics"] == {} and "baseline" not in rows["mine"]
+
+
+def test_a_baseline_s_median_may_be_kept_in_the_other_rows():
+    """A baseline declared with `median_as` leaves its median time of the same rounds in
+    every other timed row under that name (the vendor's own time beside the ratio to it);
+    declared FLOPs give the rate in GFLOP/s and TFLOP/s."""
+    ctx = FakeCtx({"mine": [1.0, 1.0, 1.0], "vendor": [2.0, 3.0, 4.0], "other": [1.0] * 3})
+    entries = [race.Entry("mine", lambda: None, check=lambda: OK, flops=2e9),
+               race.Entry("vendor", lambda: None, baseline="x_vendor",
+                          median_as="vendor_ms", row=False),
+               race.Entry("other", lambda: None, baseline="x_other")]
+    rows = race.run(ctx, entries)
+    m = rows["mine"]["metrics"]
+    assert m["vendor_ms"] == (3.0, "ms") and m["x_vendor"][0] == pytest.approx(3.0)
+    assert m["GFLOP/s"][0] == pytest.approx(2000) and m["TFLOP/s"][0] == pytest.approx(2)
+    assert "vendor_ms" in rows["other"]["metrics"] and "other_ms" not in m

@@ -12,7 +12,8 @@ all timed interleaved in rounds under one sizing policy, and one row each, named
 The rows' metrics:
 - the times of the interleaved rounds: median_ms, p20_ms, p80_ms, min_ms, n_timed;
 - "GB/s" and "TB/s" from the entry's declared `bytes` (the useful bytes of one call), and
-  "TFLOP/s" from its declared `flops`: the core derives rates, a chapter never does;
+  "GFLOP/s" and "TFLOP/s" from its declared `flops`: the core derives rates, a chapter
+  never does;
 - "bytes_moved" (B) and "flops" (FLOP): the declared numerators themselves;
 - for every baseline key of the race (the `baseline` of one or more entries), the ratio
   B's time / this entry's time round by round, B the fastest entry of that key (by
@@ -23,7 +24,10 @@ The rows' metrics:
   The copy's key is "of_copy" (a fraction of the copy's speed), a vendor's "x_<vendor>"
   (how many times as fast as it) or "of_<vendor>" where the vendor is the roof;
 - "baseline": in the row itself (not a metric), the name of the fastest copy when the
-  race has entries of the copy's key.
+  race has entries of the copy's key;
+- a baseline declared with `median_as`: its median time in the same rounds, in every
+  other row timed with it, under that name (ms): e.g. the vendor's own time beside the
+  ratio to it.
 
 An entry whose check fails is written with its check and never timed. `ctx.timing` False
 (the correctness pass): every entry is checked and nothing is timed. An entry may be
@@ -65,7 +69,9 @@ class Entry:
     row's launch record where that is not the launches its check captured (a
     configuration declared by hand; {} for a library call); `derived(metrics)`: more
     metrics of its row from the others (called with them after the timing, timed or not:
-    a fraction of a datasheet rate, a clock read right after the timed runs)."""
+    a fraction of a datasheet rate, a clock read right after the timed runs);
+    `median_as`: for a baseline, the metric that keeps its median time (ms) of the same
+    rounds in the other rows."""
     name: str
     call: Callable
     sets: list = field(default_factory=lambda: [()])
@@ -83,6 +89,7 @@ class Entry:
     against: tuple | None = None
     launch: dict | list | None = None
     derived: Callable[[dict], dict] | None = None
+    median_as: str | None = None
 
 
 def copy_of(sets, nbytes: int | None = None, row: bool = True, name: str = "copy",
@@ -133,7 +140,9 @@ def metrics_of(t: dict, entry: Entry, res: dict, baselines: dict[str, Entry]) ->
         m["GB/s"] = (rate / 1e9, "GB/s")
         m["TB/s"] = (rate / 1e12, "TB/s")
     if entry.flops:
-        m["TFLOP/s"] = (entry.flops / (t["median_ms"] * 1e-3) / 1e12, "TFLOP/s")
+        flop_rate = entry.flops / (t["median_ms"] * 1e-3)
+        m["GFLOP/s"] = (flop_rate / 1e9, "GFLOP/s")
+        m["TFLOP/s"] = (flop_rate / 1e12, "TFLOP/s")
     for key, b in baselines.items():
         if b.name == entry.name or (entry.against is not None and key not in entry.against):
             continue
@@ -147,6 +156,8 @@ def metrics_of(t: dict, entry: Entry, res: dict, baselines: dict[str, Entry]) ->
         m[key + "_min"] = (r["ratio_min"] * scale, "1")
         m[key + "_max"] = (r["ratio_max"] * scale, "1")
         m["rounds"] = (r["rounds"], "1")
+        if b.median_as:
+            m[b.median_as] = (res[b.name]["median_ms"], "ms")
     return m
 
 

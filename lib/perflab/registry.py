@@ -427,18 +427,19 @@ class Context:
         round (timing.interleaved), so that ratios between them are taken under the same
         clock and power state; `timing.ratio(result, slow, fast)` gives them with their
         spread. One untimed call of each first sizes `rounds` rounds (self.rounds where
-        None) to about `budget_s` seconds in all."""
+        None; fewer where a round of single calls is slow) to about `budget_s` seconds in
+        all (timing.interleaved_plan)."""
         from .kernels import checked
-        from .timing import interleaved, once_s
+        from .timing import interleaved, interleaved_plan, once_s
 
         once = {k: once_s(lambda fn=fn, sets=sets: fn(*sets[0]), f"{self.nvtx_name(k)} (warm-up)")
                 for k, (fn, sets) in calls.items()}
         budget_s = self.budget_s * len(calls) if budget_s is None else budget_s
-        rounds = self.rounds if rounds is None else rounds
-        n = int(min(200, max(3, budget_s / (rounds * max(sum(once.values()), 1e-6)))))
+        rounds, n, warmup = interleaved_plan(once, budget_s,
+                                             self.rounds if rounds is None else rounds)
         prefix = f"{self.exp.chapter}/{self.exp.name}"
         return checked(lambda: interleaved(calls, prefix, rounds=rounds, n_repeat=n,
-                                           n_warmup=1 if max(once.values()) > 0.05 else 3),
+                                           n_warmup=warmup),
                        prefix)
 
     # -- recording ---------------------------------------------------------------

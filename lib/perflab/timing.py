@@ -92,6 +92,27 @@ def repeats_for(once_s: float, budget_s: float) -> tuple[int, int]:
     return int(min(200, max(5, budget_s / max(once_s, 1e-6)))), (1 if once_s > 0.05 else 10)
 
 
+#: Seconds of one round of single calls above which an interleaved timing is a slow one
+#: (interleaved_plan): fewer rounds, repeats and warm-ups.
+SLOW_ROUND_S = 0.2
+
+
+def interleaved_plan(once: dict, budget_s: float, rounds: int) -> tuple[int, int, int]:
+    """(rounds, n_repeat, n_warmup) of an `interleaved` timing of calls that took `once`
+    (name -> seconds of one untimed call) in about `budget_s` seconds in all: `rounds`
+    rounds of 3 to 200 repeats of each call (the budget's share), after 3 untimed calls (1
+    where a call takes over 50 ms). Where one round of single calls takes over
+    SLOW_ROUND_S (over 1 s), at most 3 rounds (2), a repeat at least, and no untimed call
+    for calls over 50 ms (the sizing call has just warmed them): a matmul of seconds runs
+    twice timed, not 27 times."""
+    total, slowest = sum(once.values()), max(once.values())
+    slow = total > SLOW_ROUND_S
+    if slow:
+        rounds = min(rounds, 2 if total > 1.0 else 3)
+    n = int(min(200, max(1 if slow else 3, budget_s / (rounds * max(total, 1e-6)))))
+    return rounds, n, (0 if slow else 1) if slowest > 0.05 else 3
+
+
 def as_metrics(t: dict) -> dict:
     """The times of a `benchmark` (or one entry of an `interleaved`) result as row
     metrics: name -> (value, "ms"); the per-round list stays out."""

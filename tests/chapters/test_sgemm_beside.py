@@ -59,7 +59,7 @@ def sgemm_measured(synthetic_gpu, monkeypatch):
                 recorded.setdefault((r["variant"], p["M"], p["N"], p["K"]), r)
 
     def measure(ctx, prob, name, precision, fn, *, params, specs=(), baseline=None,
-                timed=True, fast=None):
+                fast=None):
         full = {**prob.params, **params}
         r = recorded.get((name, tuple(sorted(full.items())))) or \
             recorded[(name, prob.M, prob.N, prob.K)]

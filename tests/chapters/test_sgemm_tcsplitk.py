@@ -93,19 +93,22 @@ def test_every_rung_is_compared_with_the_cublas_mode_of_its_arithmetic():
 
 
 def test_a_ratio_row_keeps_the_median_round_and_the_spread(monkeypatch):
-    """measure() times the kernel and its cuBLAS calls interleaved and writes the median
-    of the per-round ratios with the lowest and highest round, and cuBLAS's time in the
-    same rounds."""
-    from perflab import correctness
+    """measure() times the kernel and its cuBLAS calls interleaved (one race,
+    perflab.race) and writes the median of the per-round ratios with the lowest and
+    highest round, and cuBLAS's time in the same rounds."""
+    from perflab import correctness, race
 
-    rounds = {"k": [1.0, 1.1, 0.9], "cuBLAS TF32": [2.0, 2.0, 2.0]}
+    times = {"k": [1.0, 1.1, 0.9], "cuBLAS TF32": [2.0, 2.0, 2.0]}
 
     class Ctx:
         timing = True
 
-        def time_interleaved(self, calls):
+        def time_interleaved(self, calls, budget_s=None, rounds=None):
             assert set(calls) == {"k", "cuBLAS TF32"}
-            return {n: {"median_ms": sorted(r)[1], "round_ms": r} for n, r in rounds.items()}
+            assert (budget_s, rounds) == (None, None)       # the context's sizing
+            return {n: {"median_ms": sorted(r)[1], "p20_ms": min(r), "p80_ms": max(r),
+                        "min_ms": min(r), "n_timed": 3, "round_ms": r}
+                    for n, r in times.items()}
 
         def row(self, **kw):
             return kw
@@ -114,6 +117,7 @@ def test_a_ratio_row_keeps_the_median_round_and_the_spread(monkeypatch):
                                  sets=[()], seed=0, params={"M": 1, "N": 1, "K": 1})
     monkeypatch.setattr(experiments, "poison", lambda c: None)
     monkeypatch.setattr(experiments, "checked", lambda fn, what: None)
+    monkeypatch.setattr(race, "checked", lambda fn, what: fn())
     monkeypatch.setattr(experiments, "compare", lambda c, r, p: correctness.Check(
         correct=True, rel_err=1e-4, tolerance=5e-3, unwritten=0))
     row = experiments.measure(Ctx(), prob, "k", "tf32", lambda A, B, C: None, params={},
@@ -122,4 +126,6 @@ def test_a_ratio_row_keeps_the_median_round_and_the_spread(monkeypatch):
     assert m["vs_cublas_tf32"] == (pytest.approx(2.0), "1")
     assert m["vs_cublas_tf32_min"][0] == pytest.approx(2.0 / 1.1)
     assert m["vs_cublas_tf32_max"][0] == pytest.approx(2.0 / 0.9)
-    assert m["cublas_tf32_ms"] == (2.0, "ms") and m["rounds"] == (3, "rounds")
+    assert m["cublas_tf32_ms"] == (2.0, "ms") and m["rounds"] == (3, "1")
+    assert m["TFLOP/s"][0] == pytest.approx(2e9 / 1e-3 / 1e12) and m["flops"] == (2e9, "FLOP")
+    assert row["variant"] == "k" and (row["precision"], row["seed"]) == ("tf32", 0)

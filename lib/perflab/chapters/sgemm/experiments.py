@@ -5,9 +5,10 @@ from __future__ import annotations
 import itertools
 import os
 
+from ... import race
 from ...correctness import compare, poison
 from ...errors import ConfigError
-from ...kernels import KernelSpec, capture_launches, checked, get_kernel
+from ...kernels import KernelSpec, checked, get_kernel
 from ...profile import REPLAYED, ncu_missing
 from ...registry import BUDGET_S, ROUNDS, experiment
 from ...device import current
@@ -95,44 +96,29 @@ COMPARED = {"fp32": ("fp32",), "tf32": ("tf32",), "3xtf32": ("fp32", "tf32")}
 
 
 def measure(ctx, prob: Problem, name: str, precision: str, fn, *, params: dict,
-            specs=(), baseline: dict | None = None, timed: bool = True, fast=None) -> dict:
+            specs=(), baseline: dict | None = None, fast=None) -> dict:
     """Check `fn(A, B, C)` on `prob`, then time it if it passed (`fast`, the same call
-    without its argument checks, when given); record and return the row.
+    without its argument checks, when given); record and return the row: one race
+    (perflab.race) of the kernel (its TFLOP/s from the problem's FLOPs) and its baselines.
 
     `baseline` maps a cuBLAS mode to (variant name, call): the kernel and those calls are
-    then timed interleaved, round by round in one timed run (Context.time_interleaved), and
-    the row keeps its ratio to each (`vs_cublas_<mode>`, the median over rounds, with the
-    lowest and highest round as `_min`/`_max`) and cuBLAS's own time in that run. Without a
-    baseline the kernel is timed alone."""
-    from ...timing import ratio
-
-    poison(prob.C)
-    with capture_launches() as launches:
+    then timed interleaved, round by round, and the row keeps its ratio to each
+    (`vs_cublas_<mode>`, the median over rounds, with the lowest and highest round as
+    `_min`/`_max`) and cuBLAS's own time in those rounds (`cublas_<mode>_ms`). The
+    baselines are checked where they are the kernel (baselines()), not again here.
+    Without a baseline the kernel is timed alone."""
+    def check():
+        poison(prob.C)
         checked(lambda: fn(prob.A, prob.B, prob.C), f"{name} {prob.params}")
-    chk = compare(prob.C, prob.ref, precision)
-    metrics = {"flops": (prob.flops, "FLOP")}
-    if ctx.timing and timed and chk.correct:
-        call = fast or fn
-        if baseline:
-            calls = {name: (call, prob.sets), **{b: (bfn, prob.sets) for b, bfn in baseline.values()}}
-            res = ctx.time_interleaved(calls)
-            t = res[name]
-        else:
-            res, t = {}, ctx.time(call, prob.sets, f"{name}/{prob.M}x{prob.N}x{prob.K}")
-        metrics.update(as_metrics(t))
-        tf = prob.flops / (t["median_ms"] * 1e-3) / 1e12
-        metrics["TFLOP/s"] = (tf, "TFLOP/s")
-        for mode, (bname, _) in (baseline or {}).items():
-            r = ratio(res, bname, name)
-            metrics[f"vs_cublas_{mode}"] = (r["ratio"], "1")
-            metrics[f"vs_cublas_{mode}_min"] = (r["ratio_min"], "1")
-            metrics[f"vs_cublas_{mode}_max"] = (r["ratio_max"], "1")
-            metrics[f"cublas_{mode}_ms"] = (res[bname]["median_ms"], "ms")
-        if baseline:
-            metrics["rounds"] = (len(t["round_ms"]), "rounds")
-    return ctx.row(variant=name, params={**prob.params, **params}, metrics=metrics,
-                   check=chk, kernels=list(specs), launch=launches,
-                   precision=precision, seed=prob.seed)
+        return compare(prob.C, prob.ref, precision)
+
+    entries = [race.Entry(name, fast or fn, prob.sets, check=check, kernels=list(specs),
+                          flops=prob.flops)]
+    entries += [race.Entry(bname, bfn, prob.sets, baseline=f"vs_cublas_{mode}",
+                           median_as=f"cublas_{mode}_ms", row=False)
+                for mode, (bname, bfn) in (baseline or {}).items()]
+    return race.run(ctx, entries, params={**prob.params, **params}, rounds=None,
+                    alone=not baseline, precision=precision, seed=prob.seed)[name]
 
 
 def baselines(ctx, prob: Problem) -> dict:
@@ -152,7 +138,7 @@ def baselines(ctx, prob: Problem) -> dict:
     return out
 
 
-def run_variant(ctx, prob, v, params, baseline, timed=True):
+def run_variant(ctx, prob, v, params, baseline):
     """Check, time and record rung `v` with `params` on `prob`, interleaved with the cuBLAS
     calls of `baseline` (baselines()) that its precision is compared with (a row saying
     why, when the parameters cannot run it)."""
@@ -162,7 +148,7 @@ def run_variant(ctx, prob, v, params, baseline, timed=True):
         return measure(ctx, prob, v.name, v.precision,
                        lambda A, B, C: v.run(A, B, C, params),
                        fast=lambda A, B, C: v.enqueue(A, B, C, params),
-                       params=params, specs=v.kernels(params), baseline=base, timed=timed)
+                       params=params, specs=v.kernels(params), baseline=base)
     except ConfigError as exc:   # invalid here (tile sizes, or this GPU's limits): say why
         return ctx.row(variant=v.name, params={**prob.params, **params}, metrics={},
                        kernels=[], invalid=str(exc), precision=v.precision,

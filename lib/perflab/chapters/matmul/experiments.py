@@ -8,12 +8,11 @@ import math
 
 import numpy as np
 
+from ... import race
 from ...correctness import TOLERANCE, Check, compare, poison
-from ...kernels import (KernelSpec, blocks_per_sm, capture_launches, checked, get_kernel,
-                        launch, warm)
+from ...kernels import KernelSpec, blocks_per_sm, checked, get_kernel, launch, warm
 from ...profile import REPLAYED, ncu_missing
 from ...registry import experiment
-from ...timing import as_metrics, interleaved, once_s, ratio
 from . import CHAPTER
 from . import audit as au
 from .variants import VARIANTS
@@ -28,40 +27,40 @@ SIZES = ((512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (3072, 3072, 3
          (4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 4096), (4096, 4096, 8192))
 #: The correctness pass: sizes that are multiples of no tile, and N = 1.
 SMALL_SIZES = ((67, 45, 93), (257, 130, 511), (33, 1, 65))
-#: Ratios each row keeps, taken round by round against these kernels of the same run.
-RATIO_TO = ("naive", "tiled", "cm-plain")
+#: The race's baselines: each row keeps its ratio to each of these kernels of the same
+#: run, round by round (perflab.race), under this key: vs_cublas, and how many times as
+#: fast as the naive, tiled and plain column-major kernels.
+KEYS = {BASELINE: "vs_cublas", "naive": "x_naive", "tiled": "x_tiled", "cm-plain": "x_cm_plain"}
 
 
-
-
-def interleave(ctx, calls: dict, once: dict, budget_s: float, label: str) -> dict:
-    """timing.interleaved over `calls` with rounds and repeats sized from one call of each
-    (`once`, seconds): 5 rounds, or 3 (2) when a round of single calls takes over 0.2 s
-    (1 s), repeats to fill `budget_s`; no warm-up for calls over 50 ms (their checked
-    call came just before). The 8192^3 naive kernel thus runs twice timed, not 20 times."""
-    total = sum(once.values())
-    rounds = 2 if total > 1.0 else 3 if total > 0.2 else 5
-    n = int(min(50, max(1, budget_s / (rounds * max(total, 1e-6)))))
-    warmup = 0 if max(once.values()) > 0.05 else 2
-    prefix = f"{ctx.exp.chapter}/{ctx.exp.name}/{label}"
-    return checked(lambda: interleaved(calls, prefix, rounds=rounds, n_repeat=n,
-                                       n_warmup=warmup), prefix)
-
-
-def _entries(prob):
-    """name -> (checked call, launch-only call, rotated argument sets, specs) for cuBLAS
-    FP32 and every variant; the column-major variants get B in Fortran order."""
+def _entries(prob) -> list:
+    """The race on `prob`: cuBLAS FP32 and every variant (the checked call, and the
+    launch-only call it is timed by), each checked on its first argument set; the
+    column-major variants get B in Fortran order."""
     import cupy as cp
     from ...blas import gemm
 
+    M, N, K = prob.M, prob.N, prob.K
     bcm = [cp.asfortranarray(b) for _, b, _ in prob.sets]
-    out = {BASELINE: (lambda A, B, C: gemm(A, B, C, "fp32"), None, list(prob.sets), [])}
+
+    def entry(name, run, fast, sets, specs, layout):
+        def check():
+            A, B, C = sets[0]
+            poison(C)
+            checked(lambda: run(A, B, C), f"{name} {M}x{N}x{K}")
+            return compare(C, prob.ref, "fp32")
+        return race.Entry(name, fast, sets, check=check, kernels=specs, flops=prob.flops,
+                          baseline=KEYS.get(name), extra={"b_layout": layout})
+
+    gemm32 = lambda A, B, C: gemm(A, B, C, "fp32")
+    out = [entry(BASELINE, gemm32, gemm32, list(prob.sets), [], "row")]
     for v in VARIANTS:
         sets = [(a, bcm[i] if v.b_layout == "col" else b, c)
                 for i, (a, b, c) in enumerate(prob.sets)]
         p = v.params()
-        out[v.name] = (lambda A, B, C, v=v, p=p: v.run(A, B, C, p),
-                       lambda A, B, C, v=v, p=p: v.enqueue(A, B, C, p), sets, v.kernels(p))
+        out.append(entry(v.name, lambda A, B, C, v=v, p=p: v.run(A, B, C, p),
+                         lambda A, B, C, v=v, p=p: v.enqueue(A, B, C, p), sets, v.kernels(p),
+                         "col" if v.b_layout == "col" else "row"))
     return out
 
 
@@ -73,53 +72,19 @@ def _entries(prob):
             reader={})
 def kernels(ctx, sizes=SIZES, budget_s=0.6):
     """Every kernel checked against a float64 reference (output poisoned, fresh random
-    inputs), then the correct ones timed with cuBLAS FP32 in interleaved rounds; each row
-    keeps its ratio to cuBLAS and to the naive, tiled and plain column-major kernels,
-    round by round, with the spread."""
+    inputs), then the correct ones timed with cuBLAS FP32 in interleaved rounds (5, fewer
+    where a round is slow: Context.time_interleaved); each row keeps its ratio to cuBLAS
+    and to the naive, tiled and plain column-major kernels, round by round, with the
+    spread."""
     import cupy as cp
     from ..sgemm import Problem
 
     warm([s for v in VARIANTS for s in v.kernels(v.params())])
     for M, N, K in sizes:
         prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
-        entries = _entries(prob)
-        checks, once, launches = {}, {}, {}
-        for name, (fn, _, sets, _) in entries.items():
-            A, B, C = sets[0]
-            poison(C)
-            with capture_launches() as launched:
-                once[name] = once_s(lambda: fn(A, B, C), f"{name} {M}x{N}x{K}")
-            launches[name] = launched
-            checks[name] = compare(C, prob.ref, "fp32")
-        res = {}
-        if ctx.timing:
-            ok = [n for n in entries if checks[n].correct]
-            calls = {n: (entries[n][1] or entries[n][0], entries[n][2]) for n in ok}
-            res = interleave(ctx, calls, {n: once[n] for n in ok}, budget_s, f"{M}x{N}x{K}")
-        for name, (_, _, _, specs) in entries.items():
-            metrics = {"flops": (prob.flops, "FLOP")}
-            if name in res:
-                t = res[name]
-                metrics.update(as_metrics(t))
-                metrics["GFLOP/s"] = (prob.flops / (t["median_ms"] * 1e-3) / 1e9, "GFLOP/s")
-                metrics["rounds"] = (len(t["round_ms"]), "1")
-                if BASELINE in res and name != BASELINE:
-                    r = ratio(res, name, BASELINE)          # t_kernel / t_cuBLAS per round
-                    metrics["vs_cublas"] = (1 / r["ratio"], "1")
-                    metrics["vs_cublas_min"] = (1 / r["ratio_max"], "1")
-                    metrics["vs_cublas_max"] = (1 / r["ratio_min"], "1")
-                for ref in RATIO_TO:
-                    if ref in res and ref != name and name != BASELINE:
-                        r = ratio(res, ref, name)           # t_ref / t_kernel per round
-                        key = "x_" + ref.replace("-", "_")
-                        metrics[key] = (r["ratio"], "1")
-                        metrics[key + "_min"] = (r["ratio_min"], "1")
-                        metrics[key + "_max"] = (r["ratio_max"], "1")
-            layout = "col" if name != BASELINE and get_variant(name).b_layout == "col" else "row"
-            ctx.row(variant=name, params=prob.params, metrics=metrics, check=checks[name],
-                    kernels=specs, launch=launches[name], precision="fp32", seed=prob.seed,
-                    b_layout=layout)
-        del prob, entries
+        race.run(ctx, _entries(prob), params=prob.params, budget_s=budget_s, rounds=5,
+                 precision="fp32", seed=prob.seed)
+        del prob
         cp.get_default_memory_pool().free_all_blocks()
 
 
@@ -148,7 +113,7 @@ def l2(ctx, cases=L2_CASES, budget_s=0.4):
     grid = current().sms * min(4, blocks_per_sm(k, 256))
     threads = grid * 256
     out = cp.empty(threads, dtype=cp.float32)
-    calls, checks, info = {}, {}, {}
+    entries = []
     for want, passes in cases:
         # A whole number of 4-load steps per thread and pass (the kernel's fast loop).
         n4 = max(1, round(want / 16 / (4 * threads))) * 4 * threads
@@ -157,27 +122,21 @@ def l2(ctx, cases=L2_CASES, budget_s=0.4):
         name = f"{'L2' if nbytes <= current().l2_bytes // 2 else 'DRAM'} {_size(nbytes)}"
         fn = (lambda x=x, n4=n4, passes=passes:
               launch(k, grid, 256, (x, np.int64(n4), np.int32(passes), out)))
-        poison(out)
-        checked(fn, name)
-        sums = x.reshape(-1, 4).astype(cp.float64).sum(axis=1)
-        padded = cp.zeros(-(-n4 // threads) * threads, dtype=cp.float64)
-        padded[:n4] = sums
-        checks[name] = compare(out, padded.reshape(-1, threads).sum(axis=0) * passes, "fp32")
-        calls[name] = (fn, [()])
-        info[name] = (nbytes, passes, x)
-    res = {}
-    if ctx.timing:
-        ok = {n: c for n, c in calls.items() if checks[n].correct}
-        res = ctx.time_interleaved(ok, budget_s=budget_s, rounds=5) if ok else {}
-    for name, (nbytes, passes, _) in info.items():
-        read = nbytes * passes
-        metrics = {"bytes_read": (read, "B")}
-        if name in res:
-            metrics.update(as_metrics(res[name]))
-            metrics["TB/s"] = (read / (res[name]["median_ms"] * 1e-3) / 1e12, "TB/s")
-        ctx.row(variant=name.split()[0], params={"bytes": nbytes, "passes": passes},
-                metrics=metrics, check=checks[name], kernels=[l2_spec()],
-                launch={"grid": grid, "block": 256})
+
+        def check(fn=fn, x=x, n4=n4, passes=passes, name=name):
+            poison(out)
+            checked(fn, name)
+            sums = x.reshape(-1, 4).astype(cp.float64).sum(axis=1)
+            padded = cp.zeros(-(-n4 // threads) * threads, dtype=cp.float64)
+            padded[:n4] = sums
+            return compare(out, padded.reshape(-1, threads).sum(axis=0) * passes, "fp32")
+        # bytes counted: those read, bytes x passes (the race's TB/s)
+        entries.append(race.Entry(name, fn, [()], check=check, kernels=[l2_spec()],
+                                  params={"bytes": nbytes, "passes": passes},
+                                  metrics={"bytes_read": (nbytes * passes, "B")},
+                                  bytes=nbytes * passes, variant=name.split()[0],
+                                  launch={"grid": grid, "block": 256}))
+    race.run(ctx, entries, budget_s=budget_s, rounds=5)
 
 
 def _size(n: int) -> str:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ...plots import COLORS
+from ...race import rate_at
 from ...targets import Target
 from .. import machine
 from ..sgemm.report import size_label, with_size   # chapter 1's: "4096³", "8192×8192×4096"
@@ -103,18 +104,19 @@ def speed_grid(kern: pd.DataFrame) -> pd.DataFrame:
 
 def plot_speed(ax, kern: pd.DataFrame) -> None:
     """GFLOP/s against N for the square sizes, one line per kernel, cuBLAS FP32 in grey;
-    the spread over the rounds (p20-p80 of all timed calls) as a band."""
+    the spread over the rounds (p20-p80 of all timed calls) as a band: the row's rate at
+    those times."""
     d = kern[(kern["M"] == kern["N"]) & (kern["N"] == kern["K"]) & kern["GFLOP/s"].notna()]
     for name in _order(d["variant"]):
         r = d[d["variant"] == name].sort_values("M")
-        flops = 2.0 * r["M"] ** 3
-        ax.plot(r["M"], r["GFLOP/s"] / 1e3, "o-" if name != BASELINE else "s--",
+        tf = r["GFLOP/s"] / 1e3
+        ax.plot(r["M"], tf, "o-" if name != BASELINE else "s--",
                 color=KCOLORS.get(name, "0.5"), ms=3.5, lw=1.4,
                 label=name)
         if "p20_ms" in r:
-            ax.fill_between(r["M"], flops / (r["p80_ms"] * 1e-3) / 1e12,
-                            flops / (r["p20_ms"] * 1e-3) / 1e12, color=KCOLORS.get(name, "0.5"),
-                            alpha=0.15, lw=0)
+            ax.fill_between(r["M"], rate_at(tf, r["median_ms"], r["p80_ms"]),
+                            rate_at(tf, r["median_ms"], r["p20_ms"]),
+                            color=KCOLORS.get(name, "0.5"), alpha=0.15, lw=0)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ticks = sorted(d["M"].unique())

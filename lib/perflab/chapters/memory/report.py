@@ -227,14 +227,13 @@ def size_label(b: float) -> str:
 
 def sass_loads() -> dict:
     """The SASS load each operator's chase compiles to (offline NVRTC, sm_90)."""
-    import re
-
     from ... import compile_report as cr
     from .latency import OPS, chase_spec
     out = {}
     for op in OPS:
-        found = sorted(set(re.findall(r"\bLDG\.E[A-Z0-9.]*", cr.sass(chase_spec(op), "sm_90"))))
-        out[op] = ", ".join(found)
+        found = {ins.opcode for ins in cr.instructions(cr.sass(chase_spec(op), "sm_90"))
+                 if ins.opcode.startswith("LDG.E")}
+        out[op] = ", ".join(sorted(found))
     return out
 
 

@@ -302,14 +302,12 @@ def counter_table(prof: pd.DataFrame) -> pd.DataFrame:
 def loads_ahead(spec) -> int:
     """Global loads the compiled kernel (offline NVRTC, sm_90) issues before its first
     shared-memory store: how many of one thread's loads are in flight together."""
-    import re
-
     from ... import compile_report as cr
     n = 0
-    for o in re.findall(r"\b(LDG\.E[.A-Z0-9]*|STS(?:\.128)?)\b", cr.sass(spec, "sm_90")):
-        if not o.startswith("LDG"):
+    for ins in cr.instructions(cr.sass(spec, "sm_90")):
+        if ins.base == "STS":
             break
-        n += 1
+        n += ins.opcode.startswith("LDG.E")
     return n
 
 

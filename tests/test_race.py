@@ -196,6 +196,11 @@ def test_entries_timed_alone_have_times_and_rates_and_no_baseline():
     with pytest.raises(ValueError, match="alone"):
         race.run(ctx, [entry, race.Entry("copy", lambda: None, baseline=race.COPY_KEY)],
                  alone=True)
+    for timed_otherwise in ({"host": True}, {"keep_rounds": True}):   # host clock, rounds
+        with pytest.raises(ValueError, match="alone"):
+            race.run(ctx, [race.Entry("cpu", lambda: None, **timed_otherwise)], alone=True)
+
+
 def test_an_entry_may_declare_its_launch_and_metrics_derived_from_the_timed_ones():
     """A launch record declared by hand replaces the captured one ({} for a library call);
     `derived` sees the row's metrics after the timing (here the core's TFLOP/s)."""
@@ -248,3 +253,98 @@ def test_a_baseline_s_median_may_be_kept_in_the_other_rows():
     assert m["vendor_ms"] == (3.0, "ms") and m["x_vendor"][0] == pytest.approx(3.0)
     assert m["GFLOP/s"][0] == pytest.approx(2000) and m["TFLOP/s"][0] == pytest.approx(2)
     assert "vendor_ms" in rows["other"]["metrics"] and "other_ms" not in m
+
+
+class HostCtx(FakeCtx):
+    """A FakeCtx that also takes the names of host calls."""
+
+    def time_interleaved(self, calls, budget_s=None, rounds=9, host=()):
+        self.host = list(host)
+        return super().time_interleaved(calls, budget_s, rounds)
+
+
+def test_host_entries_are_checked_without_the_device_and_named_to_the_timer(monkeypatch):
+    """A host entry's check runs as it is (no device synchronize); the timer is told which
+    calls are host calls. A race of GPU calls only calls the timer as before (no `host`:
+    FakeCtx would refuse one)."""
+    monkeypatch.setattr(race, "checked", lambda fn, what: pytest.fail("synchronized"))
+    ctx = HostCtx({"c": [3.0, 3.0, 3.0], "numpy": [9.0, 6.0, 12.0]})
+    rows = race.run(ctx, [race.Entry("c", lambda: None, check=lambda: OK, host=True,
+                                     baseline="vs_c", self_ratio=True),
+                          race.Entry("numpy", lambda: None, check=lambda: OK, host=True)],
+                    rounds=3)
+    assert ctx.host == ["c", "numpy"]
+    m = rows["numpy"]["metrics"]
+    assert (m["vs_c"][0], m["vs_c_min"][0], m["vs_c_max"][0]) == (pytest.approx(1 / 3),
+                                                                  pytest.approx(0.25),
+                                                                  pytest.approx(0.5))
+    # the baseline lists itself at 1x, as a table of speed-ups does
+    assert [rows["c"]["metrics"][k][0] for k in ("vs_c", "vs_c_min", "vs_c_max")] == [1, 1, 1]
+    monkeypatch.setattr(race, "checked", lambda fn, what: fn())
+    gpu = FakeCtx({"k": [1.0]})
+    race.run(gpu, [race.Entry("k", lambda: None, check=lambda: OK)])   # no `host` passed
+    assert gpu.timed == ["k"]
+
+
+def test_an_entry_that_cannot_run_here_is_written_unchecked_and_untimed():
+    ctx = FakeCtx({"ok": [1.0]})
+    rows = race.run(ctx, [race.Entry("ok", lambda: None, check=lambda: OK),
+                          race.Entry("avx512", None, check=lambda: pytest.fail("checked"),
+                                     extra={"reason": "no AVX-512 here"})])
+    assert ctx.timed == ["ok"] and rows["avx512"]["check"] is None
+    assert rows["avx512"]["metrics"] == {} and rows["avx512"]["reason"] == "no AVX-512 here"
+
+
+def test_declared_rates_and_the_slower_ratio():
+    """`rates` give other rates than bytes and FLOPs (count / seconds / scale); a baseline
+    declared `slower` gives this entry's time over its own, round by round."""
+    ctx = FakeCtx({"base": [1.0, 2.0, 1.0], "two": [2.0, 3.0, 4.0]})
+    rows = race.run(ctx, [
+        race.Entry("base", lambda: None, check=lambda: OK, baseline="slower_than_base",
+                   slower=True, rates={"Giter/s": (5e9, "Giter/s", 1e9)}),
+        race.Entry("two", lambda: None, check=lambda: OK, rates={"FFMA/s": (4, "1/s", 1)})])
+    m = rows["two"]["metrics"]
+    assert rows["base"]["metrics"]["Giter/s"] == (pytest.approx(5000.0), "Giter/s")
+    assert m["FFMA/s"] == (pytest.approx(4 / 3e-3), "1/s")          # median 3 ms
+    assert [m[f"slower_than_base{s}"][0] for s in ("", "_min", "_max")] == \
+        [pytest.approx(2.0), pytest.approx(1.5), pytest.approx(4.0)]     # 2, 1.5, 4
+    assert "slower_than_base" not in rows["base"]["metrics"]
+
+
+def test_a_reference_without_ratios_keeps_the_rounds_and_its_launch():
+    """`against=()`: a reference timed in the same rounds carries no ratio (the peak
+    beside the kernels; a slower baseline beside the fastest of its key); `keep_rounds`:
+    its row keeps every timed entry's per-round times, which by_rate_rounds compares by
+    rate; `launch` and a callable `extra` go into its row as they are."""
+    ctx = FakeCtx({"kernel": [2.0, 4.0], "peak": [1.0, 1.0], "cpu a": [8.0, 8.0],
+                   "cpu b": [9.0, 9.0]})
+    rows = race.run(ctx, [
+        race.Entry("kernel", lambda: None, check=lambda: OK),
+        race.Entry("peak", lambda: None, check=lambda: OK, against=(), keep_rounds=True,
+                   launch={"grid": 132}, extra=lambda: {"note": "after the checks"}),
+        race.Entry("cpu a", lambda: None, check=lambda: OK, baseline="vs_best_cpu", against=()),
+        race.Entry("cpu b", lambda: None, check=lambda: OK, baseline="vs_best_cpu", against=())],
+        name_fastest={"vs_best_cpu": "best_cpu"})
+    peak = rows["peak"]
+    assert peak["round_ms"] == {k: ctx.times[k] for k in ctx.times}
+    assert peak["launch"] == {"grid": 132} and peak["note"] == "after the checks"
+    assert not any(k.startswith("vs_") for r in ("peak", "cpu a", "cpu b")
+                   for k in rows[r]["metrics"])
+    assert rows["kernel"]["metrics"]["vs_best_cpu"][0] == pytest.approx(3.0)   # 4, 2
+    assert {r["best_cpu"] for r in rows.values()} == {"cpu a"}
+    # 10 units of work a call against the peak's 20: 10/2 over 20/1, then 10/4 over 20/1
+    assert race.by_rate_rounds(peak["round_ms"], "kernel", 10, "peak", 20) == \
+        [pytest.approx(0.25), pytest.approx(0.125)]
+    untimed = race.run(FakeCtx({}, timing=False), [
+        race.Entry("cpu", lambda: None, check=lambda: OK, baseline="vs_best_cpu")],
+        name_fastest={"vs_best_cpu": "best_cpu"})
+    assert untimed["cpu"]["best_cpu"] == ""
+
+
+def test_the_metrics_of_a_call_timed_alone():
+    t = {"median_ms": 2.0, "p20_ms": 1.0, "p80_ms": 3.0, "min_ms": 1.0, "n_timed": 5}
+    m = race.metrics_of(t, race.Entry("k", None, bytes=4e9,
+                                      rates={"Giter/s": (2e9, "Giter/s", 1e9)}))
+    assert m["median_ms"] == (2.0, "ms") and m["n_timed"] == (5, "1")
+    assert m["TB/s"][0] == pytest.approx(2.0) and m["Giter/s"][0] == pytest.approx(1000.0)
+    assert "rounds" not in m

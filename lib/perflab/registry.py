@@ -422,22 +422,37 @@ class Context:
                        self.nvtx_name(variant))
 
     def time_interleaved(self, calls: dict, *, budget_s: float | None = None,
-                         rounds: int | None = None) -> dict:
+                         rounds: int | None = None, host=()) -> dict:
         """Time the calls of `calls` (variant -> (fn, args_sets)) alternately, round by
         round (timing.interleaved), so that ratios between them are taken under the same
         clock and power state; `timing.ratio(result, slow, fast)` gives them with their
         spread. One untimed call of each first sizes `rounds` rounds (self.rounds where
         None; fewer where a round of single calls is slow) to about `budget_s` seconds in
-        all (timing.interleaved_plan)."""
-        from .kernels import checked
-        from .timing import interleaved, interleaved_plan, once_s
+        all (timing.interleaved_plan): one repeat count for every call.
 
+        The calls named in `host` run on the CPU and are timed on the host's clock. A race
+        with any of them is sized per call instead: each call its own count
+        (timing.repeats_each: a CPU path takes 100-1000x a kernel's time), one warm-up, and
+        the rounds asked for; one of host calls only needs no GPU."""
+        from .kernels import checked
+        from .timing import host_once_s, interleaved, interleaved_plan, once_s, repeats_each
+
+        budget_s = self.budget_s * len(calls) if budget_s is None else budget_s
+        prefix = f"{self.exp.chapter}/{self.exp.name}"
+        if host:
+            rounds = self.rounds if rounds is None else rounds
+            once = {k: host_once_s(lambda fn=fn, sets=sets: fn(*sets[0])) if k in host else
+                    once_s(lambda fn=fn, sets=sets: fn(*sets[0]), f"{self.nvtx_name(k)} (warm-up)")
+                    for k, (fn, sets) in calls.items()}
+
+            def run():
+                return interleaved(calls, prefix, rounds=rounds, host=host, n_warmup=1,
+                                   n_repeat=repeats_each(once, budget_s, rounds))
+            return run() if set(calls) <= set(host) else checked(run, prefix)
         once = {k: once_s(lambda fn=fn, sets=sets: fn(*sets[0]), f"{self.nvtx_name(k)} (warm-up)")
                 for k, (fn, sets) in calls.items()}
-        budget_s = self.budget_s * len(calls) if budget_s is None else budget_s
         rounds, n, warmup = interleaved_plan(once, budget_s,
                                              self.rounds if rounds is None else rounds)
-        prefix = f"{self.exp.chapter}/{self.exp.name}"
         return checked(lambda: interleaved(calls, prefix, rounds=rounds, n_repeat=n,
                                            n_warmup=warmup),
                        prefix)

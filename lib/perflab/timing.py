@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import time
 
 import numpy as np
 
@@ -120,8 +121,8 @@ def as_metrics(t: dict) -> dict:
             if k.endswith("_ms") and isinstance(v, (int, float))}
 
 
-def interleaved(calls: dict, prefix: str, *, rounds: int = 9, n_repeat: int = 20,
-                n_warmup: int = 2, ahead=None) -> dict:
+def interleaved(calls: dict, prefix: str, *, rounds: int = 9, n_repeat: int | dict = 20,
+                n_warmup: int | dict = 2, ahead=None, host=()) -> dict:
     """Time several calls alternately: `rounds` rounds, in each of which every call runs
     `n_repeat` timed times (after `n_warmup` untimed), the order rotated from round to
     round. `calls` maps a name to (fn, args_sets). The card's clock and power state drift
@@ -135,10 +136,20 @@ def interleaved(calls: dict, prefix: str, *, rounds: int = 9, n_repeat: int = 20
     to enqueue any of `calls`), each round also times every call's host part (cupyx's CPU
     times) and its work alone, enqueued behind `ahead()` (`queued_ms`): "host_ms",
     "queued_ms" (medians over all runs), "round_host_ms" and "round_queued_ms".
-    """
-    from cupyx.profiler import benchmark as cupy_benchmark
 
+    `n_repeat` and `n_warmup` may map each name to its own count (calls whose times differ
+    by orders of magnitude, as a CPU path's and a kernel's do). The calls named in `host`
+    run on the CPU: each is timed with perf_counter_ns around it (`host_times`), not CUDA
+    events, and outside any NVTX range; a race of host calls only needs no GPU.
+    """
     names = list(calls)
+    host = frozenset(host)
+    if ahead is not None and host:
+        raise ValueError("`ahead` times GPU calls behind GPU work: no host calls with it")
+    reps = n_repeat if isinstance(n_repeat, dict) else dict.fromkeys(names, n_repeat)
+    warm = n_warmup if isinstance(n_warmup, dict) else dict.fromkeys(names, n_warmup)
+    if any(k not in host for k in names):
+        from cupyx.profiler import benchmark as cupy_benchmark
     cycles = {k: itertools.cycle(calls[k][1]) for k in names}
     parts = ("", "host", "queued") if ahead is not None else ("",)
     times = {k: {p: [] for p in parts} for k in names}
@@ -150,12 +161,15 @@ def interleaved(calls: dict, prefix: str, *, rounds: int = 9, n_repeat: int = 20
 
             def call():
                 fn(*next(cyc))
-            with nvtx_range(f"{prefix}/{k}"):
-                res = cupy_benchmark(call, (), n_repeat=n_repeat, n_warmup=n_warmup, name=k)
-                got = {"": np.asarray(res.gpu_times).reshape(-1) * 1e3}
-                if ahead is not None:
-                    got["host"] = np.asarray(res.cpu_times).reshape(-1) * 1e3
-                    got["queued"] = np.asarray(queued_ms(call, ahead, n_repeat), dtype=float)
+            if k in host:
+                got = {"": np.asarray(host_times(call, reps[k], warm[k]), dtype=float)}
+            else:
+                with nvtx_range(f"{prefix}/{k}"):
+                    res = cupy_benchmark(call, (), n_repeat=reps[k], n_warmup=warm[k], name=k)
+                    got = {"": np.asarray(res.gpu_times).reshape(-1) * 1e3}
+                    if ahead is not None:
+                        got["host"] = np.asarray(res.cpu_times).reshape(-1) * 1e3
+                        got["queued"] = np.asarray(queued_ms(call, ahead, reps[k]), dtype=float)
             for p, t in got.items():
                 if t.size == 0:
                     raise RuntimeError(f"{prefix}/{k}: no timed runs")
@@ -168,6 +182,38 @@ def interleaved(calls: dict, prefix: str, *, rounds: int = 9, n_repeat: int = 20
             out[k][f"{p}_ms"] = float(np.median(times[k][p]))
             out[k][f"round_{p}_ms"] = per_round[k][p]
     return out
+
+
+def host_times(fn, n_repeat: int, n_warmup: int = 1) -> list:
+    """Milliseconds of `n_repeat` calls of `fn` on the CPU, perf_counter_ns around each,
+    after `n_warmup` untimed calls (a host call of `interleaved`)."""
+    for _ in range(n_warmup):
+        fn()
+    out = []
+    for _ in range(n_repeat):
+        t = time.perf_counter_ns()
+        fn()
+        out.append((time.perf_counter_ns() - t) / 1e6)
+    return out
+
+
+def host_once_s(fn) -> float:
+    """Seconds of one untimed call of `fn` on the CPU (perf_counter_ns around it): the call
+    that warms a host call up and sizes its timed runs."""
+    t = time.perf_counter_ns()
+    fn()
+    return (time.perf_counter_ns() - t) / 1e9
+
+
+def repeats_each(once: dict, budget_s: float, rounds: int, cap: int = 100) -> dict:
+    """name -> timed calls per round for calls whose one untimed call took `once[name]`
+    seconds, each given about budget_s / (rounds × len(once)) seconds a round (one call at
+    least, `cap` at most): the sizing of a race whose calls differ by orders of magnitude
+    (a CPU path and a kernel), where one count for all would starve one or drown the
+    other: Context.time_interleaved's sizing of a race with host calls (interleaved_plan
+    sizes one of GPU calls only)."""
+    share = budget_s / (rounds * max(len(once), 1))
+    return {k: int(min(cap, max(1, share / max(s, 1e-6)))) for k, s in once.items()}
 
 
 def queued_ms(fn, ahead, n: int) -> list:

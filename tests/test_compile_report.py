@@ -363,6 +363,31 @@ def test_sass_excerpt_and_counts_on_text():
         cr.sass_excerpt(text, r"LDS\.128", r"FFMA", within=1)
 
 
+def test_loops_their_opcode_families_and_the_hot_loop_on_text():
+    """Two loops, an inner one of 4 (two FSETPs) inside an outer one: the marker's count
+    picks the hot loop (ties: the shorter), `count` sums an opcode family, `loop_lines`
+    gives its instructions' lines."""
+    text = """.L_x_0:
+        /*0000*/                   FMUL R1, R2, R2 ;
+.L_x_1:
+        /*0010*/                   FSETP.GT.AND P0, PT, R1, 4, PT ;
+        /*0020*/                   FFMA R1, R1, R1, R3 ;
+        /*0030*/                   FSETP.GT.AND P1, PT, R1, 4, PT ;
+        /*0040*/              @!P0 BRA `(.L_x_1) ;
+        /*0050*/                   FADD R2, R2, 1 ;
+        /*0060*/              @!P1 BRA `(.L_x_0) ;
+        /*0070*/                   EXIT ;"""
+    inner, outer = cr.loops(text)
+    assert (inner.start, inner.end, outer.start, outer.end) == (0x10, 0x40, 0x0, 0x60)
+    assert inner.count("FSETP") == outer.count("FSETP") == 2
+    assert outer.count(*cr.FP32) == 3 and inner.count(*cr.FP32) == 1
+    assert cr.hot_loop(text, "FSETP") == inner                  # as many, and shorter
+    assert cr.hot_loop(text, "FADD") == outer
+    assert cr.loop_lines(text, inner) == [ln.strip() for ln in text.splitlines()[3:7]]
+    with pytest.raises(ValueError, match="no loop with HMMA"):
+        cr.hot_loop(text, "HMMA")
+
+
 def test_missing_nvdisasm_is_a_clear_error(monkeypatch):
     from importlib import metadata
 

@@ -27,15 +27,15 @@ from typing import Iterable, Sequence
 from ..errors import PerflabError
 from ..kernels import KernelSpec
 from . import cache, disasm, nvrtc, ptxas
-from .disasm import (Instruction, Loop, count_instructions, instructions, loops, nvdisasm_path,
-                     sass, sass_excerpt)
+from .disasm import (FP32, Instruction, Loop, count_instructions, hot_loop, instructions,
+                     loop_lines, loops, nvdisasm_path, sass, sass_excerpt)
 from .nvrtc import CompiledKernel, compile_cubin, compile_many
 from .ptxas import COLUMNS, parse_ptxas_log
 
-__all__ = ["ARCHS", "COLUMNS", "CompiledKernel", "Instruction", "Loop", "clear_cache",
-           "compile_cubin", "compile_many", "count_instructions", "instructions", "loops",
-           "main", "nvdisasm_path", "parse_ptxas_log", "report", "resources", "sass",
-           "sass_excerpt"]
+__all__ = ["ARCHS", "COLUMNS", "FP32", "CompiledKernel", "Instruction", "Loop", "clear_cache",
+           "compile_cubin", "compile_many", "count_instructions", "hot_loop", "instructions",
+           "loop_lines", "loops", "main", "nvdisasm_path", "parse_ptxas_log", "report",
+           "resources", "sass", "sass_excerpt"]
 
 #: The architectures the report covers by default (Ada and Hopper).
 ARCHS: tuple[str, ...] = ("sm_89", "sm_90")

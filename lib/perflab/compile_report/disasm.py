@@ -1,7 +1,9 @@
 """SASS: nvdisasm from pip (`nvidia-cuda-nvdisasm`) on a kernel's cubin, and what the
 book reads in it: the instructions (`instructions`), their counts by opcode or opcode
-family (`count_instructions`), the loops (`loops`: a branch back to an earlier label) and
-the excerpt around an inner loop (`sass_excerpt`). Every chapter reads SASS through these."""
+family (`count_instructions`, `Loop.count`, FP32), the loops (`loops`: a branch back to an
+earlier label; `hot_loop`: the one with the most of a marker instruction; `loop_lines`:
+its instructions' lines) and the excerpt around an inner loop (`sass_excerpt`). Every
+chapter reads SASS through these."""
 from __future__ import annotations
 
 import collections
@@ -125,6 +127,11 @@ def count_instructions(sass_text: str, base: bool = False) -> collections.Counte
                                for ins in instructions(sass_text))
 
 
+#: FP32 arithmetic, an opcode family: what the FP32 pipes run and the FFMA peak measures
+#: (an FFMA is one instruction, as an FADD or an FMUL is).
+FP32 = ("FADD", "FMUL", "FFMA")
+
+
 @dataclass(frozen=True)
 class Loop:
     """A loop of the SASS: a branch back to an earlier label, and its body, the
@@ -136,6 +143,10 @@ class Loop:
     @property
     def instructions(self) -> int:
         return sum(self.ops.values())
+
+    def count(self, *opcodes: str) -> int:
+        """Instructions of the body with one of these base opcodes (a family: `FP32`)."""
+        return sum(self.ops[o] for o in opcodes)
 
 
 def loops(sass_text: str) -> list[Loop]:
@@ -153,6 +164,23 @@ def loops(sass_text: str) -> list[Loop]:
         out.append(Loop(start, i.address, collections.Counter(
             j.base for j in ins if start <= j.address <= i.address)))
     return out
+
+
+def hot_loop(sass_text: str, marker: str) -> Loop:
+    """The loop of `sass_text` with the most `marker` instructions in its body (a base
+    opcode that each pass of the work makes once, e.g. an escape test), ties going to the
+    shortest (the innermost); ValueError when no loop has one."""
+    found = [lp for lp in loops(sass_text) if lp.count(marker) > 0]
+    if not found:
+        raise ValueError(f"no loop with {marker} in this SASS")
+    return max(found, key=lambda lp: (lp.count(marker), -lp.instructions))
+
+
+def loop_lines(sass_text: str, loop: Loop) -> list[str]:
+    """The lines of `loop`'s instructions, from its first to its branch back, stripped."""
+    lines = sass_text.splitlines()
+    return [lines[i.line].strip() for i in instructions(sass_text)
+            if loop.start <= i.address <= loop.end]
 
 
 def sass_excerpt(sass_text: str, first: str, then: str, context: int = 12, *,

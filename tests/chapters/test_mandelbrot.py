@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from perflab import host, paths, registry
-from perflab.chapters.mandelbrot import cpu, gpu, model, race, views
-from perflab.chapters.mandelbrot.sass import Loop, hot_loop, loops
+from perflab.chapters.mandelbrot import cpu, gpu, model, views
+from perflab.compile_report import FP32, hot_loop, loop_lines, loops
 from perflab.errors import ConfigError, UnsupportedISAError
 
 C_OK = host.unavailable() is None
@@ -254,13 +254,21 @@ SNIPPET = """
 
 
 def test_the_sass_reader_finds_the_loop_and_its_steps():
+    """The core's SASS reader finds the loop, its FSETPs (the steps) and FP32 family; the
+    chapter reads them per step."""
+    from perflab.chapters.mandelbrot.report import STEP, per_step
+
     (lp,) = loops(SNIPPET)
-    assert (lp.start, lp.end, lp.instructions, lp.steps, lp.fp32) == (0x1e0, 0x240, 7, 1, 3)
-    ps = hot_loop(SNIPPET).per_step()
+    assert (lp.start, lp.end, lp.instructions, lp.count(STEP), lp.count(*FP32)) == \
+        (0x1e0, 0x240, 7, 1, 3)
+    hot = hot_loop(SNIPPET, STEP)
+    ps = per_step(hot)
     assert ps["fp32_per_step"] == 3 and ps["ffma_per_step"] == 1 and ps["instructions_per_step"] == 7
+    lines = loop_lines(SNIPPET, hot)
+    assert len(lines) == 7 and lines[0].startswith("/*01e0*/")
+    assert lines[-1].endswith("BRA `(.L_x_2) ;")
     with pytest.raises(ValueError, match="no loop"):
-        hot_loop("/*0000*/ EXIT ;")
-    assert isinstance(lp, Loop)
+        hot_loop("/*0000*/ EXIT ;", STEP)
 
 
 def test_what_the_page_reads_in_the_sass():
@@ -325,11 +333,27 @@ def test_the_check_finds_unwritten_and_differing_pixels():
     assert gpu.compare_counts(got, ref, 0.1).check.correct       # 1 of 12 within 10 %
 
 
-def test_interleaved_host_timing_has_rounds():
-    res = race.interleaved({"a": ("host", lambda: None), "b": ("host", lambda: sum(range(100)))},
-                           "test", budget_s=0.05, rounds=3)
-    assert set(res) == {"a", "b"} and len(res["a"]["round_ms"]) == 3
-    assert res["a"]["n_timed"] >= 3 and res["b"]["median_ms"] > 0
+@pytest.mark.skipif(not C_OK, reason="no C compiler or cffi here")
+def test_the_cpu_race_runs_here_and_names_its_ratios():
+    """mandelbrot.cpu live on this CPU through perflab.race (host entries, no GPU): every
+    path checked, the correct ones timed in 5 rounds; scalar C on one core is the baseline
+    and lists itself at 1×; a path this CPU cannot run is written with its reason, untimed."""
+    exp = registry.get("mandelbrot.cpu")
+    ctx = registry.Context(exp, {"run_id": "test"})
+    exp.func(ctx, cases=(("full", 37, 11, 64),), budget_s=0.05)
+    rows = {(r["variant"], r["params"]["threads"]): r for r in ctx.rows}
+    assert len(rows) == len(ctx.rows) and all(r["params"]["view"] == "full" for r in ctx.rows)
+    base = rows[("scalar", "1")]["metrics"]
+    assert [base[k]["value"] for k in ("vs_scalar", "vs_scalar_min", "vs_scalar_max")] == [1, 1, 1]
+    for r in ctx.rows:
+        m = r["metrics"]
+        assert m["iterations"]["unit"] == "1"
+        if not r["runs_here"]:
+            assert r["reason"] and r["correct"] is None and "median_ms" not in m
+            continue
+        assert r["correct"] and m["rounds"]["value"] == 5 and m["vs_scalar"]["unit"] == "1"
+        assert m["Giter/s"]["value"] == pytest.approx(
+            m["iterations"]["value"] / m["median_ms"]["value"] / 1e6)
 
 
 # --------------------------------------------------------------------------- recorded rows
@@ -483,3 +507,102 @@ def test_versus_is_refused_where_the_host_cannot_race(monkeypatch):
     func = registry.all_experiments()["mandelbrot.versus"].func
     with pytest.raises(HostUnavailableError, match=reason):
         func(None)
+
+
+# --------------------------------------------------------------------------- the GPU races, faked
+
+class _FakeTimedCtx(registry.Context):
+    """A Context whose interleaved timing is a fixed table (call i: 1 + i ms, a little
+    slower each round) and keeps what it was asked to time."""
+
+    def time_interleaved(self, calls, *, budget_s=None, rounds=None, host=()):
+        self.timed.append({"calls": list(calls), "host": list(host), "rounds": rounds,
+                           "budget_s": budget_s})
+        out = {}
+        for i, k in enumerate(calls):
+            t = [1.0 + i + 0.01 * r for r in range(rounds)]
+            out[k] = {"median_ms": float(np.median(t)), "p20_ms": t[0], "p80_ms": t[-1],
+                      "min_ms": t[0], "n_timed": len(t), "round_ms": t}
+        return out
+
+
+def _no_gpu(monkeypatch):
+    """What the GPU races launch, replaced: CuPy by NumPy, a kernel's launch by a copy of
+    the reference into its output (the FMA build: one pixel off), its launch record and the
+    FFMA peak by fixed ones."""
+    import sys
+    import types
+
+    from perflab import race
+    from perflab.chapters.mandelbrot import experiments as ex
+    from perflab.correctness import Check
+
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(
+        empty=np.empty, int32=np.int32, nan=np.nan, iinfo=np.iinfo))
+    monkeypatch.setattr(race, "checked", lambda fn, what: fn())
+
+    def caller(k, grid, max_iter, out, block=gpu.DEFAULT_BLOCK):
+        ref = cpu.cached_reference(grid, max_iter).copy()
+        if k.tolerance:
+            ref[0, 0] += 1
+        return lambda: np.copyto(out, ref)
+    monkeypatch.setattr(gpu, "caller", caller)
+    monkeypatch.setattr(ex, "launch_info", lambda k, grid, block: {
+        "grid": [1, 1], "block": list(block), "registers": 32, "blocks_per_sm": 16,
+        "occupancy": 1.0})
+    monkeypatch.setattr(ex, "fma_peak", lambda n: (
+        lambda: None, lambda: Check(True, 0.0, 0.0, 0), 1e12,
+        {"grid": 132, "block": [256], "blocks_per_sm": 8, "registers": 20}))
+    monkeypatch.setattr(ex, "clocks_now", lambda: {"sm_clock_mhz": 1980.0})
+
+
+@pytest.mark.skipif(not C_OK, reason="no C compiler or cffi here")
+@pytest.mark.parametrize("name", ["gpu", "rate", "versus"])
+def test_the_gpu_races_write_the_recorded_rows_names(monkeypatch, name):
+    """Each GPU race (kernels faked, the C paths real) writes the rows of its recorded
+    run: the same variants, params, row fields and metric names, the race adding only
+    n_timed and the ratios' rounds; its calls timed in the rounds of before (host calls
+    named as such)."""
+    import json
+
+    _no_gpu(monkeypatch)
+    exp = registry.get(f"mandelbrot.{name}")
+    ctx = _FakeTimedCtx(exp, {"run_id": "test"})
+    ctx.timed = []
+    exp.func(ctx, **exp.small)
+    path = paths.RESULTS / "nvidia-h200" / "07-mandelbrot" / f"mandelbrot.{name}.json"
+    recorded = {}
+    for r in json.loads(path.read_text())["rows"]:
+        recorded.setdefault((r["variant"], r["params"].get("side")), r)
+    assert ctx.rows and len(ctx.timed) == len({r["params"]["view"] for r in ctx.rows} - {"-"})
+    for r in ctx.rows:
+        side = r["params"].get("side")
+        old = recorded.get((r["variant"], side)) or next(  # another CPU's widest paths
+            v for (_, s), v in recorded.items() if s == side)
+        assert set(r) == set(old), r["variant"]
+        assert list(r["params"]) == list(old["params"]), r["variant"]
+        new = set(r["metrics"]) - set(old["metrics"])
+        assert set(old["metrics"]) <= set(r["metrics"]) and new <= {"n_timed", "rounds"}, \
+            (r["variant"], set(old["metrics"]) ^ set(r["metrics"]))
+        assert all(r["metrics"][k]["unit"] == old["metrics"][k]["unit"] for k in old["metrics"])
+        assert r["launch"] if side != "cpu" else r["launch"] == {}
+    rounds = {"gpu": 9, "rate": 9, "versus": 5}[name]
+    budget = exp.small.get("budget_s", exp.defaults["budget_s"])
+    assert all(t["rounds"] == rounds and t["budget_s"] == budget for t in ctx.timed)
+    hosts = [t["host"] for t in ctx.timed]
+    assert all(h and all(n.endswith("/ all cores") for n in h) for h in hosts) if name == "versus" \
+        else hosts == [[]] * len(hosts)
+    if name == "rate":
+        peak = next(r for r in ctx.rows if r["variant"] == "FFMA peak")
+        assert list(peak["round_ms"]) == ctx.timed[0]["calls"]
+        assert peak["metrics"]["FFMA/s"]["value"] == pytest.approx(1e12 / (
+            peak["metrics"]["median_ms"]["value"] * 1e-3))
+    if name == "gpu":
+        fma = next(r for r in ctx.rows if r["variant"] == "pixel FMA")
+        assert fma["mismatch_where"] and fma["base"] == "pixel"
+        m = fma["metrics"]            # its time over the one-pixel kernel's, round by round
+        assert [m[f"slower_than_base{s}"]["value"] for s in ("", "_min", "_max")] == \
+            pytest.approx([2.04 / 1.04, 2.08 / 1.08, 2.0])
+    if name == "versus":
+        best = {r["best_cpu"] for r in ctx.rows}
+        assert len(best) == 1 and best.pop().endswith("/ all cores")

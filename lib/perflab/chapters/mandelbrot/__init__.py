@@ -19,7 +19,5 @@ PARTS = {
     "cpu": "the C and Python implementations on the CPU (perflab.host)",
     "gpu": "the CUDA kernels' calls",
     "model": "the iteration-count model of the work",
-    "race": "the CPU and GPU raced in the same rounds",
-    "sass": "the hot loop read from the SASS",
     "views": "the views of the set the pages draw",
 }

@@ -14,12 +14,11 @@ import os
 
 import numpy as np
 
-from ... import host
+from ... import host, race
 from ...device import clocks_now
 from ...errors import HostUnavailableError
 from ...registry import experiment
-from ...timing import as_metrics, ratio
-from . import cpu, gpu, model, race
+from . import cpu, gpu, model
 from .views import view
 
 POISON = np.iinfo(np.int32).min
@@ -48,6 +47,26 @@ def _threads_used(threads: int) -> int:
 def _iterations(ref: np.ndarray) -> float:
     """The useful iterations of a count map: the sum of its counts."""
     return float(ref.astype(np.int64).sum())
+
+
+def _giter(iters: float) -> dict:
+    """The rate a row reports, iterations per second, as a race entry declares it."""
+    return {"Giter/s": (iters, "Giter/s", 1e9)}
+
+
+def _host_entry(name: str, fn, out: np.ndarray, ref: np.ndarray, iters: float,
+                metrics: dict | None = None, **kw) -> race.Entry:
+    """A CPU path as a race entry: `fn()` fills `out` (poisoned), which must equal the
+    scalar reference `ref` at every pixel; fn None: it cannot run here (never checked)."""
+    got = {}
+
+    def check():
+        fn()
+        got["c"] = gpu.compare_counts(out, ref, 0.0)
+        return got["c"].check
+    return race.Entry(name, fn, check=check, host=True, rates=_giter(iters), **kw,
+                      metrics=lambda: {"iterations": (iters, "1"),
+                                       **(got["c"].metrics() if got else {}), **(metrics or {})})
 
 
 # --------------------------------------------------------------------------- the CPU
@@ -99,44 +118,24 @@ def cpu_paths(ctx, cases=CPU_CASES, budget_s=3.0):
         grid = view(vname).grid(w, h)
         ref = cpu.reference(grid, max_iter)
         iters = _iterations(ref)
-        checks, calls, rows = {}, {}, []
-        for name, threads, make, entries, extra, why in _cpu_variants(grid, max_iter):
-            key = f"{name} / {threads}"
-            chk = None
-            if why is None:
-                o = np.full((h, w), POISON, np.int32)
-                fn = make(o)
-                fn()
-                chk = gpu.compare_counts(o, ref, 0.0)
-                checks[key] = chk
-                if chk.check.correct:
-                    calls[key] = ("host", fn)
-            rows.append((key, name, threads, entries, extra, why, chk))
-        res = race.interleaved(calls, f"{ctx.exp.chapter}/{ctx.exp.name}/{vname}",
-                               budget_s=budget_s) if ctx.timing and calls else {}
-        base = "scalar / 1"
-        for key, name, threads, entries, extra, why, chk in rows:
-            metrics = {"iterations": (iters, "1")}
-            if chk is not None:
-                metrics.update(chk.metrics())
-            if key in res:
-                metrics.update(as_metrics(res[key]))
-                metrics["Giter/s"] = (iters / (res[key]["median_ms"] * 1e-3) / 1e9, "Giter/s")
-                if base in res:
-                    r = ratio(res, base, key)
-                    metrics.update({"vs_scalar": (r["ratio"], "1"),
-                                    "vs_scalar_min": (r["ratio_min"], "1"),
-                                    "vs_scalar_max": (r["ratio_max"], "1"),
-                                    "rounds": (r["rounds"], "1")})
-            ctx.row(variant=name, params={"view": vname, "w": w, "h": h, "max_iter": max_iter,
-                                          "threads": threads},
-                    metrics=metrics, check=None if chk is None else chk.check,
-                    kernels=entries, runs_here=why is None, reason=why or "", **extra)
+        entries = []
+        for name, threads, make, kernels, extra, why in _cpu_variants(grid, max_iter):
+            out = np.full((h, w), POISON, np.int32)
+            base = {"baseline": "vs_scalar", "self_ratio": True} \
+                if (name, threads) == ("scalar", "1") else {}
+            entries.append(_host_entry(
+                f"{name} / {threads}", None if why else make(out), out, ref, iters,
+                variant=name, params={"threads": threads}, kernels=kernels,
+                extra={"runs_here": why is None, "reason": why or "", **extra}, **base))
+        race.run(ctx, entries, params={"view": vname, "w": w, "h": h, "max_iter": max_iter},
+                 budget_s=budget_s, rounds=5)
 
 
 # --------------------------------------------------------------------------- the GPU
 
-def _launch_info(k, grid, block) -> dict:
+def launch_info(k, grid, block) -> dict:
+    """The launch of `k` over `grid` in blocks of `block`, as a row records it: grid, block,
+    registers, blocks per SM and the occupancy they allow."""
     from ...device import current
     from ...kernels import blocks_per_sm, get_kernel
 
@@ -183,30 +182,47 @@ def model_metrics(k, ref, max_iter, block) -> dict:
             "useful_frac": (p["useful_frac"], "1")}
 
 
-def _kernel_rows(ctx, grid, max_iter, block, checks, res, base, extra_params=None,
-                 keep_where=0):
-    ref = cpu.cached_reference(grid, max_iter)
-    iters = _iterations(ref)
-    for name, (k, _, chk, _) in checks.items():
-        metrics = {"iterations": (iters, "1"), **chk.metrics(),
-                   **model_metrics(k, ref, max_iter, block)}
-        if name in res:
-            metrics.update(as_metrics(res[name]))
-            metrics["Giter/s"] = (iters / (res[name]["median_ms"] * 1e-3) / 1e9, "Giter/s")
-            if base in res and name != base:
-                r = ratio(res, name, base)           # > 1: the base kernel is faster
-                metrics.update({"slower_than_base": (r["ratio"], "1"),
-                                "slower_min": (r["ratio_min"], "1"),
-                                "slower_max": (r["ratio_max"], "1")})
-        launch = _launch_info(k, grid, block)
-        metrics.update(_occupancy_metrics(launch))
-        extra = {"counts_sha256": chk.sha256, "base": base}
-        if keep_where and chk.mismatches:
-            extra["mismatch_where"] = chk.where[:keep_where]
-        ctx.row(variant=name, params={"view": grid.view, "w": grid.w, "h": grid.h,
-                                      "max_iter": max_iter, "block": list(block),
-                                      **(extra_params or {})},
-                metrics=metrics, check=chk.check, kernels=[k.spec], launch=launch, **extra)
+def _kernel_entry(name: str, grid, max_iter: int, block, ref: np.ndarray, iters: float, *,
+                  detail: bool = True, keep_where: int = 0, **kw) -> race.Entry:
+    """Kernel `name` on `grid` as a race entry: checked count for count against `ref` (its
+    output poisoned first), its launch with its registers and occupancy; `detail`: its row
+    carries the count map's trips per warp (model.predict), its occupancy, the counts'
+    hash and the base kernel ("pixel"), with the first `keep_where` differing pixels."""
+    import cupy as cp
+
+    from ...correctness import poison
+
+    k = gpu.kernel(name)
+    out = cp.empty((grid.h, grid.w), dtype=cp.int32)
+    fn = gpu.caller(k, grid, max_iter, out, block)
+    launch = launch_info(k, grid, block)
+    got = {}
+
+    def check():
+        poison(out)
+        fn()
+        got["c"] = gpu.compare_counts(out, ref, k.tolerance)
+        return got["c"].check
+
+    def metrics():
+        m = {"iterations": (iters, "1"), **got["c"].metrics()}
+        if detail:
+            m.update({**model_metrics(k, ref, max_iter, block), **_occupancy_metrics(launch)})
+        return m
+
+    def extra():
+        c = got["c"]
+        return {"counts_sha256": c.sha256, "base": "pixel",
+                **({"mismatch_where": c.where[:keep_where]} if keep_where and c.mismatches
+                   else {})} if detail else {}
+    base = {"baseline": "slower_than_base", "slower": True} if detail and name == "pixel" else {}
+    return race.Entry(name, fn, check=check, kernels=[k.spec], launch=launch,
+                      rates=_giter(iters), metrics=metrics, extra=extra, **base, **kw)
+
+
+def _params(grid, max_iter: int, block) -> dict:
+    return {"view": grid.view, "w": grid.w, "h": grid.h, "max_iter": max_iter,
+            "block": list(block)}
 
 
 @experiment("mandelbrot.gpu", title="The GPU kernels on three views, checked count for count, interleaved",
@@ -216,17 +232,17 @@ def _kernel_rows(ctx, grid, max_iter, block, checks, res, base, extra_params=Non
 def gpu_kernels(ctx, views=GPU_VIEWS, size=GPU_SIZE, max_iter=GPU_ITER,
                 block=gpu.DEFAULT_BLOCK, budget_s=2.0):
     """Every kernel of MAIN_KERNELS on each view: checked against the reference, then
-    the correct ones timed interleaved (ratios to the one-pixel kernel round by round);
-    with each row the count map's trips per warp (model.predict) and, for the FMA build,
-    where its counts differ."""
+    the correct ones timed interleaved (each one's time over the one-pixel kernel's,
+    round by round: slower_than_base); with each row the count map's trips per warp
+    (model.predict) and, for the FMA build, where its counts differ."""
     for vname in views:
         grid = view(vname).grid(*size)
         ref = cpu.cached_reference(grid, max_iter)
-        checks = _check_kernels(grid, max_iter, MAIN_KERNELS, block, ref)
-        ok = {n: (fn, [()]) for n, (_, fn, chk, _) in checks.items() if chk.check.correct}
-        res = ctx.time_interleaved(ok, budget_s=budget_s) if ctx.timing and ok else {}
-        _kernel_rows(ctx, grid, max_iter, block, checks, res, "pixel", keep_where=5000)
-        checks = None
+        iters = _iterations(ref)
+        entries = [_kernel_entry(n, grid, max_iter, block, ref, iters, keep_where=5000)
+                   for n in MAIN_KERNELS]
+        race.run(ctx, entries, params=_params(grid, max_iter, block), budget_s=budget_s)
+        del entries
 
 
 @experiment("mandelbrot.rate", title="FP32 instruction rate inside the cardioid against the FFMA peak",
@@ -239,29 +255,36 @@ def rate(ctx, size=GPU_SIZE, max_iter=GPU_ITER, block=gpu.DEFAULT_BLOCK, budget_
     and the iterations are exactly w·h·max_iter. Each kernel of RATE_KERNELS is timed
     interleaved with chapter 0's FFMA-peak kernel (fma_chains<8>, full occupancy), so the
     FP32 rate (the SASS's FP32 instructions per step × steps per second) is compared with
-    the FFMA rate measured in the same rounds."""
+    the FFMA rate measured in the same rounds: the peak's row keeps every entry's times
+    round by round (round_ms) for that comparison."""
     grid = view("cardioid").grid(*size)
     ref = cpu.cached_reference(grid, max_iter)
     at_limit = float((ref == max_iter).mean())
-    checks = _check_kernels(grid, max_iter, RATE_KERNELS, block, ref)
-    calls = {n: (fn, [()]) for n, (_, fn, chk, _) in checks.items() if chk.check.correct}
-    peak_fn, peak_chk, peak_ffma, peak_launch = _fma_peak(fmas_per_thread)
-    if peak_chk.correct:
-        calls["FFMA peak"] = (peak_fn, [()])
-    res = ctx.time_interleaved(calls, budget_s=budget_s) if ctx.timing and calls else {}
-    _kernel_rows(ctx, grid, max_iter, block, checks, res, "pixel",
-                 extra_params={"at_limit": at_limit})
-    metrics = {"ffma": (peak_ffma, "1")}
-    if "FFMA peak" in res:
-        metrics.update(as_metrics(res["FFMA peak"]))
-        metrics["FFMA/s"] = (peak_ffma / (res["FFMA peak"]["median_ms"] * 1e-3), "1/s")
-        clk = clocks_now().get("sm_clock_mhz")         # read right after the timed rounds
-        if clk:
-            metrics["sm_clock_after_mhz"] = (clk, "MHz")
-    ctx.row(variant="FFMA peak", params={"view": "-", "w": 0, "h": 0, "max_iter": 0,
-                                         "block": list(peak_launch["block"]), "at_limit": 0.0},
-            metrics=metrics, check=peak_chk, kernels=[_fma_peak_spec()], launch=peak_launch,
-            round_ms={k: v["round_ms"] for k, v in res.items()})
+    iters = _iterations(ref)
+    entries = [_kernel_entry(n, grid, max_iter, block, ref, iters) for n in RATE_KERNELS]
+    peak_fn, peak_check, peak_ffma, peak_launch = fma_peak(fmas_per_thread)
+    peak_ok = {}
+
+    def peak_metrics():
+        m = {"ffma": (peak_ffma, "1")}
+        if ctx.timing and peak_ok.get("correct"):       # the peak was timed
+            clk = clocks_now().get("sm_clock_mhz")     # read right after the timed rounds
+            if clk:
+                m["sm_clock_after_mhz"] = (clk, "MHz")
+        return m
+
+    def check():
+        c = peak_check()
+        peak_ok["correct"] = c.correct
+        return c
+    entries.append(race.Entry(
+        "FFMA peak", peak_fn, check=check, kernels=[_fma_peak_spec()], launch=peak_launch,
+        params={"view": "-", "w": 0, "h": 0, "max_iter": 0,
+                "block": list(peak_launch["block"]), "at_limit": 0.0},
+        metrics=peak_metrics, rates={"FFMA/s": (peak_ffma, "1/s", 1)}, keep_rounds=True,
+        against=()))
+    race.run(ctx, entries, params={**_params(grid, max_iter, block), "at_limit": at_limit},
+             budget_s=budget_s)
 
 
 def _fma_peak_spec():
@@ -269,9 +292,10 @@ def _fma_peak_spec():
     return fma_spec(8)
 
 
-def _fma_peak(fmas_per_thread: int):
+def fma_peak(fmas_per_thread: int):
     """Chapter 0's FFMA-peak kernel as chapter 0 launches it at full occupancy: the call,
-    its check (closed form), the thread FFMAs per call and the launch."""
+    its check (the output poisoned, one launch, the closed form), the thread FFMAs per
+    call and the launch."""
     import cupy as cp
 
     from ...correctness import compare, poison
@@ -287,11 +311,13 @@ def _fma_peak(fmas_per_thread: int):
     iters = max(1, fmas_per_thread // (8 * chains))
     out = cp.empty(g * block, dtype=cp.float32)
     args = (out, np.float32(0.5), np.float32(0.5), np.int32(iters))
-    poison(out)
-    launch(k, g, block, args)
-    want = fma_reference(chains, iters * 8, 0.5, 0.5)
-    chk = compare(out, cp.full(out.shape, want, dtype=cp.float64), "fp32")
-    return (lambda: launch(k, g, block, args)), chk, float(g * block * iters * 8 * chains), \
+
+    def check():
+        poison(out)
+        launch(k, g, block, args)
+        want = fma_reference(chains, iters * 8, 0.5, 0.5)
+        return compare(out, cp.full(out.shape, want, dtype=cp.float64), "fp32")
+    return (lambda: launch(k, g, block, args)), check, float(g * block * iters * 8 * chains), \
         {"grid": g, "block": [block], "blocks_per_sm": per_sm, "registers": int(k.num_regs)}
 
 
@@ -304,8 +330,9 @@ def versus(ctx, views=("full", "cardioid"), size=GPU_SIZE, max_iter=GPU_ITER,
     """The one-pixel and chunked kernels against the widest C paths this host runs (one
     and two vectors in flight, every core), all checked, then timed in the same rounds:
     GPU kernel time (CUDA events; the counts stay on the GPU) against CPU wall time (the
-    counts written to host memory). Refused where the host's C paths cannot be built or
-    loaded (the rows would hold no CPU side: the recorded ones replay instead)."""
+    counts written to host memory), the faster C path the baseline (vs_best_cpu, named in
+    every row's best_cpu). Refused where the host's C paths cannot be built or loaded (the
+    rows would hold no CPU side: the recorded ones replay instead)."""
     why = host.unavailable() or (None if cpu.widest() else "no C path runs on this CPU")
     if why:
         raise HostUnavailableError(f"mandelbrot.versus races the GPU against the host: {why}")
@@ -314,45 +341,18 @@ def versus(ctx, views=("full", "cardioid"), size=GPU_SIZE, max_iter=GPU_ITER,
         grid = view(vname).grid(*size)
         ref = cpu.cached_reference(grid, max_iter)
         iters = _iterations(ref)
-        checks = _check_kernels(grid, max_iter, names, block, ref)
-        calls = {n: ("gpu", fn) for n, (_, fn, chk, _) in checks.items() if chk.check.correct}
-        cpu_rows = {}
+        entries = [_kernel_entry(n, grid, max_iter, block, ref, iters, detail=False,
+                                 params={"side": "gpu"}) for n in names]
         for p in cpu.widest():
-            o = np.full((grid.h, grid.w), POISON, np.int32)
-            fn = cpu.caller(p, grid, max_iter, 0, o)
-            fn()
-            chk = gpu.compare_counts(o, ref, 0.0)
-            name = f"{p.name} / all cores"
-            cpu_rows[name] = (p, chk)
-            if chk.check.correct:
-                calls[name] = ("host", fn)
-        res = race.interleaved(calls, f"{ctx.exp.chapter}/{ctx.exp.name}/{vname}",
-                               budget_s=budget_s) if ctx.timing and calls else {}
-        cpu_done = [n for n in cpu_rows if n in res]
-        best_cpu = min(cpu_done, key=lambda n: res[n]["median_ms"]) if cpu_done else None
-        params = {"view": vname, "w": grid.w, "h": grid.h, "max_iter": max_iter}
-        for name, (k, _, chk, _) in checks.items():
-            m = {"iterations": (iters, "1"), **chk.metrics()}
-            if name in res:
-                m.update(as_metrics(res[name]))
-                m["Giter/s"] = (iters / (res[name]["median_ms"] * 1e-3) / 1e9, "Giter/s")
-                if best_cpu:
-                    r = ratio(res, best_cpu, name)       # > 1: the GPU is faster
-                    m.update({"vs_best_cpu": (r["ratio"], "1"),
-                              "vs_best_cpu_min": (r["ratio_min"], "1"),
-                              "vs_best_cpu_max": (r["ratio_max"], "1")})
-            ctx.row(variant=name, params={**params, "side": "gpu"}, metrics=m, check=chk.check,
-                    kernels=[k.spec], launch=_launch_info(k, grid, block),
-                    best_cpu=best_cpu or "", cpu_model=host.cpu_info()["model"])
-        for name, (p, chk) in cpu_rows.items():
-            m = {"iterations": (iters, "1"), **chk.metrics(),
-                 "cores": (_threads_used(0), "1")}
-            if name in res:
-                m.update(as_metrics(res[name]))
-                m["Giter/s"] = (iters / (res[name]["median_ms"] * 1e-3) / 1e9, "Giter/s")
-            ctx.row(variant=name, params={**params, "side": "cpu"}, metrics=m,
-                    check=chk.check, kernels=[p.entry()], best_cpu=best_cpu or "",
-                    cpu_model=host.cpu_info()["model"])
+            out = np.full((grid.h, grid.w), POISON, np.int32)
+            entries.append(_host_entry(
+                f"{p.name} / all cores", cpu.caller(p, grid, max_iter, 0, out), out, ref, iters,
+                metrics={"cores": (_threads_used(0), "1")}, params={"side": "cpu"},
+                kernels=[p.entry()], baseline="vs_best_cpu", against=()))
+        race.run(ctx, entries, params={"view": vname, "w": grid.w, "h": grid.h,
+                                       "max_iter": max_iter},
+                 budget_s=budget_s, rounds=5, name_fastest={"vs_best_cpu": "best_cpu"},
+                 cpu_model=host.cpu_info()["model"])
 
 
 def sweep_reason(p: dict) -> str | None:
@@ -388,9 +388,9 @@ def sweep(ctx, views=GPU_VIEWS, iters=SWEEP_ITERS, blocks=gpu.BLOCKS, size=SWEEP
                     if ctx.timing and chk.check.correct:
                         t = ctx.time(fn, [()], f"{name}/{vname}/{max_iter}/{block[0]}x{block[1]}",
                                      budget_s=budget_s)
-                        m.update(as_metrics(t))
-                        m["Giter/s"] = (iters_done / (t["median_ms"] * 1e-3) / 1e9, "Giter/s")
-                    launch = _launch_info(k, grid, block)
+                        m.update(race.metrics_of(t, race.Entry(name, fn,
+                                                               rates=_giter(iters_done))))
+                    launch = launch_info(k, grid, block)
                     m.update(_occupancy_metrics(launch))
                     ctx.row(variant=name, params={"view": vname, "w": grid.w, "h": grid.h,
                                                   "max_iter": max_iter, "bx": block[0],

@@ -41,7 +41,8 @@ def predict(k: GpuKernel, counts: np.ndarray, max_iter: int, block=(32, 4),
     ("trips"; for the chunked kernel "trips" counts chunks and "replay_trips" the steps
     of the loop after it), the share of lanes still in the loop per trip, and the share
     of lane-steps that advance a pixel that has not escaped (useful work). The SASS gives
-    the instructions per trip (sass.Loop); their product is the warp instructions."""
+    the instructions per trip (report.loop_costs); their product is the warp
+    instructions."""
     s = steps(counts, max_iter)
     useful = float(s.sum())
     if k.lane:                  # warp w: pixels 32w .. 32w+31, one after another, lane 0

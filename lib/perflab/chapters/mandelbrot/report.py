@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ... import host, lab, lookup, plots, registry, store
+from ... import host, lab, lookup, plots, race, registry, store
 from ...targets import Target
 from . import cpu, gpu, model
 from .experiments import GPU_ITER, GPU_SIZE
@@ -183,23 +183,42 @@ def cpu_figure(src: CpuSources):
 
 # --------------------------------------------------------------------------- the SASS
 
+#: The escape test, one FSETP (a compare with 4) per Mandelbrot step: the FSETPs of a loop
+#: body are the steps it makes (8 for a chunk of 8, 2 for a thread that carries two
+#: pixels), and the hot loop is the one with the most of them.
+STEP = "FSETP"
+
+
+def per_step(lp) -> dict:
+    """Instructions and FP32 instructions per Mandelbrot step of a SASS loop (a
+    compile_report.Loop)."""
+    from ...compile_report import FP32
+
+    steps, fp32 = lp.count(STEP), lp.count(*FP32)
+    s = max(steps, 1)
+    return {"steps_per_trip": steps, "instructions_per_trip": lp.instructions,
+            "instructions_per_step": lp.instructions / s, "fp32_per_step": fp32 / s,
+            "fp32_fraction": fp32 / lp.instructions if lp.instructions else 0.0,
+            **{f"{o.lower()}_per_step": lp.ops[o] / s for o in FP32}}
+
+
 def loop_costs(arch: str = "sm_90") -> pd.DataFrame:
     """The hot loop of every GPU kernel, from the SASS of the offline compile for `arch`:
     instructions and FP32 instructions per step, per trip, and the replay loop's length
     (chunked kernels); registers from the same compile."""
     from ... import compile_report as cr
-    from .sass import hot_loop, loops
 
     recs = []
     for name, k in gpu.KERNELS.items():
         text = cr.sass(k.spec, arch)
-        hot = hot_loop(text)
-        others = [lp for lp in loops(text) if lp.steps == 1 and lp is not hot and lp != hot]
+        hot = cr.hot_loop(text, STEP)
+        others = [lp for lp in cr.loops(text) if lp.count(STEP) == 1 and lp != hot]
         replay = min((lp.instructions for lp in others), default=0) if k.spec.template else 0
         res = cr.resources(k.spec, arch)
+        ps = per_step(hot)
         recs.append({"variant": name, "arch": arch, "registers_sass": res["registers"],
                      "trip": hot.instructions, "replay": replay,
-                     **hot.per_step(), "fp32_pct": 100 * hot.per_step()["fp32_fraction"],
+                     **ps, "fp32_pct": 100 * ps["fp32_fraction"],
                      "spills": res["spill_store_bytes"] + res["spill_load_bytes"]})
     return pd.DataFrame(recs)
 
@@ -207,18 +226,9 @@ def loop_costs(arch: str = "sm_90") -> pd.DataFrame:
 def hot_loop_text(name: str, arch: str = "sm_90") -> str:
     """The SASS of a kernel's hot loop, one instruction a line."""
     from ... import compile_report as cr
-    from .sass import hot_loop
 
     text = cr.sass(gpu.kernel(name).spec, arch)
-    lp = hot_loop(text)
-    out = []
-    for line in text.splitlines():
-        s = line.strip()
-        if s.startswith("/*") and "*/" in s:
-            addr = int(s[2:s.index("*/")], 16)
-            if lp.start <= addr <= lp.end:
-                out.append(s)
-    return "\n".join(out)
+    return "\n".join(cr.loop_lines(text, cr.hot_loop(text, STEP)))
 
 
 # --------------------------------------------------------------------------- the GPU rows
@@ -297,7 +307,7 @@ def rate_table(rate: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
     d = rate[rate["variant"] != "FFMA peak"].merge(
         costs[["variant", "fp32_per_step", "instructions_per_step", "fp32_fraction", "fp32_pct"]],
         on="variant", how="left")
-    d["steps_per_s"] = d["iterations"] / (d["median_ms"] * 1e-3)
+    d["steps_per_s"] = d["Giter/s"] * 1e9
     d["fp32_per_s"] = d["steps_per_s"] * d["fp32_per_step"]
     d["ffma_per_s"] = float(peak["FFMA/s"].iloc[0]) if len(peak) else math.nan
     d["of_peak"] = d["fp32_per_s"] / d["ffma_per_s"]
@@ -307,8 +317,7 @@ def rate_table(rate: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
     lo, hi = [], []
     for v, it, f in zip(d["variant"], d["iterations"], d["fp32_per_step"]):
         if isinstance(rounds, dict) and v in rounds and "FFMA peak" in rounds:
-            per = [(it * f / (a * 1e-3)) / (peak["ffma"].iloc[0] / (b * 1e-3))
-                   for a, b in zip(rounds[v], rounds["FFMA peak"])]
+            per = race.by_rate_rounds(rounds, v, it * f, "FFMA peak", peak["ffma"].iloc[0])
             lo.append(min(per))
             hi.append(max(per))
         else:
@@ -741,7 +750,8 @@ def gpu_tables(gt: pd.DataFrame):
 
     from ...tables import Col, table
     d = gt.copy()
-    d["spread"] = [_spread(a, b) for a, b in zip(d["slower_min"], d["slower_max"])]
+    d["spread"] = [_spread(a, b) for a, b in zip(d["slower_than_base_min"],
+                                                 d["slower_than_base_max"])]
     cols = {"view": "view", "variant": "kernel", "median_ms": Col("median", "time", 3),
             "model_ms": Col("model", "time", 3),
             "measured_over_model": Col("measured / model", "ratio", 3),

@@ -388,6 +388,18 @@ def test_loops_their_opcode_families_and_the_hot_loop_on_text():
         cr.hot_loop(text, "HMMA")
 
 
+def test_opcode_families_count_every_form_of_their_prefixes():
+    text = """        /*0000*/                   LDS R1, [R2] ;
+        /*0010*/                   LDS.128 R4, [R2+0x10] ;
+        /*0020*/                   LDSM.16.M88.4 R8, [R3] ;
+        /*0030*/              @!P0 LDG.E R9, desc[UR4][R10.64] ;
+        /*0040*/                   FFMA R1, R1, R1, R3 ;
+        /*0050*/                   EXIT ;"""
+    assert cr.count_families(text, {"lds": "LDS", "lds128": "LDS.128", "ld": ("LDG", "LDS"),
+                                    "ffma": "FFMA", "hmma": "HMMA"}) == \
+        {"lds": 3, "lds128": 1, "ld": 4, "ffma": 1, "hmma": 0}
+
+
 def test_missing_nvdisasm_is_a_clear_error(monkeypatch):
     from importlib import metadata
 

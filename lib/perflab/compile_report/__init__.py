@@ -12,6 +12,7 @@ SASS.
     text = sass(spec, "sm_90")  # the SASS of just that function
     print(sass_excerpt(text, r"LDS\\.128", r"FFMA"))
     count_instructions(text)    # Counter({'FFMA': 512, 'LDS.128': 32, ...})
+    count_families(text, {"lds": "LDS", "fma": "FFMA"})    # {'lds': 40, 'fma': 512}
 
 The parts: `nvrtc` compiles (one program per instantiation, across the cores), `cache`
 keeps every result on disk (keyed by the compiled text, options, architecture, name
@@ -27,15 +28,15 @@ from typing import Iterable, Sequence
 from ..errors import PerflabError
 from ..kernels import KernelSpec
 from . import cache, disasm, nvrtc, ptxas
-from .disasm import (FP32, Instruction, Loop, count_instructions, hot_loop, instructions,
-                     loop_lines, loops, nvdisasm_path, sass, sass_excerpt)
+from .disasm import (FP32, Instruction, Loop, count_families, count_instructions, hot_loop,
+                     instructions, loop_lines, loops, nvdisasm_path, sass, sass_excerpt)
 from .nvrtc import CompiledKernel, compile_cubin, compile_many
 from .ptxas import COLUMNS, parse_ptxas_log
 
 __all__ = ["ARCHS", "COLUMNS", "FP32", "CompiledKernel", "Instruction", "Loop", "clear_cache",
-           "compile_cubin", "compile_many", "count_instructions", "hot_loop", "instructions",
-           "loop_lines", "loops", "main", "nvdisasm_path", "parse_ptxas_log", "report",
-           "resources", "sass", "sass_excerpt"]
+           "compile_cubin", "compile_many", "count_families", "count_instructions", "hot_loop",
+           "instructions", "loop_lines", "loops", "main", "nvdisasm_path", "parse_ptxas_log",
+           "report", "resources", "sass", "sass_excerpt"]
 
 #: The architectures the report covers by default (Ada and Hopper).
 ARCHS: tuple[str, ...] = ("sm_89", "sm_90")

@@ -127,6 +127,16 @@ def count_instructions(sass_text: str, base: bool = False) -> collections.Counte
                                for ins in instructions(sass_text))
 
 
+def count_families(sass_text: str, families: dict) -> dict:
+    """name -> how many instructions of `sass_text` have an opcode (with its modifiers)
+    starting with one of the family's prefixes (a str or a tuple of them): {"lds": "LDS"}
+    counts LDS, LDS.128 and LDSM; {"ld": ("LDG", "LDS")} both."""
+    c = count_instructions(sass_text)
+    return {name: sum(n for op, n in c.items()
+                      if op.startswith((pre,) if isinstance(pre, str) else tuple(pre)))
+            for name, pre in families.items()}
+
+
 #: FP32 arithmetic, an opcode family: what the FP32 pipes run and the FFMA peak measures
 #: (an FFMA is one instruction, as an FADD or an FMUL is).
 FP32 = ("FADD", "FMUL", "FFMA")

@@ -64,12 +64,9 @@ def sass_counts() -> dict:
     from ... import compile_report as cr
     out = {}
     for v in VARIANTS:
-        text = cr.sass(v.kernels(v.params())[0], "sm_90")
-        c = cr.count_instructions(text)
-        out[v.name] = {"ffma": sum(n for k, n in c.items() if k.startswith("FFMA")),
-                       "lds": sum(n for k, n in c.items() if k.startswith("LDS")),
-                       "lds128": c.get("LDS.128", 0),
-                       "ldg": sum(n for k, n in c.items() if k.startswith("LDG"))}
+        out[v.name] = cr.count_families(cr.sass(v.kernels(v.params())[0], "sm_90"),
+                                        {"ffma": "FFMA", "lds": "LDS", "lds128": "LDS.128",
+                                         "ldg": "LDG"})
     return out
 
 

@@ -783,7 +783,7 @@ class SassExcerpts:
         c4, c8 = cr.count_instructions(s04, base=True), cr.count_instructions(s08, base=True)
         self.counts = {
             "sass04_ffma": c4.get("FFMA", 0),
-            "sass04_lds": sum(n for k, n in cr.count_instructions(s04).items() if k.startswith("LDS")),
+            "sass04_lds": cr.count_families(s04, {"lds": "LDS"})["lds"],
             "sass08_hmma": c8.get("HMMA", 0), "sass08_total": sum(c8.values())}
 
     def folds(self) -> list:

@@ -184,7 +184,7 @@ def _copies(x) -> list[race.Entry]:
         copyto()
         return compare(dst, x, "exact")
     kw = {"params": {"r": 0, "op": "copy", "config": "-"}, "extra": {"kind": "copy"},
-          "launch": {}, "against": (race.COPY_KEY,)}
+          "launch": {}, "against": (race.COPY_KEY,), "self_ratio": True}
     return [replace(race.copy_of([(x, dst)], name="cudaMemcpy"), **kw),
             race.Entry("cupy copyto", copyto, check=check, bytes=2 * x.nbytes,
                        baseline=race.COPY_KEY, **kw)]

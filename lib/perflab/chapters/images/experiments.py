@@ -92,7 +92,8 @@ def copy_entries(copy_bytes: int) -> list[race.Entry]:
         kernel, ceiling = name == "chapter 0 copy kernel", name in CEILINGS
         out.append(contestant(name, fn, chk, 2 * src.nbytes, "copy", [spec] if kernel else [],
                               {"grid": g, "block": 256} if kernel else {},
-                              baseline=race.COPY_KEY if ceiling else None, by_rate=ceiling))
+                              baseline=race.COPY_KEY if ceiling else None, by_rate=ceiling,
+                              self_ratio=ceiling))
     return out
 
 

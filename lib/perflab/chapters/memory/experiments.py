@@ -283,7 +283,8 @@ def race(ctx, calls, src, dst, params_of, kernels_of, launch_of, budget_s):
         return check
     entries = [Entry(k, fn, check=exact(fn), params=params_of(k), kernels=kernels_of(k),
                      launch=launch_of(k), bytes=2 * src.nbytes,
-                     baseline=COPY_KEY if k in COPIES else None) for k, fn in calls.items()]
+                     baseline=COPY_KEY if k in COPIES else None, self_ratio=k in COPIES)
+               for k, fn in calls.items()]
     return run_race(ctx, entries, budget_s=budget_s, rounds=None)
 
 

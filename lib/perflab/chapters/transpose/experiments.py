@@ -176,7 +176,7 @@ def ladder_race(a, out, dst, ref, entries=LADDER) -> list[race.Entry]:
             name, fn, check=exact_check(fn, out, ref) if strided else exact_check(fn, dst, a),
             params=_params(dtype, shape, name),
             kernels=[machine.copy_spec()] if name == "copy kernel" else [], metrics=flops,
-            bytes=nbytes, baseline=KEYS[name], launch={}))
+            bytes=nbytes, baseline=KEYS[name], self_ratio=True, launch={}))
     return out_entries
 
 

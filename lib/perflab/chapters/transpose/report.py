@@ -57,14 +57,9 @@ def label(e: str, dtype: str = "float32") -> str:
 
 
 def _with_entry(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows with their ladder entry; the faster copy of a race, its own baseline (whose
-    ratio to itself the race leaves out), at 1 × copy."""
+    """The rows with their ladder entry."""
     d = df.copy()
     d["entry"] = [entry(r) for _, r in d.iterrows()] if len(d) else pd.Series(dtype=object)
-    if len(d) and {"baseline", "of_copy", "TB/s"} <= set(d.columns):
-        own = (d["entry"] == d["baseline"]) & d["of_copy"].isna() & d["TB/s"].notna()
-        for c in ("of_copy", "of_copy_min", "of_copy_max"):
-            d.loc[own, c] = 1.0
     return d
 
 

@@ -12,14 +12,11 @@
 //
 // Launch: block (32, 32), grid (ceil(N/32), ceil(M/32)).
 
+#include "common.cuh"
+
 extern "C" __global__ void sgemm_coalesced(const float* __restrict__ A, const float* __restrict__ B,
                                            float* __restrict__ C, int M, int N, int K) {
     const int col = blockIdx.x * blockDim.x + threadIdx.x;   // x walks columns: coalesced
     const int row = blockIdx.y * blockDim.y + threadIdx.y;
-    if (row >= M || col >= N) return;
-
-    float acc = 0.0f;
-    for (int k = 0; k < K; ++k)
-        acc += A[(size_t)row * K + k] * B[(size_t)k * N + col];
-    C[(size_t)row * N + col] = acc;
+    dot_element(A, B, C, M, N, K, row, col);                 // the same loop as rung 01
 }

@@ -29,7 +29,6 @@ sgemm_regtile(const float* __restrict__ A, const float* __restrict__ B,
     constexpr int PAD = 4;
     static_assert(TM % 4 == 0 && TN % 4 == 0, "microtile rows/cols are read as float4");
     static_assert(BM % TM == 0 && BN % TN == 0, "microtile must divide the block tile");
-    static_assert((BM * BK) % NT == 0 && (BK * BN) % NT == 0, "tile loads must split evenly");
 
     __shared__ __align__(16) float As[BK][BM + PAD];   // A tile, transposed: As[k][m]
     __shared__ __align__(16) float Bs[BK][BN];         // B tile as is:       Bs[k][n]
@@ -44,22 +43,10 @@ sgemm_regtile(const float* __restrict__ A, const float* __restrict__ B,
     float a[TM], b[TN];
 
     for (int k0 = 0; k0 < K; k0 += BK) {
-        // A tile: BM x BK, consecutive threads walk k (contiguous in global memory).
-#pragma unroll
-        for (int l = 0; l < BM * BK / NT; ++l) {
-            const int i = tid + l * NT;
-            const int m = i / BK, k = i % BK;
-            const int gr = row0 + m, gk = k0 + k;
-            As[k][m] = (gr < M && gk < K) ? A[(size_t)gr * K + gk] : 0.0f;
-        }
-        // B tile: BK x BN, consecutive threads walk n.
-#pragma unroll
-        for (int l = 0; l < BK * BN / NT; ++l) {
-            const int i = tid + l * NT;
-            const int k = i / BN, n = i % BN;
-            const int gk = k0 + k, gc = col0 + n;
-            Bs[k][n] = (gk < K && gc < N) ? B[(size_t)gk * N + gc] : 0.0f;
-        }
+        // A tile: BM x BK, consecutive threads walk k (contiguous in global memory), stored
+        // transposed; B tile: BK x BN, consecutive threads walk n (common.cuh).
+        load_tile<BM, BK, NT, true>(As, A, M, K, row0, k0, tid);
+        load_tile<BK, BN, NT, false>(Bs, B, K, N, k0, col0, tid);
         __syncthreads();
 
 #pragma unroll
@@ -74,11 +61,7 @@ sgemm_regtile(const float* __restrict__ A, const float* __restrict__ B,
                 *reinterpret_cast<float4*>(&b[j]) =
                     *reinterpret_cast<const float4*>(&Bs[k][tx * TN + j]);
             // ... then TM * TN FMAs from registers.
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j)
-                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            microtile_fma(acc, a, b);
         }
         __syncthreads();
     }

@@ -28,7 +28,6 @@ sgemm_occupancy(const float* __restrict__ A, const float* __restrict__ B,
     constexpr int TYS = BM / TM;              // threads down the tile
     static_assert(TM % 4 == 0 && TN % 4 == 0, "microtile is made of 4-wide groups");
     static_assert(BM % TM == 0 && BN % TN == 0, "microtile must divide the block tile");
-    static_assert((BM * BK) % NT == 0 && (BK * BN) % NT == 0, "tile loads must split evenly");
 
     __shared__ __align__(16) float As[BK][BM + PAD];   // transposed A tile
     __shared__ __align__(16) float Bs[BK][BN];
@@ -46,20 +45,8 @@ sgemm_occupancy(const float* __restrict__ A, const float* __restrict__ B,
     float a[TM], b[TN];
 
     for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-        for (int l = 0; l < BM * BK / NT; ++l) {
-            const int i = tid + l * NT;
-            const int m = i / BK, k = i % BK;
-            const int gr = row0 + m, gk = k0 + k;
-            As[k][m] = (gr < M && gk < K) ? A[(size_t)gr * K + gk] : 0.0f;
-        }
-#pragma unroll
-        for (int l = 0; l < BK * BN / NT; ++l) {
-            const int i = tid + l * NT;
-            const int k = i / BN, n = i % BN;
-            const int gk = k0 + k, gc = col0 + n;
-            Bs[k][n] = (gk < K && gc < N) ? B[(size_t)gk * N + gc] : 0.0f;
-        }
+        load_tile<BM, BK, NT, true>(As, A, M, K, row0, k0, tid);     // as in rung 04
+        load_tile<BK, BN, NT, false>(Bs, B, K, N, k0, col0, tid);
         __syncthreads();
 
 #pragma unroll
@@ -72,11 +59,7 @@ sgemm_occupancy(const float* __restrict__ A, const float* __restrict__ B,
             for (int g = 0; g < TN / 4; ++g)
                 *reinterpret_cast<float4*>(&b[g * 4]) =
                     *reinterpret_cast<const float4*>(&Bs[k][g * CSTEP + tx * 4]);
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j)
-                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            microtile_fma(acc, a, b);
         }
         __syncthreads();
     }

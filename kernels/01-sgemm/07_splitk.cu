@@ -41,7 +41,7 @@
 // memory as rung 06. Launch (reduce): block (32, RY), grid ceil(M*N / (32*V)) with
 // V = 4 floats per thread when VEC (N % 4 == 0), else 1.
 
-#include "06_warptiling.cu"
+#include "warptile.cuh"
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, bool ALIGNED,
           bool EDGE>

@@ -50,44 +50,32 @@ template <int BM, int BN, int BK, int WM, int WN, int STAGES, bool ALIGNED, bool
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
 sgemm_tf32_mma(const float* __restrict__ A, const float* __restrict__ Bt,
                float* __restrict__ C, int M, int N, int K) {
+    static_assert(EDGE || ALIGNED, "the untested kernel copies whole 16-byte chunks");
     using T = tc::Tiles<BM, BN, BK, WM, WN, STAGES>;
     extern __shared__ __align__(128) unsigned char smem[];
-    const unsigned As = tc::smem_u32(smem);
-    const unsigned Bs = As + STAGES * T::A_STAGE * 4;
-
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int warp_m = warp / T::WARPS_N, warp_n = warp % T::WARPS_N;
-
-    int tm, tn;
-    tc::block_tile<8>((M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
-    int kt0, nkt;
-    tc::k_range(K, BK, kt0, nkt);
+    const tc::Block<T> blk(smem, M, N, K);   // stages, warp, output tile, k-tiles
     C += (size_t)blockIdx.z * M * N;   // split-K: this split's slice of the workspace
 
     // A (M x K) and B^T (N x K): two k-panels of the same layout.
-    tc::KPanel<BM, BK, T::THREADS, ALIGNED, EDGE> a_panel(A, M, K, tm * BM, kt0, tid, As);
-    tc::KPanel<BN, BK, T::THREADS, ALIGNED, EDGE> b_panel(Bt, N, K, tn * BN, kt0, tid, Bs);
+    tc::KPanel<BM, BK, T::THREADS, ALIGNED, EDGE> a_panel(A, M, K, blk.tm * BM, blk.kt0,
+                                                          blk.tid, blk.As);
+    tc::KPanel<BN, BK, T::THREADS, ALIGNED, EDGE> b_panel(Bt, N, K, blk.tn * BN, blk.kt0,
+                                                          blk.tid, blk.Bs);
     auto load = [&](int stage) {
         a_panel.load(stage * (T::A_STAGE * 4));
         b_panel.load(stage * (T::B_STAGE * 4));
     };
-    const tc::FragAddr<T, true> fa(warp_m, warp_n, lane);
+    const tc::FragAddr<T, true> fa(blk.warp_m, blk.warp_n, blk.lane);
 
-    float acc[T::MT][T::NT][4];
-#pragma unroll
-    for (int i = 0; i < T::MT; ++i)
-#pragma unroll
-        for (int j = 0; j < T::NT; ++j)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.f;
+    float acc[T::MT][T::NT][4] = {};
 
     // Fragments of one k8 step, double-buffered in registers: those of step ks+1 are read
     // while the MMAs of step ks issue (across the k-tile boundary too). b[.][p] holds
     // b0, b1 of n8-tile 2p and b0, b1 of n8-tile 2p+1.
     unsigned a[2][T::MT][4], b[2][T::NT / 2][4];
     auto fragments = [&](int buf, int stage, int ks) {
-        const unsigned a_base = As + stage * (T::A_STAGE * 4);
-        const unsigned b_base = Bs + stage * (T::B_STAGE * 4);
+        const unsigned a_base = blk.As + stage * (T::A_STAGE * 4);
+        const unsigned b_base = blk.Bs + stage * (T::B_STAGE * 4);
 #pragma unroll
         for (int mt = 0; mt < T::MT; ++mt)
             tc::ldmatrix_x4(a[buf][mt], a_base + fa.a[ks] + mt * 16 * BK * 4);
@@ -96,22 +84,16 @@ sgemm_tf32_mma(const float* __restrict__ A, const float* __restrict__ Bt,
             tc::ldmatrix_x4(b[buf][p], b_base + fa.b[ks] + p * 16 * BK * 4);
     };
 
-    // Prologue: fill STAGES-1 stages. Every step commits a group, even an empty one, so
-    // that wait_group<STAGES-2> below always means "the next tile is here".
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nkt) load(s);
-        tc::cp_async_commit();
-    }
+    tc::prologue<STAGES>(blk.nkt, load);
     tc::cp_async_wait<STAGES - 2>();
     __syncthreads();
     fragments(0, 0, 0);
 
     int read = 0, write = STAGES - 1;
-    for (int t = 0; t < nkt; ++t) {
+    for (int t = 0; t < blk.nkt; ++t) {
         // The stage refilled here held tile t-1: every warp passed the barrier at the end
         // of tile t-1 after its last fragment read from it.
-        if (t + STAGES - 1 < nkt) load(write);
+        if (t + STAGES - 1 < blk.nkt) load(write);
         tc::cp_async_commit();
 #pragma unroll
         for (int ks = 0; ks < BK / 8; ++ks) {
@@ -136,5 +118,5 @@ sgemm_tf32_mma(const float* __restrict__ A, const float* __restrict__ Bt,
     }
     tc::cp_async_wait<0>();   // no copy may outlive the block (empty groups only, by now)
 
-    tc::store_tile<T, ALIGNED>(C, M, N, tm * BM + warp_m * WM, tn * BN + warp_n * WN, acc, lane);
+    tc::store_tile<T, ALIGNED>(C, M, N, blk.row0(), blk.col0(), acc, blk.lane);
 }

@@ -53,48 +53,29 @@ sgemm_3xtf32(const float* __restrict__ A, const float* __restrict__ B,
                float* __restrict__ C, int M, int N, int K) {
     using T = tc::Tiles<BM, BN, BK, WM, WN, STAGES>;
     extern __shared__ __align__(128) unsigned char smem[];
-    const unsigned As = tc::smem_u32(smem);
-    const unsigned Bs = As + STAGES * T::A_STAGE * 4;
+    const tc::Block<T> blk(smem, M, N, K);   // stages, warp, output tile, k-tiles
+    // B's stages as a generic pointer: its fragment values are read with LDS.32.
     const char* Bs_ptr = reinterpret_cast<const char*>(smem) + STAGES * T::A_STAGE * 4;
-
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int warp_m = warp / T::WARPS_N, warp_n = warp % T::WARPS_N;
-
-    int tm, tn;
-    tc::block_tile<8>((M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
-    int kt0, nkt;
-    tc::k_range(K, BK, kt0, nkt);
     C += (size_t)blockIdx.z * M * N;   // split-K: this split's slice of the workspace
 
-    tc::Loader<T, ALIGNED> loader(A, B, M, N, K, tm, tn, kt0, tid, As, Bs);
-    const tc::FragAddr<T> fa(warp_m, warp_n, lane);
+    tc::Loader<T, ALIGNED> loader(A, B, M, N, K, blk.tm, blk.tn, blk.kt0, blk.tid, blk.As,
+                                  blk.Bs);
+    const tc::FragAddr<T> fa(blk.warp_m, blk.warp_n, blk.lane);
 
-    float acc[T::MT][T::NT][4];
-#pragma unroll
-    for (int i = 0; i < T::MT; ++i)
-#pragma unroll
-        for (int j = 0; j < T::NT; ++j)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.f;
+    float acc[T::MT][T::NT][4] = {};
 
-    // Prologue: fill STAGES-1 stages. Every step commits a group, even an empty one, so
-    // that wait_group<STAGES-2> below always means "the tile about to be used is here".
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < nkt) loader.load(s);
-        tc::cp_async_commit();
-    }
+    tc::prologue<STAGES>(blk.nkt, [&](int s) { loader.load(s); });
 
     int read = 0, write = STAGES - 1;
-    for (int t = 0; t < nkt; ++t) {
+    for (int t = 0; t < blk.nkt; ++t) {
         tc::cp_async_wait<STAGES - 2>();
         // One barrier per k-tile: it publishes tile t to all warps and proves every warp
         // is done with tile t-1, whose stage is the one refilled next.
         __syncthreads();
-        if (t + STAGES - 1 < nkt) loader.load(write);
+        if (t + STAGES - 1 < blk.nkt) loader.load(write);
         tc::cp_async_commit();
 
-        const unsigned a_base = As + read * (T::A_STAGE * 4);
+        const unsigned a_base = blk.As + read * (T::A_STAGE * 4);
         const char* b_base = Bs_ptr + read * (T::B_STAGE * 4);
 #pragma unroll
         for (int ks = 0; ks < BK / 8; ++ks) {
@@ -131,7 +112,7 @@ sgemm_3xtf32(const float* __restrict__ A, const float* __restrict__ B,
     }
     tc::cp_async_wait<0>();   // no copy may outlive the block (empty groups only, by now)
 
-    tc::store_tile<T, ALIGNED>(C, M, N, tm * BM + warp_m * WM, tn * BN + warp_n * WN, acc, lane);
+    tc::store_tile<T, ALIGNED>(C, M, N, blk.row0(), blk.col0(), acc, blk.lane);
 }
 
 // ---- Special values -------------------------------------------------------------------

@@ -18,8 +18,8 @@
 //   error is cuBLAS TF32's; with FLOAT32 maps the tensor core truncates, 2.65x the error).
 // * A tensor map's row stride must be a multiple of 16 bytes: where a row of A (K % 4) or
 //   of B (N % 4) does not start on 16 bytes, the host first copies that operand into rows
-//   padded to a multiple of 4 floats (pad_copy below; the padding is never read, the map's
-//   width is K or N).
+//   padded to a multiple of 4 floats (pad_copy, wgmma_tile.cuh; the padding is never
+//   read, the map's width is K or N).
 // * Block tile 256 (m) x 128 (n) x 32 (k): two consumer warpgroups, each owning 64 columns
 //   of C (64 rows of C^T) with one m64n256k8 per k8 step, 128 accumulators per thread. Per
 //   stage one TMA box of A (256 rows x 32 floats = 128 bytes, the 128-byte swizzle's width:
@@ -43,11 +43,11 @@
 //   tile for both with a multicast copy: 32 KB instead of 48 KB from L2 per block and
 //   k-tile. Measured slower on the H200 (see the notes); off by default.
 // * Epilogue straight from the accumulators to C, guarded at the edges.
-#include "wgmma.cuh"
+#include "wgmma_tile.cuh"
 
 namespace rung10 {
 
-constexpr int BK = 32;     // k per stage: 128 bytes of a row of A, the swizzle width
+using wgt::BK;             // 32: k per stage, 128 bytes of a row of A, the swizzle width
 constexpr int BM = 256;    // rows of C per block: the wgmma N
 
 template <int CONS, int STAGES>
@@ -55,38 +55,12 @@ struct Shape {
     static constexpr int BN = 64 * CONS;              // columns of C per block
     static constexpr int THREADS = 128 * (CONS + 1);
     static constexpr int A_BYTES = BM * BK * 4;        // 32 KB
-    static constexpr int B_BOX = 32 * BK * 4;          // 4 KB: 32 k-rows x 32 n
+    static constexpr int B_BOX = wgt::B_BOX;           // 4 KB: 32 k-rows x 32 n
     static constexpr int B_BYTES = BN * BK * 4;
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     // + 1 KB so that the stages can start on a 1024-byte boundary (the swizzle atom).
     static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;
 };
-
-// Grouped rasterisation: consecutive blocks take GROUP tile-rows of one tile-column band,
-// so the blocks running at once share their A and B tiles in L2.
-template <int GROUP>
-__device__ __forceinline__ void block_tile(int pid, int tiles_m, int tiles_n, int& tm, int& tn) {
-    const int per_group = GROUP * tiles_n;
-    const int first_m = (pid / per_group) * GROUP;
-    const int rows = min(tiles_m - first_m, GROUP);
-    const int in_group = pid % per_group;
-    tm = first_m + in_group % rows;
-    tn = in_group / rows;
-}
-
-// A compile-time register-buffer index (the fragment buffers are indexed by constants only).
-template <int V>
-struct Buf {
-    static constexpr int value = V;
-};
-
-// The column of C (within the block's tile) that row 16 w + g + 8 h of this consumer's
-// 64-row slice of C^T stands for: box 2 c + (2 w + h) / 4, chunk pair q, q + 4 with
-// q = (2 w + h) % 4, and within them n = 4 q + g % 4 (g < 4) or 16 + 4 q + g % 4 (g >= 4).
-__device__ __forceinline__ int frag_col(int c, int w, int h, int g) {
-    const int combo = 2 * w + h;
-    return (2 * c + combo / 4) * 32 + (combo % 4) * 4 + (g & 3) + (g >> 2) * 16;
-}
 
 template <int CONS, int STAGES, int CL>
 __device__ __forceinline__ void gemm(const hop::TensorMap* map_a, const hop::TensorMap* map_b,
@@ -101,7 +75,7 @@ __device__ __forceinline__ void gemm(const hop::TensorMap* map_a, const hop::Ten
     // A cluster of CL blocks takes CL neighbouring tiles of one tile-row (the same A tile).
     const int tiles_nc = ((N + S::BN - 1) / S::BN + CL - 1) / CL;
     int tm, tnc;
-    block_tile<8>(blockIdx.x / CL, (M + BM - 1) / BM, tiles_nc, tm, tnc);
+    grouped_block<8>(blockIdx.x / CL, (M + BM - 1) / BM, tiles_nc, tm, tnc);   // common.cuh
     const unsigned rank = CL > 1 ? hop::cluster_rank() : 0;
     const int tn = tnc * CL + rank;
 
@@ -145,20 +119,9 @@ __device__ __forceinline__ void gemm(const hop::TensorMap* map_a, const hop::Ten
         hop::setmaxnreg_inc<232>();
         const int c = wg - 1;              // this consumer's 64 columns of the block tile
         const int i = threadIdx.x % 128, w = i / 32, g = (i % 32) / 4, t = i % 4;
-        // Byte offsets, in a stage's B boxes, of this thread's fragment values at k8 step
-        // 0 (step kk adds kk * 1024: 8 rows of 128 bytes): off[h][x] for rows g + 8 h and
-        // columns t + 4 x of the step. Row k of a box holds chunk j at j ^ (k % 8), and
-        // (8 kk + t + 4 x) % 8 = t + 4 x.
+        // This thread's B^T fragment values in a stage (wgmma_tile.cuh).
         unsigned off[2][2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int x = 0; x < 2; ++x) {
-                const int n = frag_col(c, w, h, g);
-                const int k = t + 4 * x;
-                off[h][x] = S::A_BYTES + (n / 32) * S::B_BOX + k * 128 +
-                            ((((n % 32) / 4) ^ k) * 16) + (n % 4) * 4;
-            }
+        wgt::frag_offsets(off, S::A_BYTES, c, w, g, t);
 
         float d[128];
 #pragma unroll
@@ -200,28 +163,15 @@ __device__ __forceinline__ void gemm(const hop::TensorMap* map_a, const hop::Ten
         };
         int kt = 0;
         for (; kt + 1 < nkt; kt += 2) {
-            step(kt, Buf<0>{});
-            step(kt + 1, Buf<1>{});
+            step(kt, wgt::Buf<0>{});
+            step(kt + 1, wgt::Buf<1>{});
         }
-        if (kt < nkt) step(kt, Buf<0>{});
+        if (kt < nkt) step(kt, wgt::Buf<0>{});
         hop::wgmma_wait<0>();
         hop::fence_regs(d);
 
-        // d[4 j + 2 h + e] is C^T row 16 w + g + 8 h, column 8 j + 2 t + e: C row
-        // (m) 8 j + 2 t + e, column (n) frag_col(c, w, h, g) of the block tile.
-        const int m0 = tm * BM + 2 * t;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int n = tn * S::BN + frag_col(c, w, h, g);
-            if (n >= N) continue;
-#pragma unroll
-            for (int j = 0; j < BM / 8; ++j)
-#pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    const int m = m0 + 8 * j + e;
-                    if (m < M) C[(size_t)m * N + n] = d[4 * j + 2 * h + e];
-                }
-        }
+        // C^T's accumulators to C (wgmma_tile.cuh).
+        wgt::store_ct<BM>(C, M, N, tm * BM + 2 * t, tn * S::BN, c, w, g, d);
     }
     // No block may leave while a peer can still arrive on its barriers.
     if (CL > 1) hop::cluster_sync();
@@ -240,24 +190,4 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(128 * (CONS + 1), 1
 sgemm_wgmma_tma(const __grid_constant__ Rung10Maps maps, float* __restrict__ C, int M, int N,
                 int K) {
     rung10::gemm<CONS, STAGES, CL>(&maps.a, &maps.b, C, M, N, K);
-}
-
-// Only where a row of A or B does not start on 16 bytes: Y (R rows of ldy floats, ldy a
-// multiple of 4, Y 16-byte aligned) = X (R x Cn, row-major). Columns Cn..ldy-1 of Y are
-// left as they are: never read (the tensor map's width is Cn).
-template <bool VEC4>
-__global__ void __launch_bounds__(256)
-pad_copy(const float* __restrict__ X, float* __restrict__ Y, int R, int Cn, int ldy) {
-    for (int r = blockIdx.y; r < R; r += gridDim.y) {
-        const float* x = X + (size_t)r * Cn;
-        float* y = Y + (size_t)r * ldy;
-        if (VEC4) {     // Cn % 4 == 0 and X 16-byte aligned
-            for (int c = (blockIdx.x * blockDim.x + threadIdx.x) * 4; c < Cn;
-                 c += gridDim.x * blockDim.x * 4)
-                *reinterpret_cast<float4*>(y + c) = *reinterpret_cast<const float4*>(x + c);
-        } else {
-            for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < Cn; c += gridDim.x * blockDim.x)
-                y[c] = x[c];
-        }
-    }
 }

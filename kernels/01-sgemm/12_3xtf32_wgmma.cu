@@ -30,18 +30,18 @@
 // * Special values: three products cannot carry an infinity (rung 09's note); the
 //   pre-pass raises a flag on NaN, +-Inf or |x| >= 2^48 in A or B, and rung 09's
 //   fix_not_finite computes the elements of C that came out not finite again in fp32.
-#include "10_wgmma_tma.cu"
 #include "mma_tf32.cuh"
+#include "wgmma_tile.cuh"
 
 namespace rung12 {
 
-using rung10::BK;          // 32: k per stage, 128 bytes of a row, the swizzle width
+using wgt::BK;             // 32: k per stage, 128 bytes of a row, the swizzle width
 constexpr int BM = 128;    // rows of C per block: the wgmma N
 constexpr int BN = 128;    // columns of C per block: 64 per consumer warpgroup
 constexpr int CONS = 2;
 constexpr int THREADS = 128 * (CONS + 1);
 constexpr int A_BYTES = BM * BK * 4;          // 16 KB, one part of A
-constexpr int B_BOX = 32 * BK * 4;            // 4 KB: 32 k-rows x 32 n
+using wgt::B_BOX;          // 4 KB: 32 k-rows x 32 n
 constexpr int STAGE_BYTES = 2 * A_BYTES + BN * BK * 4;
 
 // D (64 x 128, fp32, registers) = A (64 x 8, tf32, registers) * B (8 x 128, tf32, shared
@@ -80,7 +80,7 @@ __device__ __forceinline__ void gemm(const hop::TensorMap* map_hi, const hop::Te
     const int wg = threadIdx.x / 128;
     const int nkt = (K + BK - 1) / BK;
     int tm, tn;
-    rung10::block_tile<8>(blockIdx.x, (M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
+    grouped_block<8>(blockIdx.x, (M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
 
     if (threadIdx.x == 0) {
         hop::prefetch_tensormap(map_hi);
@@ -119,15 +119,7 @@ __device__ __forceinline__ void gemm(const hop::TensorMap* map_hi, const hop::Te
         const int i = threadIdx.x % 128, w = i / 32, g = (i % 32) / 4, t = i % 4;
         // This thread's fragment values in a stage's B boxes: rung 10's offsets.
         unsigned off[2][2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-            for (int x = 0; x < 2; ++x) {
-                const int n = rung10::frag_col(c, w, h, g);
-                const int k = t + 4 * x;
-                off[h][x] = 2 * A_BYTES + (n / 32) * B_BOX + k * 128 +
-                            ((((n % 32) / 4) ^ k) * 16) + (n % 4) * 4;
-            }
+        wgt::frag_offsets(off, 2 * A_BYTES, c, w, g, t);
 
         float acc[64], part[64];
 #pragma unroll
@@ -182,27 +174,14 @@ __device__ __forceinline__ void gemm(const hop::TensorMap* map_hi, const hop::Te
         };
         int kt = 0;
         for (; kt + 1 < nkt; kt += 2) {
-            step(kt, rung10::Buf<0>{});
-            step(kt + 1, rung10::Buf<1>{});
+            step(kt, wgt::Buf<0>{});
+            step(kt + 1, wgt::Buf<1>{});
         }
-        if (kt < nkt) step(kt, rung10::Buf<0>{});
+        if (kt < nkt) step(kt, wgt::Buf<0>{});
         hop::wgmma_wait<0>();      // (the last step waited already: for the compiler)
 
-        // acc[4 j + 2 h + e] is C^T row 16 w + g + 8 h, column 8 j + 2 t + e (rung 10's
-        // epilogue, 16 column blocks).
-        const int m0 = tm * BM + 2 * t;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int n = tn * BN + rung10::frag_col(c, w, h, g);
-            if (n >= N) continue;
-#pragma unroll
-            for (int j = 0; j < BM / 8; ++j)
-#pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    const int m = m0 + 8 * j + e;
-                    if (m < M) C[(size_t)m * N + n] = acc[4 * j + 2 * h + e];
-                }
-        }
+        // acc to C: rung 10's epilogue, 16 column blocks (wgmma_tile.cuh).
+        wgt::store_ct<BM>(C, M, N, tm * BM + 2 * t, tn * BN, c, w, g, acc);
     }
 }
 

@@ -1,12 +1,15 @@
-// Shared pieces of the tensor-core rungs (08 TF32, 09 3xTF32) of the SGEMM ladder.
+// Shared pieces of the mma.sync tensor-core rungs (08 TF32, 09 3xTF32, 11 TF32 split-K) of
+// the SGEMM ladder.
 //
-// What lives here, and why it is shared: the inline-PTX wrappers (cp.async, ldmatrix,
-// cvt.rna.tf32, mma.sync m16n8k8), the operand pre-passes (rounding, and for rung 08 the
-// rounding transpose of B), the shared-memory layouts with their XOR swizzles, the
-// global->shared panel loaders with zero-fill at the edges, the thread-block
-// rasterisation and the epilogue. Rung 08 reads B transposed (both operands k-contiguous,
-// both fragments through ldmatrix); rung 09 still reads B as it comes, K x N, with one
-// LDS.32 per fragment value; otherwise the two kernels differ only in their inner step.
+// What lives here, and why it is shared: the inline-PTX wrappers (cp.async with a
+// predicate, cvt.rna.tf32, mma.sync m16n8k8; the rest is the lab's, common/ptx.cuh), the
+// operand pre-passes (rounding, and for rung 08 the rounding transpose of B), the
+// shared-memory layouts with their XOR swizzles, the global->shared panel loaders with
+// zero-fill at the edges, the thread-block rasterisation, a block's share of the work
+// (Block: its stages, its warp, its output tile, its k-tiles), the pipeline's prologue, and
+// the epilogue. Rung 08 reads B transposed (both operands k-contiguous, both fragments
+// through ldmatrix); rungs 09 and 11 read B as it comes, K x N, with one LDS.32 per
+// fragment value; otherwise the kernels differ only in their inner step.
 //
 // Everything here is plain CUDA C++17 compiled by NVRTC: no host code, no CUDA headers.
 //
@@ -19,39 +22,28 @@
 // ---------------------------------------------------------------------------------------
 #pragma once
 
+#include "common/ptx.cuh"
+
 namespace tc {
 
 // ---- PTX wrappers ----------------------------------------------------------------------
-
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
+// The lab's (common/ptx.cuh): a generic pointer's shared address, cp.async's commit and
+// wait, ldmatrix. Here, the cp.async forms that take a predicate, and the TF32 ones.
+using ptx::cp_async_commit;
+using ptx::cp_async_wait;     // wait until at most N committed groups are still in flight
+using ptx::smem_u32;
 
 // 16-byte asynchronous copy global -> shared, bypassing L1 (.cg). When `pred` is false
 // the source size is 0: nothing is read and the 16 shared bytes are zero-filled, which
 // is how every out-of-range element of a tile becomes a harmless 0 in the dot products.
 __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool pred) {
-    const int n = pred ? 16 : 0;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-                 :: "r"(dst), "l"(src), "r"(n) : "memory");
+    ptx::cp_async_cg16(dst, src, pred ? 16 : 0);
 }
 
 // 4-byte form for the unaligned path (rows of A or B that do not start on 16 bytes).
 // Only .ca exists for 4-byte copies.
 __device__ __forceinline__ void cp_async4(unsigned dst, const void* src, bool pred) {
-    const int n = pred ? 4 : 0;
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
-                 :: "r"(dst), "l"(src), "r"(n) : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-// Wait until at most N committed groups are still in flight.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+    ptx::cp_async_ca4(dst, src, pred ? 4 : 0);
 }
 
 // ldmatrix reads four 8x8 matrices of 16-bit values; lanes 8i..8i+7 give the row
@@ -59,11 +51,7 @@ __device__ __forceinline__ void cp_async_wait() {
 // 2(l%4), 2(l%4)+1. Seen as 32-bit values, an 8x8 b16 matrix is an 8x4 fp32 block and
 // lane l gets element (l/4, l%4): exactly the (g, t) pattern of the TF32 A fragment.
 // One instruction therefore loads a whole 16x8 A fragment (a0..a3).
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr) : "memory");
-}
+using ptx::ldmatrix_x4;
 
 // Round an fp32 value to TF32 (10-bit mantissa), to nearest, ties away from zero. Without
 // it the tensor core simply ignores the 13 low mantissa bits (truncation), which biases
@@ -155,23 +143,6 @@ __device__ __forceinline__ unsigned kpanel_off(int row, int chunk) {
 //   (the compiler emits ~1.4 moves per MMA). Two LDS.32 per n8-tile write the pair
 //   directly; shared-memory wavefronts are the same (a 128-bit warp load is 4 of them).
 __device__ __forceinline__ int b_swz(int k) { return (k & 3) << 1; }
-
-// ---- Thread-block rasterisation --------------------------------------------------------
-// Blocks are numbered along a 1-D grid and walked in groups of GROUP_M block-rows,
-// column by column inside a group: the ~132 blocks resident at once then share a few
-// A row-panels and B column-panels, which stay in the 50 MB L2, instead of streaming
-// all of B per block-row. Predicted effect: DRAM traffic down ~1.6x at 8192^3.
-template <int GROUP_M>
-__device__ __forceinline__ void block_tile(int tiles_m, int tiles_n, int& tm, int& tn) {
-    const int bid = blockIdx.x;
-    const int per_group = GROUP_M * tiles_n;
-    const int group = bid / per_group;
-    const int first_m = group * GROUP_M;
-    const int rows = min(tiles_m - first_m, GROUP_M);
-    const int in_group = bid - group * per_group;
-    tm = first_m + in_group % rows;
-    tn = in_group / rows;
-}
 
 // ---- Global -> shared tile loaders -----------------------------------------------------
 // Each thread copies fixed 16-byte chunks of every stage: the chunk column is fixed per
@@ -339,8 +310,8 @@ struct NPanel {
     }
 };
 
-// Both operands of one block tile, as rung 09 reads them: A (M x K) as a k-panel, B (K x N)
-// as an n-panel. The A stages come first in shared memory, then the B stages.
+// Both operands of one block tile, as rungs 09 and 11 read them: A (M x K) as a k-panel,
+// B (K x N) as an n-panel. The A stages come first in shared memory, then the B stages.
 template <class T, bool ALIGNED, bool EDGE = true>
 struct Loader {
     KPanel<T::BM, T::BK, T::THREADS, ALIGNED, EDGE> a;
@@ -443,6 +414,63 @@ __device__ __forceinline__ void k_range(int K, int BK, int& kt0, int& nkt) {
     const int per = (KT + gridDim.z - 1) / gridDim.z;
     kt0 = blockIdx.z * per;
     nkt = max(0, min(KT, kt0 + per) - kt0);
+}
+
+// ---- Thread-block rasterisation --------------------------------------------------------
+// Blocks are numbered along a 1-D grid and walked in groups of GROUP_M block-rows,
+// column by column inside a group: the ~132 blocks resident at once then share a few
+// A row-panels and B column-panels, which stay in the 50 MB L2, instead of streaming
+// all of B per block-row. Predicted effect: DRAM traffic down ~1.6x at 8192^3.
+template <int GROUP_M>
+__device__ __forceinline__ void block_tile(int tiles_m, int tiles_n, int& tm, int& tn) {
+    const int bid = blockIdx.x;
+    const int per_group = GROUP_M * tiles_n;
+    const int group = bid / per_group;
+    const int first_m = group * GROUP_M;
+    const int rows = min(tiles_m - first_m, GROUP_M);
+    const int in_group = bid - group * per_group;
+    tm = first_m + in_group % rows;
+    tn = in_group / rows;
+}
+
+// ---- A block's share of the work, and the start of its k-tile loop ---------------------
+// Where a block works: the shared offsets of stage 0 of A and of B, its warp's place in
+// the block tile, its output tile (block_tile, in groups of 8 block-rows) and its k-tiles
+// (under split-K, the range of blockIdx.z).
+template <class T>
+struct Block {
+    unsigned As, Bs;
+    int tid, lane, warp_m, warp_n;
+    int tm, tn;         // the output tile
+    int kt0, nkt;       // the first k-tile, and how many
+
+    __device__ __forceinline__ Block(const unsigned char* smem, int M, int N, int K) {
+        As = smem_u32(smem);
+        Bs = As + T::STAGES * T::A_STAGE * 4;
+        tid = threadIdx.x;
+        lane = tid & 31;
+        const int warp = tid >> 5;
+        warp_m = warp / T::WARPS_N;
+        warp_n = warp % T::WARPS_N;
+        block_tile<8>((M + T::BM - 1) / T::BM, (N + T::BN - 1) / T::BN, tm, tn);
+        k_range(K, T::BK, kt0, nkt);
+    }
+
+    // The first row and column of C that this warp's tile covers.
+    __device__ __forceinline__ int row0() const { return tm * T::BM + warp_m * T::WM; }
+    __device__ __forceinline__ int col0() const { return tn * T::BN + warp_n * T::WN; }
+};
+
+// Fill STAGES-1 stages: load(s) issues the copies of k-tile s into stage s. Every step
+// commits a group, even an empty one, so that wait_group<STAGES-2> always means "the next
+// k-tile to be used is here".
+template <int STAGES, class Load>
+__device__ __forceinline__ void prologue(int nkt, Load&& load) {
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < nkt) load(s);
+        cp_async_commit();
+    }
 }
 
 }  // namespace tc

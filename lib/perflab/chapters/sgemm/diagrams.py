@@ -1,7 +1,8 @@
 """Explanatory diagrams of the SGEMM ladder, drawn from the kernels' own parameters.
 
 `tiling_levels()` draws the three levels of rung 06's tiling (kernels/01-sgemm/
-06_warptiling.cu) at the rung's default parameters, `get("06-warptiling").params()`:
+06_warptiling.cu, its main loop in warptile.cuh) at the rung's default parameters,
+`get("06-warptiling").params()`:
 the block tile of C with the BK-deep slabs of A and B it reads per K step, the warp tiles
 inside the block tile, and the microtile of one thread (lane) inside a warp tile, made of
 4x4 pieces spread over the warp tile the way the kernel indexes them. Nothing is typed:

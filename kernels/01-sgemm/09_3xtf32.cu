@@ -52,67 +52,39 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
 sgemm_3xtf32(const float* __restrict__ A, const float* __restrict__ B,
                float* __restrict__ C, int M, int N, int K) {
     using T = tc::Tiles<BM, BN, BK, WM, WN, STAGES>;
-    extern __shared__ __align__(128) unsigned char smem[];
-    const tc::Block<T> blk(smem, M, N, K);   // stages, warp, output tile, k-tiles
-    // B's stages as a generic pointer: its fragment values are read with LDS.32.
-    const char* Bs_ptr = reinterpret_cast<const char*>(smem) + STAGES * T::A_STAGE * 4;
-    C += (size_t)blockIdx.z * M * N;   // split-K: this split's slice of the workspace
-
-    tc::Loader<T, ALIGNED> loader(A, B, M, N, K, blk.tm, blk.tn, blk.kt0, blk.tid, blk.As,
-                                  blk.Bs);
-    const tc::FragAddr<T> fa(blk.warp_m, blk.warp_n, blk.lane);
-
-    float acc[T::MT][T::NT][4] = {};
-
-    tc::prologue<STAGES>(blk.nkt, [&](int s) { loader.load(s); });
-
-    int read = 0, write = STAGES - 1;
-    for (int t = 0; t < blk.nkt; ++t) {
-        tc::cp_async_wait<STAGES - 2>();
-        // One barrier per k-tile: it publishes tile t to all warps and proves every warp
-        // is done with tile t-1, whose stage is the one refilled next.
-        __syncthreads();
-        if (t + STAGES - 1 < blk.nkt) loader.load(write);
-        tc::cp_async_commit();
-
-        const unsigned a_base = blk.As + read * (T::A_STAGE * 4);
-        const char* b_base = Bs_ptr + read * (T::B_STAGE * 4);
+    // Tiles, cp.async pipeline, split-K slice and epilogue: mma_tf32.cuh's frame, as rung
+    // 11 runs it. This rung's own part is one k8 step: three products per fragment pair.
+    tc::gemm_kn<T, ALIGNED>(A, B, C, M, N, K, [](float (&acc)[T::MT][T::NT][4],
+                                                 const tc::FragAddr<T>& fa, unsigned a_base,
+                                                 const char* b_base, int ks) {
+        // A fragments as big + small pairs: 2 x 16 registers for a 64-row warp tile.
+        unsigned a_big[T::MT][4], a_small[T::MT][4];
 #pragma unroll
-        for (int ks = 0; ks < BK / 8; ++ks) {
-            // A fragments as big + small pairs: 2 x 16 registers for a 64-row warp tile.
-            unsigned a_big[T::MT][4], a_small[T::MT][4];
+        for (int mt = 0; mt < T::MT; ++mt) {
+            unsigned raw[4];
+            tc::ldmatrix_x4(raw, a_base + fa.a[ks] + mt * 16 * BK * 4);
+#pragma unroll
+            for (int r = 0; r < 4; ++r)
+                split<PRE>(__uint_as_float(raw[r]), a_big[mt][r], a_small[mt][r]);
+        }
+#pragma unroll
+        for (int j = 0; j < T::NT; ++j) {
+            // B is split one n8-tile at a time: 4 live registers instead of 4 * NT.
+            unsigned b0_big, b0_small, b1_big, b1_small;
+            split<PRE>(*reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 0, j)),
+                       b0_big, b0_small);
+            split<PRE>(*reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 1, j)),
+                       b1_big, b1_small);
 #pragma unroll
             for (int mt = 0; mt < T::MT; ++mt) {
-                unsigned raw[4];
-                tc::ldmatrix_x4(raw, a_base + fa.a[ks] + mt * 16 * BK * 4);
-#pragma unroll
-                for (int r = 0; r < 4; ++r)
-                    split<PRE>(__uint_as_float(raw[r]), a_big[mt][r], a_small[mt][r]);
-            }
-#pragma unroll
-            for (int j = 0; j < T::NT; ++j) {
-                // B is split one n8-tile at a time: 4 live registers instead of 4 * NT.
-                unsigned b0_big, b0_small, b1_big, b1_small;
-                split<PRE>(*reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 0, j)),
-                           b0_big, b0_small);
-                split<PRE>(*reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 1, j)),
-                           b1_big, b1_small);
-#pragma unroll
-                for (int mt = 0; mt < T::MT; ++mt) {
-                    // The two small cross terms first, then big*big: the small terms are
-                    // added while the accumulator is still close to their magnitude.
-                    tc::mma_tf32(acc[mt][j], a_small[mt], b0_big, b1_big);
-                    tc::mma_tf32(acc[mt][j], a_big[mt], b0_small, b1_small);
-                    tc::mma_tf32(acc[mt][j], a_big[mt], b0_big, b1_big);
-                }
+                // The two small cross terms first, then big*big: the small terms are
+                // added while the accumulator is still close to their magnitude.
+                tc::mma_tf32(acc[mt][j], a_small[mt], b0_big, b1_big);
+                tc::mma_tf32(acc[mt][j], a_big[mt], b0_small, b1_small);
+                tc::mma_tf32(acc[mt][j], a_big[mt], b0_big, b1_big);
             }
         }
-        read = (read + 1 == STAGES) ? 0 : read + 1;
-        write = (write + 1 == STAGES) ? 0 : write + 1;
-    }
-    tc::cp_async_wait<0>();   // no copy may outlive the block (empty groups only, by now)
-
-    tc::store_tile<T, ALIGNED>(C, M, N, blk.row0(), blk.col0(), acc, blk.lane);
+    });
 }
 
 // ---- Special values -------------------------------------------------------------------

@@ -34,56 +34,28 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 sgemm_tf32_splitk(const float* __restrict__ A, const float* __restrict__ B,
                   float* __restrict__ W, int M, int N, int K) {
     using T = tc::Tiles<BM, BN, BK, WM, WN, STAGES>;
-    extern __shared__ __align__(128) unsigned char smem[];
-    const tc::Block<T> blk(smem, M, N, K);   // stages, warp, output tile, k-tiles
-    // B's stages as a generic pointer: its fragment values are read with LDS.32.
-    const char* Bs_ptr = reinterpret_cast<const char*>(smem) + STAGES * T::A_STAGE * 4;
-    W += (size_t)blockIdx.z * M * N;   // this slice's partial product
-
-    tc::Loader<T, ALIGNED> loader(A, B, M, N, K, blk.tm, blk.tn, blk.kt0, blk.tid, blk.As,
-                                  blk.Bs);
-    const tc::FragAddr<T> fa(blk.warp_m, blk.warp_n, blk.lane);
-
-    float acc[T::MT][T::NT][4] = {};
-
-    tc::prologue<STAGES>(blk.nkt, [&](int s) { loader.load(s); });
-
-    int read = 0, write = STAGES - 1;
-    for (int t = 0; t < blk.nkt; ++t) {
-        tc::cp_async_wait<STAGES - 2>();
-        // Publishes tile t to every warp and proves every warp is done with tile t-1,
-        // whose stage is refilled next.
-        __syncthreads();
-        if (t + STAGES - 1 < blk.nkt) loader.load(write);
-        tc::cp_async_commit();
-
-        const unsigned a_base = blk.As + read * (T::A_STAGE * 4);
-        const char* b_base = Bs_ptr + read * (T::B_STAGE * 4);
+    // Tiles, cp.async pipeline, this split's slice of W (blockIdx.z) and epilogue:
+    // mma_tf32.cuh's frame, as rung 09 runs it. This rung's k8 step: one product.
+    tc::gemm_kn<T, ALIGNED>(A, B, W, M, N, K, [](float (&acc)[T::MT][T::NT][4],
+                                                 const tc::FragAddr<T>& fa, unsigned a_base,
+                                                 const char* b_base, int ks) {
+        unsigned a[T::MT][4];
 #pragma unroll
-        for (int ks = 0; ks < BK / 8; ++ks) {
-            unsigned a[T::MT][4];
+        for (int mt = 0; mt < T::MT; ++mt) {
+            tc::ldmatrix_x4(a[mt], a_base + fa.a[ks] + mt * 16 * BK * 4);
 #pragma unroll
-            for (int mt = 0; mt < T::MT; ++mt) {
-                tc::ldmatrix_x4(a[mt], a_base + fa.a[ks] + mt * 16 * BK * 4);
-#pragma unroll
-                for (int r = 0; r < 4; ++r) a[mt][r] = tc::to_tf32(__uint_as_float(a[mt][r]));
-            }
-#pragma unroll
-            for (int j = 0; j < T::NT; ++j) {
-                const unsigned b0 = tc::to_tf32(
-                    *reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 0, j)));
-                const unsigned b1 = tc::to_tf32(
-                    *reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 1, j)));
-#pragma unroll
-                for (int mt = 0; mt < T::MT; ++mt) tc::mma_tf32(acc[mt][j], a[mt], b0, b1);
-            }
+            for (int r = 0; r < 4; ++r) a[mt][r] = tc::to_tf32(__uint_as_float(a[mt][r]));
         }
-        read = (read + 1 == STAGES) ? 0 : read + 1;
-        write = (write + 1 == STAGES) ? 0 : write + 1;
-    }
-    tc::cp_async_wait<0>();   // no copy may outlive the block (empty groups only, by now)
-
-    tc::store_tile<T, ALIGNED>(W, M, N, blk.row0(), blk.col0(), acc, blk.lane);
+#pragma unroll
+        for (int j = 0; j < T::NT; ++j) {
+            const unsigned b0 = tc::to_tf32(
+                *reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 0, j)));
+            const unsigned b1 = tc::to_tf32(
+                *reinterpret_cast<const float*>(b_base + tc::b_off(fa, ks, 1, j)));
+#pragma unroll
+            for (int mt = 0; mt < T::MT; ++mt) tc::mma_tf32(acc[mt][j], a[mt], b0, b1);
+        }
+    });
 }
 
 // C[i] = sum over z of W[z][i] for the `splits` slices of MN floats each. A block of

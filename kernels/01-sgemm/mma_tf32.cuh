@@ -473,6 +473,49 @@ __device__ __forceinline__ void prologue(int nkt, Load&& load) {
     }
 }
 
+// The frame of rungs 09 and 11, which read B as it comes (K x N, one LDS.32 per fragment
+// value) and differ only in their inner step: the block's stages and output tile, the
+// loader, the fragment addresses, the accumulators, the k-tile pipeline, and the store of
+// the tile into this split's slice of C (blockIdx.z). For each k-tile t: wait for its
+// copies, one barrier (it publishes tile t to every warp and proves every warp is done with
+// tile t-1, whose stage is refilled next), the refill, then step(acc, fa, a_base, b_base,
+// ks) for each k8 step: a_base is tile t's A stage (a shared-space address for ldmatrix),
+// b_base its B stage as a generic pointer.
+template <class T, bool ALIGNED, class Step>
+__device__ __forceinline__ void gemm_kn(const float* __restrict__ A,
+                                        const float* __restrict__ B, float* __restrict__ C,
+                                        int M, int N, int K, Step&& step) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    const Block<T> blk(smem, M, N, K);
+    const char* Bs_ptr = reinterpret_cast<const char*>(smem) + T::STAGES * T::A_STAGE * 4;
+    C += (size_t)blockIdx.z * M * N;
+
+    Loader<T, ALIGNED> loader(A, B, M, N, K, blk.tm, blk.tn, blk.kt0, blk.tid, blk.As, blk.Bs);
+    const FragAddr<T> fa(blk.warp_m, blk.warp_n, blk.lane);
+
+    float acc[T::MT][T::NT][4] = {};
+
+    prologue<T::STAGES>(blk.nkt, [&](int s) { loader.load(s); });
+
+    int read = 0, write = T::STAGES - 1;
+    for (int t = 0; t < blk.nkt; ++t) {
+        cp_async_wait<T::STAGES - 2>();
+        __syncthreads();
+        if (t + T::STAGES - 1 < blk.nkt) loader.load(write);
+        cp_async_commit();
+
+        const unsigned a_base = blk.As + read * (T::A_STAGE * 4);
+        const char* b_base = Bs_ptr + read * (T::B_STAGE * 4);
+#pragma unroll
+        for (int ks = 0; ks < T::BK / 8; ++ks) step(acc, fa, a_base, b_base, ks);
+        read = (read + 1 == T::STAGES) ? 0 : read + 1;
+        write = (write + 1 == T::STAGES) ? 0 : write + 1;
+    }
+    cp_async_wait<0>();   // no copy may outlive the block (empty groups only, by now)
+
+    store_tile<T, ALIGNED>(C, M, N, blk.row0(), blk.col0(), acc, blk.lane);
+}
+
 }  // namespace tc
 
 // Operand pre-pass of rung 08: Y[i] = tf32(X[i]). Run on A (and, transposed, on B: the

@@ -54,19 +54,16 @@ sgemm_3xtf32(const float* __restrict__ A, const float* __restrict__ B,
     using T = tc::Tiles<BM, BN, BK, WM, WN, STAGES>;
     // Tiles, cp.async pipeline, split-K slice and epilogue: mma_tf32.cuh's frame, as rung
     // 11 runs it. This rung's own part is one k8 step: three products per fragment pair.
-    tc::gemm_kn<T, ALIGNED>(A, B, C, M, N, K, [](float (&acc)[T::MT][T::NT][4],
-                                                 const tc::FragAddr<T>& fa, unsigned a_base,
+    tc::gemm_kn<T, ALIGNED>(A, B, C, M, N, K, [](auto& acc, const auto& fa, unsigned a_base,
                                                  const char* b_base, int ks) {
         // A fragments as big + small pairs: 2 x 16 registers for a 64-row warp tile.
         unsigned a_big[T::MT][4], a_small[T::MT][4];
+        tc::load_a<T>(a_big, fa, a_base, ks);
 #pragma unroll
-        for (int mt = 0; mt < T::MT; ++mt) {
-            unsigned raw[4];
-            tc::ldmatrix_x4(raw, a_base + fa.a[ks] + mt * 16 * BK * 4);
+        for (int mt = 0; mt < T::MT; ++mt)
 #pragma unroll
             for (int r = 0; r < 4; ++r)
-                split<PRE>(__uint_as_float(raw[r]), a_big[mt][r], a_small[mt][r]);
-        }
+                split<PRE>(__uint_as_float(a_big[mt][r]), a_big[mt][r], a_small[mt][r]);
 #pragma unroll
         for (int j = 0; j < T::NT; ++j) {
             // B is split one n8-tile at a time: 4 live registers instead of 4 * NT.

@@ -36,16 +36,14 @@ sgemm_tf32_splitk(const float* __restrict__ A, const float* __restrict__ B,
     using T = tc::Tiles<BM, BN, BK, WM, WN, STAGES>;
     // Tiles, cp.async pipeline, this split's slice of W (blockIdx.z) and epilogue:
     // mma_tf32.cuh's frame, as rung 09 runs it. This rung's k8 step: one product.
-    tc::gemm_kn<T, ALIGNED>(A, B, W, M, N, K, [](float (&acc)[T::MT][T::NT][4],
-                                                 const tc::FragAddr<T>& fa, unsigned a_base,
+    tc::gemm_kn<T, ALIGNED>(A, B, W, M, N, K, [](auto& acc, const auto& fa, unsigned a_base,
                                                  const char* b_base, int ks) {
         unsigned a[T::MT][4];
+        tc::load_a<T>(a, fa, a_base, ks);
 #pragma unroll
-        for (int mt = 0; mt < T::MT; ++mt) {
-            tc::ldmatrix_x4(a[mt], a_base + fa.a[ks] + mt * 16 * BK * 4);
+        for (int mt = 0; mt < T::MT; ++mt)
 #pragma unroll
             for (int r = 0; r < 4; ++r) a[mt][r] = tc::to_tf32(__uint_as_float(a[mt][r]));
-        }
 #pragma unroll
         for (int j = 0; j < T::NT; ++j) {
             const unsigned b0 = tc::to_tf32(

@@ -481,6 +481,14 @@ __device__ __forceinline__ void prologue(int nkt, Load&& load) {
 // tile t-1, whose stage is refilled next), the refill, then step(acc, fa, a_base, b_base,
 // ks) for each k8 step: a_base is tile t's A stage (a shared-space address for ldmatrix),
 // b_base its B stage as a generic pointer.
+// The A fragments of k8 step ks for the warp's MT m-tiles, as fp32 bits (ldmatrix).
+template <class T>
+__device__ __forceinline__ void load_a(unsigned (&a)[T::MT][4], const FragAddr<T>& fa,
+                                       unsigned a_base, int ks) {
+#pragma unroll
+    for (int mt = 0; mt < T::MT; ++mt) ldmatrix_x4(a[mt], a_base + fa.a[ks] + mt * 16 * T::BK * 4);
+}
+
 template <class T, bool ALIGNED, class Step>
 __device__ __forceinline__ void gemm_kn(const float* __restrict__ A,
                                         const float* __restrict__ B, float* __restrict__ C,

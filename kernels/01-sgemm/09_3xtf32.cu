@@ -56,7 +56,8 @@ sgemm_3xtf32(const float* __restrict__ A, const float* __restrict__ B,
     // 11 runs it. This rung's own part is one k8 step: three products per fragment pair.
     tc::gemm_kn<T, ALIGNED>(A, B, C, M, N, K, [](auto& acc, const auto& fa, unsigned a_base,
                                                  const char* b_base, int ks) {
-        // A fragments as big + small pairs: 2 x 16 registers for a 64-row warp tile.
+        // A fragments as big + small pairs: 2 x 16 registers for a 64-row warp tile,
+        // loaded as fp32 bits into a_big and split in place.
         unsigned a_big[T::MT][4], a_small[T::MT][4];
         tc::load_a<T>(a_big, fa, a_base, ks);
 #pragma unroll

@@ -81,6 +81,7 @@ def sgemm_measured(synthetic_gpu, monkeypatch):
     monkeypatch.setattr(ex, "Problem", _Problem)
     monkeypatch.setattr(ex, "measure", measure)
     monkeypatch.setattr(ex, "empty_launches", empty_launches)
+    monkeypatch.setattr(ex, "warm", lambda specs: None)   # nothing to compile ahead
     monkeypatch.setattr(cupy, "get_default_memory_pool", _Pool)
     return synthetic_gpu
 

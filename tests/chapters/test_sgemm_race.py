@@ -57,6 +57,7 @@ def ladder_rows(synthetic_gpu, monkeypatch):  # noqa: F811
 
     synthetic_gpu.use(**H100)
     monkeypatch.setattr(ex, "Problem", _Problem)
+    monkeypatch.setattr(ex, "warm", lambda specs: None)   # nothing to compile ahead
     monkeypatch.setattr(ex, "poison", lambda c: None)
     monkeypatch.setattr(ex, "checked", lambda fn, what: None)
     monkeypatch.setattr(ex, "compare", lambda c, r, p: Check(True, 1e-6, 1e-4, 0))

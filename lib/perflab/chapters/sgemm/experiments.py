@@ -8,7 +8,7 @@ import os
 from ... import race
 from ...correctness import compare, poison
 from ...errors import ConfigError
-from ...kernels import KernelSpec, checked, get_kernel
+from ...kernels import KernelSpec, checked, get_kernel, warm
 from ...profile import REPLAYED, ncu_missing
 from ...registry import BUDGET_S, ROUNDS, experiment
 from ...device import current
@@ -170,6 +170,7 @@ def ladder(ctx, sizes=SIZES, variant_names=None, budget_s=BUDGET_S, rounds=ROUND
     import cupy as cp
 
     ctx.budget_s, ctx.rounds = budget_s, rounds
+    warm(_all_specs())    # every rung compiled at once, not one by one at its first launch
 
     for M, N, K in sizes:
         prob = Problem(M, N, K, timing=ctx.timing,
@@ -199,13 +200,13 @@ def sweep(ctx, size=SWEEP_SIZE, variant_names=SWEEP_VARIANTS, budget_s=0.4, roun
     interleaved with cuBLAS; ~100 configurations, so a shorter `budget_s` for each."""
     ctx.budget_s, ctx.rounds = budget_s, rounds
     M, N, K = size
+    dev = current().as_dict()
+    todo = [(v, p) for v in map(get_variant, variant_names) for p in configs(v, M, N, K, dev)]
+    warm([s for v, p in todo for s in v.kernels(p)])
     prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
     baseline = baselines(ctx, prob)
-    dev = current().as_dict()
-    for name in variant_names:
-        v = get_variant(name)
-        for p in configs(v, M, N, K, dev):
-            run_variant(ctx, prob, v, p, baseline)
+    for v, p in todo:
+        run_variant(ctx, prob, v, p, baseline)
 
 
 #: The split-K rungs swept on the skinny problem: FP32 (07) and tensor cores (11).
@@ -225,14 +226,15 @@ def splitk(ctx, size=(128, 128, 32768), variant_names=SPLITK_VARIANTS, budget_s=
     interleaved with cuBLAS (`rounds` rounds of about `budget_s` seconds per call)."""
     ctx.budget_s, ctx.rounds = budget_s, rounds
     M, N, K = size
+    dev = current().as_dict()
+    todo = [(v, p) for v in map(get_variant, variant_names) for p in configs(v, M, N, K, dev)]
+    warm([s for v, p in todo for s in v.kernels(p)])
     prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
     baseline = baselines(ctx, prob)
     if ctx.timing:
         empty_launches(ctx)
-    for name in variant_names:
-        v = get_variant(name)
-        for p in configs(v, M, N, K, current().as_dict()):
-            run_variant(ctx, prob, v, p, baseline)
+    for v, p in todo:
+        run_variant(ctx, prob, v, p, baseline)
 
 
 def empty_launches(ctx, n: int = 2) -> dict:
@@ -269,8 +271,9 @@ def chunks(ctx, size=CHUNK_SIZE, chunks=CHUNKS, budget_s=BUDGET_S, rounds=ROUNDS
     ctx.budget_s, ctx.rounds = budget_s, rounds
     M, N, K = size
     prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
-    baseline = baselines(ctx, prob)
     v = get_variant(CHUNK_VARIANT)
+    warm([s for c in chunks for s in v.kernels(v.params(chunk=c))])
+    baseline = baselines(ctx, prob)
     for c in chunks:
         run_variant(ctx, prob, v, v.params(chunk=c), baseline)
 

@@ -1,5 +1,5 @@
 """The kernels of chapter 8 as chapter 1 `GemmVariant`s (kernels/08-matmul/): the case
-study's naive and 32x32 tiled SGEMM (the tiled one is chapter 1's rung 03, the same kernel), the tiled kernel with thread coarsening (2 and 4
+study's naive and 32x32 tiled SGEMM, the tiled kernel with thread coarsening (2 and 4
 outputs per thread, along a row or along a column of C), and the tiled kernel reading a
 column-major B (plain, corner-turned, corner-turned into a padded tile).
 
@@ -122,8 +122,7 @@ def _naive_enqueue(A, B, C, p):
 
 # tiled ---------------------------------------------------------------------------------
 def _tiled_spec(p):
-    # The SGEMM ladder's rung 03 is this kernel, line for line: it runs here too.
-    return KernelSpec("01-sgemm/03_smem_tiling.cu", "sgemm_smem", template=(_tile(p),))
+    return spec("tiled.cu", "matmul_tiled", template=(_tile(p),))
 
 
 def _tiled_validate(p, M, N, K, device):

@@ -14,11 +14,6 @@ from __future__ import annotations
 from perflab import store
 
 PENDING = frozenset({
-    "results/nvidia-h200/01-sgemm/sgemm.chunks.json",
-    "results/nvidia-h200/01-sgemm/sgemm.ladder.json",
-    "results/nvidia-h200/01-sgemm/sgemm.profile.json",
-    "results/nvidia-h200/01-sgemm/sgemm.splitk.json",
-    "results/nvidia-h200/01-sgemm/sgemm.sweep.json",
     "results/nvidia-h200/03-scan/scan.chunked.json",
     "results/nvidia-h200/03-scan/scan.rle_lean.json",
     "results/nvidia-h200/03-scan/scan.rle_masks.json",

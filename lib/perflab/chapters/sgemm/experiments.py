@@ -187,6 +187,15 @@ def ladder(ctx, sizes=SIZES, variant_names=None, budget_s=BUDGET_S, rounds=ROUND
         cp.get_default_memory_pool().free_all_blocks()
 
 
+def _planned(variant_names, M, N, K) -> list:
+    """Every valid (variant, params) of `variant_names` at M x N x K on this GPU, their
+    kernels compiled at once (kernels.warm) before the first launch."""
+    dev = current().as_dict()
+    todo = [(v, p) for v in map(get_variant, variant_names) for p in configs(v, M, N, K, dev)]
+    warm([s for v, p in todo for s in v.kernels(p)])
+    return todo
+
+
 @experiment("sgemm.sweep", title="Tile-size sweep of the fastest rungs",
             small={"size": (130, 67, 200)}, sweep=True,
             kernels=lambda: [s for n in SWEEP_VARIANTS for p in configs(get_variant(n))
@@ -200,9 +209,7 @@ def sweep(ctx, size=SWEEP_SIZE, variant_names=SWEEP_VARIANTS, budget_s=0.4, roun
     interleaved with cuBLAS; ~100 configurations, so a shorter `budget_s` for each."""
     ctx.budget_s, ctx.rounds = budget_s, rounds
     M, N, K = size
-    dev = current().as_dict()
-    todo = [(v, p) for v in map(get_variant, variant_names) for p in configs(v, M, N, K, dev)]
-    warm([s for v, p in todo for s in v.kernels(p)])
+    todo = _planned(variant_names, M, N, K)
     prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
     baseline = baselines(ctx, prob)
     for v, p in todo:
@@ -226,9 +233,7 @@ def splitk(ctx, size=(128, 128, 32768), variant_names=SPLITK_VARIANTS, budget_s=
     interleaved with cuBLAS (`rounds` rounds of about `budget_s` seconds per call)."""
     ctx.budget_s, ctx.rounds = budget_s, rounds
     M, N, K = size
-    dev = current().as_dict()
-    todo = [(v, p) for v in map(get_variant, variant_names) for p in configs(v, M, N, K, dev)]
-    warm([s for v, p in todo for s in v.kernels(p)])
+    todo = _planned(variant_names, M, N, K)
     prob = Problem(M, N, K, timing=ctx.timing, reference="gpu" if ctx.timing else "cpu")
     baseline = baselines(ctx, prob)
     if ctx.timing:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -122,6 +123,28 @@ def test_missing_kernel_file_makes_a_row_stale(tmp_lab):
     row = make_row()
     row["kernels"][0]["file"] = "demo/gone.cu"
     assert store.stale_kernels(row) == ["demo/gone.cu"]
+
+
+def test_a_live_experiments_row_of_a_retired_file_is_stale(tmp_lab, monkeypatch):
+    """A file that left kernels/ is held against the last commit that had it only for an
+    archived experiment; a live experiment's row that names it measured code the
+    experiment no longer runs."""
+    row = make_row()
+    source = (paths.KERNELS / "demo" / "scale.cu").read_text()
+    row["kernels"][0]["file"] = "demo/retired.cu"
+    held = tmp_lab / "held"
+    (held / "demo").mkdir(parents=True)
+    (held / "demo" / "retired.cu").write_text(source)
+    shutil.copy(paths.KERNELS / "demo" / "common.cuh", held / "demo" / "common.cuh")
+    row["kernels"][0]["sha256"] = source_sha256("demo/retired.cu", held)
+    monkeypatch.setattr(store, "retired_at", lambda f: "abc1234")
+    (tmp_lab / "archived").mkdir()     # the archived code's commit, without the file
+    monkeypatch.setattr(store, "kernels_at",
+                        lambda c: held if c == "abc1234" else tmp_lab / "archived")
+    assert store.stale_kernels(row) == ["demo/retired.cu"]
+    assert store.stale_kernels(row, at="0000000") == []
+    row["kernels"][0]["sha256"] = "0" * 64
+    assert store.stale_kernels(row, at="0000000") == ["demo/retired.cu"]
 
 
 def test_named_commit_wins_over_the_copys_git(monkeypatch):

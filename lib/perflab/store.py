@@ -7,9 +7,11 @@ one row per variant × size. Every row repeats its provenance, names the kernel 
 ran with their sha256, and carries its metrics with units.
 
 A row is *stale* when the sha256 of one of its kernel sources differs from the source in
-kernels/ today: its numbers describe code that no longer exists. A kernel file that has
-left kernels/ (a retired try, kept in git) is held against the last commit that had it
-instead: the row is then not stale but *retired*, and `retired_at` names that commit.
+kernels/ today: its numbers describe code that no longer exists. A row of a live
+experiment that names a file no longer in kernels/ is stale too: the experiment now runs
+other code. Only an archived experiment's row (a retired try, kept in git) is held against
+the commit that has its code, or else the last commit that had the file: the row is then
+not stale but *retired*, and `retired_at` names that commit.
 """
 from __future__ import annotations
 
@@ -246,11 +248,13 @@ def retired_at(file: str) -> str | None:
 
 
 def stale_kernels(row: dict, at: str | None = None) -> list[str]:
-    """Kernel files whose source changed since `row` was measured. A file that has left
-    kernels/ is compared with the last commit that had it (`retired_at`): a retired kernel
-    is not stale while that commit holds the source that ran. `at`: the commit that holds
-    the code of the row's experiment, if it is archived (registry.archived); a file that
-    commit has is compared with it, whatever kernels/ holds now."""
+    """Kernel files whose source changed since `row` was measured, or that left kernels/.
+    `at`: the commit that holds the code of the row's experiment, if it is archived
+    (registry.archived); a file that commit has is compared with it, whatever kernels/
+    holds now, and a file it lacks with the last commit that had it (`retired_at`): a
+    retired kernel is not stale while that commit holds the source that ran. A live
+    experiment's row (no `at`) whose file left kernels/ is stale: the experiment no
+    longer runs that file."""
     from .kernels import source_sha256
 
     held = kernels_at(at) if at else None
@@ -260,7 +264,7 @@ def stale_kernels(row: dict, at: str | None = None) -> list[str]:
         if held is not None and (held / k["file"]).exists():
             root = held
         elif not (paths.KERNELS / k["file"]).exists():
-            commit = retired_at(k["file"])
+            commit = retired_at(k["file"]) if at else None
             root = kernels_at(commit) if commit else None
             if root is None:
                 out.append(k["file"])

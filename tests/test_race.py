@@ -348,3 +348,42 @@ def test_the_metrics_of_a_call_timed_alone():
     assert m["median_ms"] == (2.0, "ms") and m["n_timed"] == (5, "1")
     assert m["TB/s"][0] == pytest.approx(2.0) and m["Giter/s"][0] == pytest.approx(1000.0)
     assert "rounds" not in m
+
+
+class AheadCtx(FakeCtx):
+    """A FakeCtx that times each call's host part and its work behind `ahead` too."""
+
+    def __init__(self, times: dict, host_ms: dict, queued_ms: dict):
+        super().__init__(times)
+        self.host_ms, self.queued_ms = host_ms, queued_ms
+
+    def time_interleaved(self, calls, budget_s=None, rounds=9, ahead=None, n_repeat=None):
+        self.asked = (ahead, n_repeat, rounds)
+        res = super().time_interleaved(calls, budget_s, rounds)
+        for k in calls:
+            res[k] |= {"host_ms": sorted(self.host_ms[k])[1], "round_host_ms": self.host_ms[k],
+                       "queued_ms": sorted(self.queued_ms[k])[1],
+                       "round_queued_ms": self.queued_ms[k]}
+        return res
+
+
+def test_a_race_behind_ahead_has_each_ratio_on_the_host_part_and_the_queued_work():
+    """With `ahead`, every row keeps its host and queued medians, and each ratio to a
+    baseline comes three times, round by round: on the call, on its host part and on its
+    work behind `ahead`; `n_repeat` and `rounds` reach the timer as given."""
+    spin = object()
+    ctx = AheadCtx({"mine": [1.0, 1.0, 1.0], "lib": [4.0, 5.0, 3.0]},
+                   host_ms={"mine": [0.1, 0.2, 0.1], "lib": [3.0, 3.0, 2.0]},
+                   queued_ms={"mine": [0.5, 0.5, 0.5], "lib": [2.0, 1.0, 1.5]})
+    rows = race.run(ctx, [race.Entry("mine", lambda: None, check=lambda: OK),
+                          race.Entry("lib", lambda: None, check=lambda: OK, baseline="x_lib")],
+                    ahead=spin, n_repeat=20, rounds=7)
+    assert ctx.asked == (spin, 20, 7)
+    m = rows["mine"]["metrics"]
+    assert m["host_ms"] == (0.1, "ms") and m["queued_ms"] == (0.5, "ms")
+    assert m["x_lib"][0] == pytest.approx(4.0)
+    assert [m["x_lib_host" + x][0] for x in ("", "_min", "_max")] == pytest.approx([20, 15, 30])
+    assert [m["x_lib_queued" + x][0] for x in ("", "_min", "_max")] == pytest.approx([3, 2, 4])
+    assert "x_lib_host" not in rows["lib"]["metrics"] and rows["lib"]["metrics"]["queued_ms"]
+    with pytest.raises(ValueError, match="host calls"):
+        race.run(ctx, [race.Entry("c", lambda: None, host=True)], ahead=spin)

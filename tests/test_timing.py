@@ -139,7 +139,8 @@ def test_a_gpu_race_is_sized_as_before(monkeypatch):
     under interleaved_plan's rule (fewer rounds, repeats and warm-ups)."""
     ctx, got = _sizing(monkeypatch, {"a": 1e-4, "b": 4e-4})
     ctx.time_interleaved({"a": (None, [()]), "b": (None, [()])}, budget_s=1.8, rounds=9)
-    assert got == {"rounds": 9, "n_repeat": 200, "n_warmup": 3, "checked": "00-test/test.race"}
+    assert got == {"rounds": 9, "n_repeat": 200, "n_warmup": 3, "ahead": None,
+                   "checked": "00-test/test.race"}
     ctx, got = _sizing(monkeypatch, {"a": 0.01, "b": 0.06})
     ctx.time_interleaved({"a": (None, [()]), "b": (None, [()])}, budget_s=9.0, rounds=9)
     assert got["n_repeat"] == 14 and got["n_warmup"] == 1
@@ -147,6 +148,22 @@ def test_a_gpu_race_is_sized_as_before(monkeypatch):
     ctx.time_interleaved({"a": (None, [()]), "b": (None, [()])}, budget_s=0.6, rounds=5)
     assert (got["rounds"], got["n_repeat"], got["n_warmup"]) == (2, 1, 0)
 
+
+
+def test_a_race_of_fixed_counts_behind_ahead_takes_them_as_given(monkeypatch):
+    """`n_repeat` fixes the timed calls a round (two warm-ups after the untimed call, the
+    rounds asked for or the context's, however slow a round); `ahead` reaches the timing;
+    neither goes with host calls, which are sized per call on the host's clock."""
+    spin = object()
+    ctx, got = _sizing(monkeypatch, {"a": 0.15, "b": 0.9})
+    ctx.time_interleaved({"a": (None, [()]), "b": (None, [()])}, rounds=7, n_repeat=20,
+                         ahead=spin)
+    assert (got["rounds"], got["n_repeat"], got["n_warmup"], got["ahead"]) == (7, 20, 2, spin)
+    ctx.time_interleaved({"a": (None, [()])}, n_repeat=3)
+    assert got["rounds"] == ctx.rounds and got["n_repeat"] == 3
+    with pytest.raises(ValueError, match="host"):
+        ctx.time_interleaved({"a": (None, [()]), "host": (None, [()])}, host=("host",),
+                             ahead=spin)
 
 def test_a_race_with_host_calls_sizes_each_call(monkeypatch):
     ctx, got = _sizing(monkeypatch, {"k": 1e-3, "host": 0.04})

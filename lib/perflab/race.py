@@ -30,6 +30,11 @@ The rows' metrics:
   it names its keys in `against` (a kernel that computes another function than the
   vendor's is compared with the copy alone; `()`: no ratio at all, for a reference timed
   in the same rounds or a baseline beside the fastest of its key);
+- with `ahead` (a call that keeps the GPU busy longer than the host takes to enqueue any
+  entry: timing.interleaved), each entry's host part and its work alone behind that call
+  are timed in the same rounds: "host_ms" and "queued_ms", and every ratio again on each:
+  `<key>_host` and `<key>_queued`, with their `_min` and `_max` (how much of a library's
+  lead is the host's, and how much the GPU's);
 - a baseline declared with `median_as`: its median time in the same rounds, in every
   other row compared with it, under that name (ms): the vendor's own time beside the
   ratio to it;
@@ -56,7 +61,8 @@ sizings:
   call its own repeat count (timing.repeats_each: a CPU path takes 100-1000× a kernel's
   time, and one count for all would starve one or drown the other), one warm-up, the
   rounds asked for.
-`run(alone=True)` times each entry on its own instead (`ctx.time`: a shape of a sweep,
+`run(n_repeat=N)` fixes the timed calls of each entry a round instead of sizing them
+(with `rounds`). `run(alone=True)` times each entry on its own instead (`ctx.time`: a shape of a sweep,
 nothing to compare it with): its row has the times and the rates, no ratios; no entry of
 such a race is a baseline, a host call or keeps rounds.
 """
@@ -71,6 +77,9 @@ from .timing import ratio
 
 #: the copy baseline's ratio key: a fraction of the copy's speed, in the same rounds
 COPY_KEY = "of_copy"
+#: the parts of a call a race with `ahead` also times (timing.interleaved), and their medians
+PARTS = ("host", "queued")
+PARTS_MS = tuple(f"{p}_ms" for p in PARTS)
 
 
 @dataclass
@@ -174,7 +183,8 @@ def metrics_of(t: dict, entry: Entry, res: dict | None = None,
     `baselines`: key -> the baseline entry of that key (fastest_baselines). Without them
     (a call timed alone, Context.time): its times and its rates."""
     res, baselines = res or {}, baselines or {}
-    m = {k: (t[k], "ms") for k in ("median_ms", "p20_ms", "p80_ms", "min_ms")}
+    m = {k: (t[k], "ms") for k in ("median_ms", "p20_ms", "p80_ms", "min_ms", *PARTS_MS)
+         if k in t}
     m["n_timed"] = (t["n_timed"], "1")
     if entry.bytes:
         rate = entry.bytes / (t["median_ms"] * 1e-3)
@@ -190,16 +200,20 @@ def metrics_of(t: dict, entry: Entry, res: dict | None = None,
         if (b.name == entry.name and not b.self_ratio) or \
                 (entry.against is not None and key not in entry.against):
             continue
-        r = ratio(res, entry.name, b.name) if b.slower else ratio(res, b.name, entry.name)
         scale = 1.0
         if b.by_rate:
             if not (entry.bytes and b.bytes):
                 raise ValueError(f"{entry.name!r} against {b.name!r} by rate: both need bytes")
             scale = b.bytes / entry.bytes if b.slower else entry.bytes / b.bytes
-        m[key] = (r["ratio"] * scale, "1")
-        m[key + "_min"] = (r["ratio_min"] * scale, "1")
-        m[key + "_max"] = (r["ratio_max"] * scale, "1")
-        m["rounds"] = (r["rounds"], "1")
+        for part in ("", *(p for p in PARTS if f"round_{p}_ms" in t)):
+            rounds_of = f"round_{part}_ms" if part else "round_ms"
+            r = (ratio(res, entry.name, b.name, rounds_of) if b.slower
+                 else ratio(res, b.name, entry.name, rounds_of))
+            name = f"{key}_{part}" if part else key
+            m[name] = (r["ratio"] * scale, "1")
+            m[name + "_min"] = (r["ratio_min"] * scale, "1")
+            m[name + "_max"] = (r["ratio_max"] * scale, "1")
+            m["rounds"] = (r["rounds"], "1")
         if b.median_as and b.name != entry.name:
             m[b.median_as] = (res[b.name]["median_ms"], "ms")
     return m
@@ -216,12 +230,14 @@ def by_rate_rounds(round_ms: dict, name: str, work: float, base: str,
 
 def run(ctx, entries: list[Entry], *, params: dict | None = None,
         budget_s: float | None = None, rounds: int | None = 9, alone: bool = False,
-        name_fastest: dict | None = None, **row_extra) -> dict:
+        name_fastest: dict | None = None, ahead=None, n_repeat: int | None = None,
+        **row_extra) -> dict:
     """Check every entry (in order: a later check may use what an earlier one left), time
     the correct ones interleaved with `ctx.time_interleaved` (`rounds` None: the
     context's own; the host entries named to it; with `alone`, each on its own with
     `ctx.time`, its name the timed region's, about `budget_s` seconds each), and write one
-    row each (but entries with row=False). `params` and `row_extra` go into every row;
+    row each (but entries with row=False); `ahead` and `n_repeat` as the module says.
+    `params` and `row_extra` go into every row;
     `name_fastest` (key -> field): every row names the fastest baseline of that key in
     that field ("" if none was timed). Returns name -> row (the rows written)."""
     names = [e.name for e in entries]
@@ -231,6 +247,9 @@ def run(ctx, entries: list[Entry], *, params: dict | None = None,
         raise ValueError("entries timed alone are compared with no baseline, run on the "
                          "device and keep no rounds: "
                          f"{[e.name for e in entries if e.baseline or e.host or e.keep_rounds]}")
+    if (ahead is not None or n_repeat is not None) and (alone or any(e.host for e in entries)):
+        raise ValueError("`ahead` and `n_repeat` time device calls interleaved: not with "
+                         "entries timed alone or host calls")
     checks, launches = {}, {}
     for e in entries:
         if e.check is None or e.call is None:
@@ -252,7 +271,8 @@ def run(ctx, entries: list[Entry], *, params: dict | None = None,
     elif host:
         res = ctx.time_interleaved(calls, budget_s=budget_s, rounds=rounds, host=host)
     else:
-        res = ctx.time_interleaved(calls, budget_s=budget_s, rounds=rounds)
+        fixed = {k: v for k, v in (("ahead", ahead), ("n_repeat", n_repeat)) if v is not None}
+        res = ctx.time_interleaved(calls, budget_s=budget_s, rounds=rounds, **fixed)
     baselines = fastest_baselines(entries, res)
     if COPY_KEY in baselines:
         row_extra = {"baseline": baselines[COPY_KEY].name, **row_extra}

@@ -422,7 +422,8 @@ class Context:
                        self.nvtx_name(variant))
 
     def time_interleaved(self, calls: dict, *, budget_s: float | None = None,
-                         rounds: int | None = None, host=()) -> dict:
+                         rounds: int | None = None, host=(), ahead=None,
+                         n_repeat: int | None = None) -> dict:
         """Time the calls of `calls` (variant -> (fn, args_sets)) alternately, round by
         round (timing.interleaved), so that ratios between them are taken under the same
         clock and power state; `timing.ratio(result, slow, fast)` gives them with their
@@ -433,10 +434,19 @@ class Context:
         The calls named in `host` run on the CPU and are timed on the host's clock. A race
         with any of them is sized per call instead: each call its own count
         (timing.repeats_each: a CPU path takes 100-1000x a kernel's time), one warm-up, and
-        the rounds asked for; one of host calls only needs no GPU."""
+        the rounds asked for; one of host calls only needs no GPU.
+
+        `ahead` (GPU calls only): each call's host part and its work alone behind `ahead()`
+        are timed too (timing.interleaved's "host_ms" and "queued_ms", with their rounds).
+        `n_repeat`: every call runs that many timed times a round, in `rounds` rounds
+        (self.rounds where None), after its untimed call and two warm-ups: a measurement
+        whose design fixes its counts instead of a budget."""
         from .kernels import checked
         from .timing import host_once_s, interleaved, interleaved_plan, once_s, repeats_each
 
+        if host and (ahead is not None or n_repeat is not None):
+            raise ValueError("host calls are sized per call and timed on the host's clock: "
+                             "no `ahead` or `n_repeat` with them")
         budget_s = self.budget_s * len(calls) if budget_s is None else budget_s
         prefix = f"{self.exp.chapter}/{self.exp.name}"
         if host:
@@ -451,10 +461,13 @@ class Context:
             return run() if set(calls) <= set(host) else checked(run, prefix)
         once = {k: once_s(lambda fn=fn, sets=sets: fn(*sets[0]), f"{self.nvtx_name(k)} (warm-up)")
                 for k, (fn, sets) in calls.items()}
-        rounds, n, warmup = interleaved_plan(once, budget_s,
-                                             self.rounds if rounds is None else rounds)
+        rounds = self.rounds if rounds is None else rounds
+        if n_repeat is None:
+            rounds, n, warmup = interleaved_plan(once, budget_s, rounds)
+        else:
+            n, warmup = n_repeat, 2
         return checked(lambda: interleaved(calls, prefix, rounds=rounds, n_repeat=n,
-                                           n_warmup=warmup),
+                                           n_warmup=warmup, ahead=ahead),
                        prefix)
 
     # -- recording ---------------------------------------------------------------

@@ -350,3 +350,24 @@ def test_back_to_back_room_encodes(live):
         encs[k % 4].encode(xs[k % 4], "room", check=False)
     for x, e in zip(xs, encs):
         assert ex.check_rle(x, e.values, e.lengths, e.count)[0].correct
+
+
+@pytest.mark.gpu
+def test_the_call_time_race_times_each_part_and_names_its_ratios(live):
+    """25 and 24 (its graph) against torch behind the spin, timed: each row checked, its
+    call, host part, queued work and the host's lead; the encoders' ratios to torch on
+    each part, with their spread."""
+    from perflab.vendors import torch_or_none
+    ctx = registry.Context(registry.get("scan.rle_room"), {"run_id": "t"}, timing=True)
+    enc_mod.call_time_rows(ctx, 100003, rounds=2, n_repeat=3)
+    rows = {r["variant"]: r for r in ctx.rows}
+    names = set(enc_mod.CALL_ENCODERS) | ({"torch.unique_consecutive"} if torch_or_none() else set())
+    assert set(rows) == names
+    for v, r in rows.items():
+        m = {k: x["value"] for k, x in r["metrics"].items()}
+        assert r["correct"] and r["params"]["part"] == "call time" and m["runs"] > 0, v
+        assert m["call_ms"] == m["median_ms"] and m["lead_ms"] == pytest.approx(
+            m["call_ms"] - m["queued_ms"]) and m["host_ms"] > 0, v
+        if v in enc_mod.CALL_ENCODERS and torch_or_none():
+            for key in ("x_torch", "x_torch_host", "x_torch_queued"):
+                assert m[key + "_min"] <= m[key] <= m[key + "_max"], (v, key)

@@ -3,17 +3,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import device
+from ... import device, race
 from ...errors import refusal
 from ...kernels import checked, get_kernel
 from ...registry import experiment
-from ...timing import interleaved, ratio
 from ...vendors import as_torch, release, torch_or_none
 from .. import machine
 from . import ops, rle
 from .bulk import shape_name, shape_params
 from .experiments import (RLE_KINDS, RLE_SPECS, back_to_back, check_rle, encode_once,
-                          race_encoders, seed, torch_runs)
+                          race_encoders, runs_metrics, seed, torch_runs)
 
 #: the sizes an encoder is checked at on every kind of runs, and past 2^30 / 2^31
 CHECK_SIZES = (0, 1, 31, 4097, 1000003, (1 << 25) + 5)
@@ -66,50 +65,46 @@ CALL_ENCODERS = {ROOM_NAME: {"variant": "room"}, GRAPH_NAME: {"variant": "room",
 
 
 def call_time_rows(ctx, n: int, rounds: int, n_repeat: int) -> None:
-    """CALL_ENCODERS and torch on runs of 1-15, checked, then timed by timing.interleaved."""
+    """CALL_ENCODERS and torch on runs of 1-15, raced behind the spin (machine.ahead): each
+    call's time, its host part and its work alone, and the ratios to torch on each."""
     torch, vendor = torch_or_none(), "torch.unique_consecutive"
     s = seed()
     x = rle.make_runs(n, "short", np.random.default_rng(s))
-    encs = {name: (rle.Encoder(n), opts) for name, opts in CALL_ENCODERS.items()}
-    last = list(encs)[-1]
-    calls, checks, runs = {}, {}, 0
-    for name, (enc, opts) in encs.items():
-        for _ in range(2):                  # (a graph: the second call replays it)
-            enc.poison()
-            checked(lambda: enc.encode(x, check=False, **opts), name)
-        checks[name], runs = check_rle(x, enc.values, enc.lengths, enc.count)
-        if checks[name].correct:
-            calls[name] = lambda enc=enc, opts=opts: enc.encode(x, check=False, **opts)
-    if torch is not None and checks[last].correct:
+    state = {}
+
+    def encoder(name, opts):
+        enc = rle.Encoder(n)
+
+        def judge():
+            for _ in range(2):                  # (a graph: the second call replays it)
+                enc.poison()
+                checked(lambda: enc.encode(x, check=False, **opts), name)
+            chk, state["runs"] = check_rle(x, enc.values, enc.lengths, enc.count)
+            state["last"] = enc
+            return chk
+        return race.Entry(name, lambda: enc.encode(x, check=False, **opts), check=judge,
+                          kernels=[plan_spec(name)], metrics=runs_metrics(state),
+                          derived=call_metrics)
+    entries = [encoder(name, opts) for name, opts in CALL_ENCODERS.items()]
+    if torch is not None:
         tx = as_torch(x)
-        checks[vendor] = torch_runs(torch, tx, encs[last][0], runs)
-        if checks[vendor].correct:
-            calls[vendor] = lambda: torch.unique_consecutive(tx, return_counts=True)
-    res = {}
-    if ctx.timing and calls:
-        for k, fn in calls.items():          # warm-up, and any launch error surfaces here
-            checked(fn, f"{k} (warm-up)")
-        res = checked(lambda: interleaved({k: (fn, [()]) for k, fn in calls.items()},
-                                          f"{ctx.exp.chapter}/{ctx.exp.name}", rounds=rounds,
-                                          n_repeat=n_repeat, ahead=machine.ahead()), "call time")
-    for v in checks:                        # the encoders', then the torch call's
-        metrics, extra = {"runs": (runs, "1")}, {}
-        if v in res:
-            t = res[v]
-            metrics |= {"call_ms": (t["median_ms"], "ms"), "host_ms": (t["host_ms"], "ms"),
-                        "queued_ms": (t["queued_ms"], "ms"),
-                        "lead_ms": (t["median_ms"] - t["queued_ms"], "ms")}
-            if vendor in res and v != vendor:
-                for key, name in (("round_ms", "x_torch"), ("round_queued_ms", "x_torch_queued"),
-                                  ("round_host_ms", "x_torch_host")):
-                    r = ratio(res, vendor, v, key)
-                    metrics |= {name + x: (r["ratio" + x], "1") for x in ("", "_min", "_max")}
-            extra["rounds"] = {k: t[k] for k in ("round_ms", "round_host_ms", "round_queued_ms")}
-        ctx.row(variant=v, params={"n": n, "kind": "short", "part": "call time",
-                                   "ahead_ns": machine.AHEAD_NS}, metrics=metrics,
-                check=checks[v], kernels=[plan_spec(v)] if v in encs else [], seed=s, **extra)
-    del x, calls, encs
+        entries.append(race.Entry(
+            vendor, lambda: torch.unique_consecutive(tx, return_counts=True),
+            check=lambda: torch_runs(torch, tx, state["last"], state["runs"]),
+            baseline="x_torch", metrics=runs_metrics(state), derived=call_metrics))
+    race.run(ctx, entries, params={"n": n, "kind": "short", "part": "call time",
+                                   "ahead_ns": machine.AHEAD_NS},
+             ahead=machine.ahead(), rounds=rounds, n_repeat=n_repeat, seed=s)
+    del x, entries
     release()
+
+
+def call_metrics(m: dict) -> dict:
+    """A call-time row's call (its median time) and the host's lead (call less queued)."""
+    if "queued_ms" not in m:
+        return {}
+    call = m["median_ms"][0]
+    return {"call_ms": (call, "ms"), "lead_ms": (call - m["queued_ms"][0], "ms")}
 
 
 # -- 17: the bulk-copy encoder, by shape ---------------------------------------------------

@@ -371,3 +371,70 @@ def test_the_call_time_race_times_each_part_and_names_its_ratios(live):
         if v in enc_mod.CALL_ENCODERS and torch_or_none():
             for key in ("x_torch", "x_torch_host", "x_torch_queued"):
                 assert m[key + "_min"] <= m[key] <= m[key + "_max"], (v, key)
+
+
+def test_the_call_time_rows_are_a_race_behind_the_spin(monkeypatch):
+    """Without a GPU (encoders, torch and the timing faked): 25 and 24 checked twice each
+    (a graph replays on its second call), torch checked against the last encoder and
+    raced as x_torch; the race runs behind machine.ahead() with the experiment's rounds
+    and repeats, and each row has its call, host part, queued work and the host's lead,
+    and the encoders their ratios to torch on each part."""
+    from perflab import race
+    from perflab.correctness import Check
+    calls, asked = [], {}
+
+    class Enc:
+        def __init__(self, n):
+            self.values = self.lengths = self.count = None
+
+        def poison(self):
+            calls.append("poison")
+
+        def encode(self, x, check=True, **opts):
+            calls.append(opts.get("head_bytes", 6))
+
+    class Torch:
+        @staticmethod
+        def unique_consecutive(tx, return_counts):
+            calls.append("torch")
+    spin = object()
+    monkeypatch.setattr(enc_mod.rle, "Encoder", Enc)
+    monkeypatch.setattr(enc_mod.rle, "make_runs", lambda n, kind, rng: np.zeros(n, np.int32))
+    monkeypatch.setattr(enc_mod, "check_rle", lambda x, v, l, c: (Check(True, 0, 0, 0), 7))
+    monkeypatch.setattr(enc_mod, "torch_or_none", lambda: Torch)
+    monkeypatch.setattr(enc_mod, "as_torch", lambda x: x)
+    monkeypatch.setattr(enc_mod, "torch_runs", lambda torch, tx, enc, runs:
+                        Check(runs == 7 and isinstance(enc, Enc), 0, 0, 0))
+    monkeypatch.setattr(enc_mod, "checked", lambda fn, what: fn())
+    monkeypatch.setattr(enc_mod, "release", lambda: None)
+    monkeypatch.setattr(enc_mod.machine, "ahead", lambda: spin)
+    monkeypatch.setattr(race, "checked", lambda fn, what: fn())
+    ctx = registry.Context(registry.get("scan.rle_room"), {"run_id": "t"})
+    times = {"rle room": (1.0, 0.1, 0.8), "rle graph": (1.1, 0.1, 0.9),
+             "torch.unique_consecutive": (4.0, 3.0, 2.0)}
+
+    def time_interleaved(cs, *, budget_s=None, rounds=None, ahead=None, n_repeat=None):
+        asked.update(names=list(cs), rounds=rounds, ahead=ahead, n_repeat=n_repeat)
+        out = {}
+        for k, (fn, sets) in cs.items():
+            fn(*sets[0])
+            call, host, queued = times[k]
+            out[k] = {"median_ms": call, "p20_ms": call, "p80_ms": call, "min_ms": call,
+                      "n_timed": 3, "round_ms": [call] * 3, "host_ms": host,
+                      "round_host_ms": [host] * 3, "queued_ms": queued,
+                      "round_queued_ms": [queued] * 3}
+        return out
+    ctx.time_interleaved = time_interleaved
+    enc_mod.call_time_rows(ctx, 1000, rounds=7, n_repeat=20)
+    assert calls == ["poison", 6, "poison", 6, "poison", 8, "poison", 8, 6, 8, "torch"]
+    assert asked == {"names": ["rle room", "rle graph", "torch.unique_consecutive"],
+                     "rounds": 7, "ahead": spin, "n_repeat": 20}
+    rows = {r["variant"]: r for r in ctx.rows}
+    for v, (call, host, queued) in times.items():
+        m = {k: x["value"] for k, x in rows[v]["metrics"].items()}
+        assert rows[v]["params"]["part"] == "call time" and m["runs"] == 7
+        assert (m["call_ms"], m["host_ms"], m["queued_ms"]) == (call, host, queued)
+        assert m["lead_ms"] == pytest.approx(call - queued)
+    m = {k: x["value"] for k, x in rows["rle room"]["metrics"].items()}
+    assert (m["x_torch"], m["x_torch_host"], m["x_torch_queued"]) == pytest.approx((4, 30, 2.5))
+    assert "x_torch" not in rows["torch.unique_consecutive"]["metrics"]

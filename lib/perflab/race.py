@@ -62,9 +62,9 @@ sizings:
   time, and one count for all would starve one or drown the other), one warm-up, the
   rounds asked for.
 `run(n_repeat=N)` fixes the timed calls of each entry a round instead of sizing them
-(with `rounds`). `run(alone=True)` times each entry on its own instead (`ctx.time`: a shape of a sweep,
-nothing to compare it with): its row has the times and the rates, no ratios; no entry of
-such a race is a baseline, a host call or keeps rounds.
+(with `rounds`). `run(alone=True)` times each entry on its own instead (`ctx.time`: a
+shape of a sweep, nothing to compare it with): its row has the times and the rates, no
+ratios; no entry of such a race is a baseline, a host call or keeps rounds.
 """
 from __future__ import annotations
 

@@ -246,7 +246,7 @@ def test_an_error_that_does_not_name_the_kernel_is_not_clear():
     assert audit.error_outcome(s, ConfigError("tiled: bad"))[0] == "clear-error"
     assert audit.error_outcome(s, ConfigError("bad"))[0] == "unclear-error"
     assert audit.error_outcome(s, OverflowError("int32"))[0] == "unclear-error"
-    assert audit.names_kernel(s, "matmul_tiled<32>: too many threads")
+    assert audit.names_kernel(s, "sgemm_smem<32>: too many threads")
     assert not audit.names_kernel(s, "something went wrong")
 
 
@@ -450,7 +450,7 @@ def test_the_sanitizer_rows_cover_every_kernel_here_and_rung_09():
     from perflab import store
     from perflab.chapters.matmul import sanitize
     names = {s.name for s in sanitize.sanitized_kernels()}
-    assert {"matmul_naive", "matmul_tiled", "matmul_coarsened", "matmul_colmajor_b",
+    assert {"matmul_naive", "sgemm_smem", "matmul_coarsened", "matmul_colmajor_b",
             "sgemm_3xtf32", "round_3xtf32", "splitk_reduce"} <= names
     pre = {s.template[-2] for s in sanitize.sanitized_kernels() if s.name == "sgemm_3xtf32"}
     assert pre == {True, False}

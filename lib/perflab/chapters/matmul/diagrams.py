@@ -1,11 +1,12 @@
 """The explanatory diagram of the simple-matmul chapter: what tiling changes.
 
 `tiling()` draws the naive kernel (kernels/08-matmul/naive.cu) beside the tiled one
-(tiled.cu) on the same C = A B. Naive: a warp is 32 threads along one row of C, and every
-thread reads a whole row of A and a whole column of B from global memory. Tiled: a block of
-TILE x TILE threads owns a TILE x TILE tile of C and walks K in steps of TILE, copying one
-tile of A and one of B into shared memory per step, where each copied float is read TILE
-times. TILE is the tiled kernel's default parameter, `variants.get("tiled").params()`.
+(kernels/01-sgemm/03_smem_tiling.cu, the SGEMM ladder's rung 03) on the same C = A B.
+Naive: a warp is 32 threads along one row of C, and every thread reads a whole row of A
+and a whole column of B from global memory. Tiled: a block of TILE x TILE threads owns a
+TILE x TILE tile of C and walks K in steps of TILE, copying one tile of A and one of B
+into shared memory per step, where each copied float is read TILE times. TILE is the tiled
+kernel's default parameter, `variants.get("tiled").params()`.
 """
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 kernels hash to the row's kernel hashes (perflab.store.provenance_problems).
 
 Rows recorded before the recorder refused uncommitted trees name a commit that does not
-hold the code that ran. Their files are listed in PENDING: each is re-recorded on a
-machine with an NVIDIA GPU, from a committed tree (`python -m perflab provenance` prints
-the commands), and then leaves the list. The test fails for any other file with such a
+hold the code that ran. Such files were listed in PENDING (empty since every one was
+re-recorded): each is re-recorded on a machine with an NVIDIA GPU, from a committed tree
+(`python -m perflab provenance` prints the commands), and then leaves the list. The test fails for any other file with such a
 row, and for a listed file that no longer has one (so the list only shrinks). An archived
 try's file (perflab.chapters.scan.archive) is re-recorded from the commit that holds its
 code, in a worktree of that commit.
@@ -13,12 +13,7 @@ from __future__ import annotations
 
 from perflab import store
 
-PENDING = frozenset({
-    "results/nvidia-h200/03-scan/scan.chunked.json",
-    "results/nvidia-h200/03-scan/scan.rle_lean.json",
-    "results/nvidia-h200/03-scan/scan.rle_masks.json",
-    "results/nvidia-h200/03-scan/scan.staged.json",
-})
+PENDING: frozenset[str] = frozenset()
 
 
 def test_every_recorded_row_names_a_commit_that_holds_its_kernels():

@@ -450,6 +450,9 @@ def speed_facts(kern: pd.DataFrame, M: int = M) -> dict:
     g["cm_turned_pad_x_plain"] = at(kern, "cm-turned-pad", M, M, M, "x_cm_plain")
     g["seed_t4_ratio"] = _seed("Tesla T4", "tiled", (2048,) * 3) / _seed("Tesla T4", "naive", (2048,) * 3)
     g["cb_512_ms"] = at(kern, BASELINE, 512, 512, 512, "median_ms")
+    vs = pd.Series({k: at(kern, k, 512, 512, 512, "vs_cublas") for k in ORDER}).dropna()
+    g |= {"cb_512_best_vs": float(vs.max()), "cb_512_n": int(len(vs)),
+          "cb_512_beaten": int((vs > 1).sum())}
     return g
 
 

@@ -74,3 +74,8 @@ def test_the_table_is_shown_folded_with_its_columns():
     html = targets.show((Target("x", "a", at_least=90),), FACTS).data
     assert targets.FOLD in html and "≥ 90" in html and "✓" in html
     assert list(targets.table((), FACTS).columns) == ["target", "wanted", "measured", "met"]
+
+
+def test_a_table_the_text_points_to_can_be_shown_open():
+    html = targets.show((Target("x", "a", at_least=90),), FACTS, fold=None).data
+    assert "<details" not in html and "≥ 90" in html and "✓" in html

@@ -147,7 +147,8 @@ def columns() -> dict:
 FOLD = "Targets on this GPU: what was wanted, what was measured"
 
 
-def show(targets, facts: dict):
-    """The targets table, folded, as the pages show it."""
+def show(targets, facts: dict, *, fold: str | None = FOLD):
+    """The targets table as the pages show it: folded under `fold`, or open (`fold=None`,
+    for a table the text sends the reader to)."""
     from .tables import table as html_table
-    return html_table(table(targets, facts), columns(), fold=FOLD)
+    return html_table(table(targets, facts), columns(), fold=fold)

@@ -511,3 +511,18 @@ def test_tiling_diagram_draws_the_tiled_kernels_tile():
         assert min(sizes) >= 9 and fig.get_figwidth() <= 7.5
     finally:
         plt.close(fig)
+
+
+def test_the_512_sentence_counts_the_kernels_that_beat_cublas_from_the_rows():
+    """At 512³ the page quotes cuBLAS's time, the best kernel's ratio to it and how many
+    kernels beat it, all from the rows: here tiled beats it (1.25×), naive does not."""
+    import pandas as pd
+    from perflab.chapters.matmul import report
+    rows = pd.DataFrame([
+        {"variant": report.BASELINE, "M": 512, "N": 512, "K": 512, "median_ms": 0.05},
+        {"variant": "naive", "M": 512, "N": 512, "K": 512, "median_ms": 0.1, "vs_cublas": 0.5},
+        {"variant": "tiled", "M": 512, "N": 512, "K": 512, "median_ms": 0.04, "vs_cublas": 1.25},
+        {"variant": "tiled", "M": 1024, "N": 1024, "K": 1024, "median_ms": 0.1, "vs_cublas": 3.0}])
+    g = report.speed_facts(rows)
+    assert g["cb_512_ms"] == 0.05 and g["cb_512_best_vs"] == 1.25
+    assert g["cb_512_n"] == 2 and g["cb_512_beaten"] == 1
